@@ -1,0 +1,213 @@
+"""Typed configuration, loaded from one TOML file and passed in explicitly.
+
+Precedence (highest first): CLI flags, ``OPENBOOK_*`` environment variables, ``openbook.toml`` (working
+directory or ``--config FILE``), defaults. Only the CLI and the server read the environment; library code
+receives a ``Config`` value.
+
+File layout (every key optional; unknown keys are a ``ConfigError``)::
+
+    store = ".openbook"
+    [chunking]   target_words = 180, overlap_words = 30, max_words = 350
+    [bm25]       k1 = 1.2, b = 0.75
+    [retrieval]  top_k = 10, mode = "bm25", candidates = 100, rrf_k = 60
+    [answer]     passages = 6, min_coverage = 0.6, max_sentences = 3
+    [embedding]  model = "..." , batch_size = 32, ann_threshold = 200000
+    [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
+
+Environment variables map to keys as ``OPENBOOK_STORE`` and ``OPENBOOK_<SECTION>_<KEY>``, for example
+``OPENBOOK_BM25_K1=0.9`` or ``OPENBOOK_RETRIEVAL_TOP_K=20``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    """Chunk sizes in words (whitespace-separated tokens; CJK characters count as one word each)."""
+
+    target_words: int = 180
+    overlap_words: int = 30
+    max_words: int = 350
+
+
+@dataclass(frozen=True)
+class BM25Config:
+    """BM25 parameters as in Robertson et al.; Lucene's defaults."""
+
+    k1: float = 1.2
+    b: float = 0.75
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """``top_k`` hits returned; ``candidates`` per leg fed to fusion; RRF ``rrf_k`` (Cormack et al. 2009)."""
+
+    top_k: int = 10
+    mode: str = "bm25"
+    candidates: int = 100
+    rrf_k: int = 60
+
+
+@dataclass(frozen=True)
+class AnswerConfig:
+    """Offline answering: passages in the context, refusal threshold on query-term coverage (0-1)."""
+
+    passages: int = 6
+    min_coverage: float = 0.6
+    max_sentences: int = 3
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """Embedder chosen by registry name; exact search below ``ann_threshold`` vectors, ANN above."""
+
+    model: str = ""
+    batch_size: int = 32
+    ann_threshold: int = 200_000
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Generation backend, e.g. ``backend = "openai"``; an empty backend means the offline answerer."""
+
+    backend: str = ""
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    timeout_s: float = 60.0
+    max_tokens: int = 512
+    max_retries: int = 2
+    context_tokens: int = 3000
+
+
+@dataclass(frozen=True)
+class Config:
+    """All settings. Build with ``Config()`` for defaults or ``load_config`` for file + environment."""
+
+    store: str = ".openbook"
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    bm25: BM25Config = field(default_factory=BM25Config)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    answer: AnswerConfig = field(default_factory=AnswerConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> "Config":
+        """Return a copy with dotted keys replaced, e.g. ``{"bm25.k1": 0.9, "store": "x"}``.
+
+        Raises:
+            ConfigError: for an unknown key or a value of the wrong type.
+        """
+        nested: dict[str, Any] = {}
+        for key, value in overrides.items():
+            if value is None:
+                continue
+            parts = key.split(".")
+            node = nested
+            for p in parts[:-1]:
+                node = node.setdefault(p, {})
+            node[parts[-1]] = value
+        return _merge(self, nested, "")
+
+
+def _coerce(value: Any, typ: Any, where: str) -> Any:
+    target = {"int": int, "float": float, "str": str, "bool": bool}.get(str(typ), None)
+    if target is None:
+        return value
+    if target is bool and isinstance(value, str):
+        if value.lower() in ("1", "true", "yes", "on"):
+            return True
+        if value.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    try:
+        if target is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError
+        return target(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: expected {target.__name__}, got {value!r}") from None
+
+
+def _merge(obj: Any, data: Mapping[str, Any], prefix: str) -> Any:
+    known = {f.name: f for f in fields(obj)}
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        where = f"{prefix}{key}"
+        if key not in known:
+            valid = ", ".join(sorted(known))
+            raise ConfigError(f"unknown configuration key {where!r}; valid keys here: {valid}")
+        current = getattr(obj, key)
+        if dataclasses.is_dataclass(current):
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{where} must be a table of settings, got {value!r}")
+            changes[key] = _merge(current, value, where + ".")
+        else:
+            changes[key] = _coerce(value, known[key].type, where)
+    return replace(obj, **changes)
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    sections = {f.name for f in fields(Config) if f.name != "store"}
+    for name, value in environ.items():
+        if not name.startswith("OPENBOOK_") or name in ("OPENBOOK_CONFIG",):
+            continue
+        rest = name[len("OPENBOOK_"):].lower()
+        if rest == "store":
+            out["store"] = value
+            continue
+        section, _, key = rest.partition("_")
+        if section in sections and key:
+            out[f"{section}.{key}"] = value
+        else:
+            raise ConfigError(
+                f"unknown environment variable {name}; use OPENBOOK_STORE or OPENBOOK_<SECTION>_<KEY> "
+                f"with a section among {sorted(sections)}"
+            )
+    return out
+
+
+def load_config(
+    path: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    flags: Mapping[str, Any] | None = None,
+) -> Config:
+    """Load defaults < TOML file < environment < flags.
+
+    Args:
+        path: TOML file; None looks for ``openbook.toml`` in the working directory (absent is fine).
+        environ: environment mapping to read ``OPENBOOK_*`` from (None: no environment).
+        flags: dotted keys from the command line; None values are ignored.
+
+    Raises:
+        ConfigError: missing explicit file, TOML syntax error, unknown key, or bad value.
+    """
+    cfg = Config()
+    file = Path(path) if path else Path("openbook.toml")
+    if path and not file.is_file():
+        raise ConfigError(f"config file {file} not found")
+    if file.is_file():
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{file}: invalid TOML: {exc}") from None
+        cfg = _merge(cfg, data, "")
+    if environ is not None:
+        cfg = cfg.with_overrides(_env_overrides(environ))
+    if flags:
+        cfg = cfg.with_overrides(flags)
+    return cfg
+
+
+def from_environment() -> Mapping[str, str]:
+    """The process environment; only the CLI and the server call this."""
+    return os.environ

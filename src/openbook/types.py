@@ -1,0 +1,177 @@
+"""The few frozen types that flow through every stage.
+
+``Document`` (ingest) -> ``Chunk`` (chunking) -> ``Hit`` (retrieve) -> ``Passage`` / ``Citation`` / ``Answer``
+(answer). All are immutable dataclasses; mappings inside them are treated as read-only by convention.
+
+Document text convention (the contract between loaders and the chunker): ``Document.text`` is cleaned,
+Markdown-like text. Headings are lines ``# Title`` .. ``###### Title``; paragraphs are separated by a blank
+line; list items start with ``- ``; a table is a block of consecutive lines that start with ``|``, whose first
+line is the header row and whose second line is a ``| --- | --- |`` separator. Page ``n`` (1-based) of a paged
+source starts at character offset ``pages[n - 1]`` of ``text``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+def content_hash(*parts: str) -> str:
+    """Hex SHA-256 of the parts joined by NUL; used for document and chunk ids."""
+    h = hashlib.sha256()
+    for i, part in enumerate(parts):
+        if i:
+            h.update(b"\0")
+        h.update(part.encode("utf-8"))
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source document after cleaning.
+
+    Attributes:
+        doc_id: path relative to the folder given to ``ingest`` (POSIX separators), or the BEIR ``_id``.
+        text: cleaned, Markdown-like text (see the module docstring).
+        title: title from front matter, ``<title>``, first heading, or the file name.
+        source: absolute path of the file it came from.
+        format: loader name: ``markdown``, ``html``, ``text``, ``csv``, ``pdf``, ``beir``.
+        metadata: ``updated``/``created`` as ISO dates ``YYYY-MM-DD``, ``author``, ``tags`` (list of str),
+            ``acl`` (list of role names), any other front-matter key as parsed.
+        pages: start character offset of each page in ``text``; empty for unpaged sources.
+    """
+
+    doc_id: str
+    text: str
+    title: str
+    source: str
+    format: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    pages: tuple[int, ...] = ()
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 over text, title and metadata: equal hashes mean nothing to re-index."""
+        meta = json.dumps(dict(self.metadata), sort_keys=True, default=str, ensure_ascii=False)
+        return content_hash(self.doc_id, self.title, meta, self.text)
+
+    def page_at(self, offset: int) -> int | None:
+        """1-based page number holding character ``offset``, or None for unpaged documents."""
+        if not self.pages:
+            return None
+        import bisect
+
+        return max(1, bisect.bisect_right(self.pages, offset))
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable piece of one document.
+
+    Attributes:
+        chunk_id: hex digest derived from ``doc_id`` and the chunk's text (see ``make_chunk_id``).
+        doc_id: id of the parent document.
+        text: the chunk's own text, a slice of ``Document.text`` (tables may repeat their header row).
+        title: the parent document's title.
+        headings: heading path from the top-level heading down to the chunk's section.
+        start, end: character offsets of the chunk in ``Document.text`` (end exclusive).
+        page: 1-based page of ``start`` for paged documents, else None.
+        metadata: the parent document's metadata.
+    """
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    title: str = ""
+    headings: tuple[str, ...] = ()
+    start: int = 0
+    end: int = 0
+    page: int | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def section(self) -> str:
+        """Heading path joined with ' > ', or '' when the chunk sits above every heading."""
+        return " > ".join(self.headings)
+
+    def indexed_text(self) -> str:
+        """Text given to the analyzer and the embedder: title, heading path, then the chunk text."""
+        head = [p for p in (self.title, self.section) if p]
+        return "\n".join([*head, self.text])
+
+
+def make_chunk_id(doc_id: str, text: str, occurrence: int = 0) -> str:
+    """Stable chunk id: first 20 hex chars of SHA-256(doc_id, text[, occurrence]).
+
+    ``occurrence`` separates identical chunk texts inside one document (0 for the first).
+    """
+    parts = (doc_id, text) if occurrence == 0 else (doc_id, text, str(occurrence))
+    return content_hash(*parts)[:20]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved chunk with its fused score and each retrieval leg's rank and score.
+
+    Attributes:
+        chunk_id, doc_id: ids of the chunk and its document.
+        score: the final score used for ordering (raw BM25 for ``bm25`` mode, cosine for ``dense``,
+            RRF for ``hybrid``, reranker score after reranking); higher is better.
+        legs: leg name (``bm25``, ``dense``, ``rerank``) -> ``(rank, score)``; rank is 1-based.
+        chunk: the chunk itself, when loaded.
+    """
+
+    chunk_id: str
+    doc_id: str
+    score: float
+    legs: Mapping[str, tuple[int, float]] = field(default_factory=dict)
+    chunk: Chunk | None = None
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A numbered passage of the assembled context; ``n`` is what ``[n]`` cites."""
+
+    n: int
+    hit: Hit
+
+    @property
+    def chunk(self) -> Chunk:
+        assert self.hit.chunk is not None
+        return self.hit.chunk
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One entry of an answer's sources list: passage number -> where it came from."""
+
+    n: int
+    doc_id: str
+    chunk_id: str
+    title: str = ""
+    page: int | None = None
+    section: str = ""
+    updated: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The result of ``ask``.
+
+    Attributes:
+        text: the answer with ``[n]`` markers, or the refusal sentence.
+        refused: True when the passages did not support an answer (machine-readable signal).
+        citations: the passages the answer cites, in order of first citation.
+        passages: every passage that was in the context, numbered from 1.
+        unsupported: answer sentences that no cited passage supports (LLM answers).
+        notes: human-readable remarks (dropped citation ids, conflicts noticed, ...).
+    """
+
+    text: str
+    refused: bool
+    citations: tuple[Citation, ...] = ()
+    passages: tuple[Passage, ...] = ()
+    unsupported: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
