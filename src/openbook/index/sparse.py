@@ -1,0 +1,291 @@
+"""Our BM25 index: a term-major sparse matrix of precomputed BM25 weights, persisted as plain ``.npy`` files.
+
+Scoring, as in Lucene's ``BM25Similarity`` (Robertson et al.'s BM25 with Lucene's idf; Lucene drops the
+constant ``(k1 + 1)`` factor, which does not change the ranking)::
+
+    idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+    w(t, d)     = idf(t) * tf(t, d) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+    score(q, d) = sum over distinct query terms t of w(t, d)
+
+``N`` counts indexed rows (chunks), ``|d|`` is a row's term count, ``avgdl`` the mean over rows. Weights are
+precomputed at build time, so a query is a gather over the query terms' posting lists and one ``bincount``.
+Term frequencies are kept too, so the index can be rebuilt after an update without re-tokenising.
+
+Folder layout (``BM25Index.save``)::
+
+    params.json   k1, b, idf, rows, avgdl, analyzer settings
+    vocab.json    list of terms; a term's id is its position
+    indptr.npy    int64 [V + 1]: postings of term t are [indptr[t], indptr[t + 1])
+    indices.npy   int32 [nnz]: row ids, ascending within a term
+    tf.npy        uint16 [nnz]: term frequencies (saturating at 65535)
+    weights.npy   float32 [nnz]: w(t, d)
+    doc_len.npy   int32 [rows]
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import IndexError_
+
+FORMAT = "openbook-bm25/1"
+
+
+def lucene_idf(df: np.ndarray, n_rows: int) -> np.ndarray:
+    """Lucene's idf, ``ln(1 + (N - df + 0.5) / (df + 0.5))``; always positive. Shape as ``df``."""
+    df = np.asarray(df, dtype=np.float64)
+    return np.log1p((n_rows - df + 0.5) / (df + 0.5))
+
+
+class BM25Index:
+    """BM25 over rows (chunks) of a term-frequency matrix. Build with ``build`` or ``from_tf``; query with
+    ``search_batch``. Row ids are positions in build order; mapping rows to chunk ids is the store's job."""
+
+    def __init__(self, vocab: list[str], indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray,
+                 weights: np.ndarray, doc_len: np.ndarray, k1: float, b: float,
+                 extra: Mapping[str, object] | None = None) -> None:
+        self.vocab = vocab
+        self.term_ids = {t: i for i, t in enumerate(vocab)}
+        self.indptr = indptr
+        self.indices = indices
+        self.tf = tf
+        self.weights = weights
+        self.doc_len = doc_len
+        self.k1 = float(k1)
+        self.b = float(b)
+        self.extra = dict(extra or {})
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(cls, token_lists: Iterable[Sequence[str]], k1: float = 1.2, b: float = 0.75,
+              extra: Mapping[str, object] | None = None) -> "BM25Index":
+        """Index one row per token list (analyzer output), in order.
+
+        Raises:
+            IndexError_: for a negative ``k1`` or ``b`` outside [0, 1].
+        """
+        tf, vocab = tf_matrix(token_lists)
+        return cls.from_tf(tf, vocab, k1=k1, b=b, extra=extra)
+
+    @classmethod
+    def from_tf(cls, tf: sp.csr_matrix, vocab: list[str], k1: float = 1.2, b: float = 0.75,
+                extra: Mapping[str, object] | None = None) -> "BM25Index":
+        """Index a rows x terms term-frequency matrix whose column j is ``vocab[j]``."""
+        if k1 < 0 or not 0 <= b <= 1:
+            raise IndexError_(f"BM25 parameters out of range: k1={k1} (must be >= 0), b={b} (must be in [0, 1])")
+        n_rows = tf.shape[0]
+        csc = sp.csc_matrix(tf, dtype=np.float64)
+        csc.sum_duplicates()
+        csc.sort_indices()
+        doc_len = np.asarray(tf.sum(axis=1)).ravel().astype(np.int32)
+        avgdl = float(doc_len.mean()) if n_rows else 0.0
+        df = np.diff(csc.indptr)
+        idf = lucene_idf(df, n_rows)
+        tfv = csc.data
+        rows = csc.indices
+        norm = k1 * (1.0 - b + b * doc_len[rows] / avgdl) if avgdl > 0 else np.full(len(rows), k1)
+        term_of = np.repeat(np.arange(len(df)), df)
+        weights = (idf[term_of] * tfv / (tfv + norm)).astype(np.float32)
+        return cls(
+            vocab=list(vocab),
+            indptr=csc.indptr.astype(np.int64),
+            indices=rows.astype(np.int32),
+            tf=np.minimum(tfv, 65535).astype(np.uint16),
+            weights=weights,
+            doc_len=doc_len,
+            k1=k1,
+            b=b,
+            extra=extra,
+        )
+
+    @property
+    def rows(self) -> int:
+        """Number of indexed rows."""
+        return int(self.doc_len.shape[0])
+
+    @property
+    def avgdl(self) -> float:
+        """Mean row length in terms."""
+        return float(self.doc_len.mean()) if self.rows else 0.0
+
+    def tf_rows(self) -> sp.csr_matrix:
+        """The rows x terms term-frequency matrix (CSR), for rebuilding after an update."""
+        csc = sp.csc_matrix(
+            (np.asarray(self.tf, dtype=np.int32), np.asarray(self.indices), np.asarray(self.indptr)),
+            shape=(self.rows, len(self.vocab)),
+        )
+        return csc.tocsr()
+
+    def updated(self, keep: np.ndarray, new_token_lists: Iterable[Sequence[str]]) -> "BM25Index":
+        """A new index: the rows where ``keep`` (bool [rows]) is True, in order, then the new rows.
+
+        idf and avgdl are recomputed; kept rows are not re-tokenised. Terms that no longer occur are dropped.
+        """
+        old = self.tf_rows()[np.flatnonzero(keep)]
+        vocab = list(self.vocab)
+        new_tf, vocab = tf_matrix(new_token_lists, vocab)
+        old.resize((old.shape[0], len(vocab)))
+        new_tf.resize((new_tf.shape[0], len(vocab)))
+        tf = sp.vstack([old, new_tf], format="csr")
+        used = np.flatnonzero(np.asarray((tf > 0).sum(axis=0)).ravel())
+        if len(used) < len(vocab):
+            tf = tf[:, used]
+            vocab = [vocab[i] for i in used]
+        return BM25Index.from_tf(tf, vocab, k1=self.k1, b=self.b, extra=self.extra)
+
+    # ------------------------------------------------------------------ querying
+    def term_scores(self, terms: Sequence[str]) -> np.ndarray:
+        """BM25 score of every row for the distinct query terms: float64 [rows] (0 where no term matches).
+
+        A term repeated in the query counts once (as bm25s does; measured +0.003 nDCG@10 on SciFact).
+        """
+        ids: list[int] = []
+        for t in dict.fromkeys(terms):
+            tid = self.term_ids.get(t)
+            if tid is not None:
+                ids.append(tid)
+        scores = np.zeros(self.rows, dtype=np.float64)
+        if not ids:
+            return scores
+        if len(ids) == 1:
+            s, e = self.indptr[ids[0]], self.indptr[ids[0] + 1]
+            scores[self.indices[s:e]] = self.weights[s:e]
+            return scores
+        idx = np.concatenate([self.indices[self.indptr[t] : self.indptr[t + 1]] for t in ids])
+        w = np.concatenate([self.weights[self.indptr[t] : self.indptr[t + 1]] for t in ids])
+        return np.bincount(idx, weights=w, minlength=self.rows)
+
+    def search_batch(self, queries: Sequence[Sequence[str]], k: int,
+                     mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` rows per query.
+
+        Args:
+            queries: analyzer terms per query.
+            k: hits wanted per query.
+            mask: optional bool [rows]; rows where it is False are never returned and never push a True row
+                out of the top k (the filter applies before the cut).
+
+        Returns:
+            ``(rows, scores)``: int64 and float32 arrays ``[len(queries), k]``, best first, ties broken by
+            lower row id. Slots beyond the matching rows hold row -1 and score 0; only rows with a positive
+            score (at least one query term) are returned.
+        """
+        nq = len(queries)
+        out_rows = np.full((nq, k), -1, dtype=np.int64)
+        out_scores = np.zeros((nq, k), dtype=np.float32)
+        if k <= 0 or self.rows == 0:
+            return out_rows, out_scores
+        for qi, terms in enumerate(queries):
+            scores = self.term_scores(terms)
+            if mask is not None:
+                scores[~mask] = 0.0
+            top = _top_k(scores, k)
+            out_rows[qi, : len(top)] = top
+            out_scores[qi, : len(top)] = scores[top]
+        return out_rows, out_scores
+
+    def search(self, terms: Sequence[str], k: int, mask: np.ndarray | None = None):
+        """``search_batch([terms], k, mask)`` for one query: ``(rows [k], scores [k])``."""
+        rows, scores = self.search_batch([terms], k, mask)
+        return rows[0], scores[0]
+
+    def max_score(self, terms: Sequence[str]) -> float:
+        """Upper bound of a row's score for these terms: the sum of each term's largest weight."""
+        total = 0.0
+        for t in dict.fromkeys(terms):
+            tid = self.term_ids.get(t)
+            if tid is not None and self.indptr[tid + 1] > self.indptr[tid]:
+                total += float(np.max(self.weights[self.indptr[tid] : self.indptr[tid + 1]]))
+        return total
+
+    def idf(self, terms: Sequence[str]) -> np.ndarray:
+        """Lucene idf per term, float64 [len(terms)]; a term absent from the index gets the idf of df=0."""
+        df = np.array([
+            (self.indptr[self.term_ids[t] + 1] - self.indptr[self.term_ids[t]]) if t in self.term_ids else 0
+            for t in terms
+        ])
+        return lucene_idf(df, self.rows)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, folder: Path) -> None:
+        """Write the index files into ``folder`` (created if needed)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "indptr.npy", np.asarray(self.indptr))
+        np.save(folder / "indices.npy", np.asarray(self.indices))
+        np.save(folder / "tf.npy", np.asarray(self.tf))
+        np.save(folder / "weights.npy", np.asarray(self.weights))
+        np.save(folder / "doc_len.npy", np.asarray(self.doc_len))
+        with open(folder / "vocab.json", "w", encoding="utf-8") as fh:
+            json.dump(self.vocab, fh, ensure_ascii=False)
+        params = {"format": FORMAT, "k1": self.k1, "b": self.b, "idf": "lucene", "rows": self.rows,
+                  "avgdl": self.avgdl, "terms": len(self.vocab), **self.extra}
+        (folder / "params.json").write_text(json.dumps(params, indent=2), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path, mmap: bool = True) -> "BM25Index":
+        """Load an index written by ``save``; arrays are memory-mapped when ``mmap``.
+
+        Raises:
+            IndexError_: missing files or an unknown format.
+        """
+        folder = Path(folder)
+        try:
+            params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
+            if params.get("format") != FORMAT:
+                raise IndexError_(f"{folder}: BM25 index format {params.get('format')!r}, expected {FORMAT!r}")
+            mode = "r" if mmap else None
+            arrays = {name: np.load(folder / f"{name}.npy", mmap_mode=mode)
+                      for name in ("indptr", "indices", "tf", "weights", "doc_len")}
+            with open(folder / "vocab.json", encoding="utf-8") as fh:
+                vocab = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise IndexError_(f"cannot load BM25 index from {folder}: {exc}; re-ingest to rebuild it") from None
+        extra = {k: v for k, v in params.items()
+                 if k not in ("format", "k1", "b", "idf", "rows", "avgdl", "terms")}
+        return cls(vocab=vocab, k1=params["k1"], b=params["b"], extra=extra, **arrays)
+
+
+def tf_matrix(token_lists: Iterable[Sequence[str]],
+              vocab: list[str] | None = None) -> tuple[sp.csr_matrix, list[str]]:
+    """Rows x terms term-frequency matrix (CSR, int32) and the vocabulary (extended in place if given)."""
+    vocab = [] if vocab is None else vocab
+    term_ids = {t: i for i, t in enumerate(vocab)}
+    flat: list[int] = []
+    indptr = [0]
+    for tokens in token_lists:
+        for t in tokens:
+            tid = term_ids.get(t)
+            if tid is None:
+                tid = term_ids[t] = len(vocab)
+                vocab.append(t)
+            flat.append(tid)
+        indptr.append(len(flat))
+    cols = np.asarray(flat, dtype=np.int32)
+    ptr = np.asarray(indptr, dtype=np.int64)
+    data = np.ones(len(cols), dtype=np.int32)
+    m = sp.csr_matrix((data, cols, ptr), shape=(len(ptr) - 1, max(len(vocab), 1)))
+    m.sum_duplicates()
+    return m, vocab
+
+
+def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest positive scores, best first, ties by lower index."""
+    positive = np.flatnonzero(scores > 0)
+    if len(positive) == 0:
+        return positive
+    if len(positive) > k:
+        part = np.argpartition(-scores[positive], k - 1)[:k]
+        cand = positive[part]
+        # include every row tied with the k-th score so the tie-break by row id is exact
+        kth = scores[cand].min()
+        cand = positive[scores[positive] >= kth]
+    else:
+        cand = positive
+    order = np.lexsort((cand, -scores[cand]))
+    return cand[order][:k]
