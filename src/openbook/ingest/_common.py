@@ -1,0 +1,137 @@
+"""Helpers every loader shares: date parsing, metadata normalisation, titles from file names, text tidying."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from dateutil import parser as _dateparser
+
+logger = logging.getLogger("openbook.ingest")
+
+# Keys that hold the "last changed" and "first published" dates, in order of preference.
+_UPDATED_KEYS = ("updated", "last_updated", "last_modified", "lastmod", "modified", "date_modified")
+_CREATED_KEYS = ("created", "date_created", "published")
+_LIST_KEYS = ("tags", "acl")
+
+_CJK_DATE = re.compile(r"(\d{4})\s*[年./-]\s*(\d{1,2})\s*[月./-]\s*(\d{1,2})\s*[日号]?")
+_ISO_PREFIX = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})(?:$|[T\s])")
+_ID_PREFIX = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[-_ ]+|(?:[A-Za-z]{1,5}[-_])?\d{2,}[-_ ]+(?=\D))")
+_BLANK_RUN = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
+
+
+def iso_date(value: Any) -> str | None:
+    """Return ``value`` as an ISO ``YYYY-MM-DD`` string, or None when it is not a recognisable date.
+
+    Accepts ``date``/``datetime`` objects, ISO strings, Chinese/Japanese dates (``2024年5月1日``) and
+    anything ``dateutil`` parses (``1 May 2024``, ``May 1, 2024``, ``2024/05/01``; ambiguous ``01/05/2024``
+    is read month first, as dateutil does).
+    """
+    if isinstance(value, _dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    m = _ISO_PREFIX.match(text) or _CJK_DATE.search(text)
+    if m:
+        try:
+            return _dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+        except ValueError:
+            return None
+    if not re.search(r"\d", text):
+        return None  # dateutil would fill a bare month name with today's year and day
+    try:
+        return _dateparser.parse(text, default=_dt.datetime(2000, 1, 1)).date().isoformat()
+    except (ValueError, OverflowError):
+        return None
+
+
+def _jsonable(value: Any) -> Any:
+    """Dates become ISO strings, recursively; everything else YAML can produce is left as is."""
+    if isinstance(value, _dt.datetime):
+        return value.isoformat()
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _string_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple, set)):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    text = str(value).strip()
+    return [text] if text else []
+
+
+def _author(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return str(value.get("name") or next(iter(value.values()), "")).strip()
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_author(v) for v in value if v)
+    return str(value).strip()
+
+
+def normalise_metadata(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Normalise loader metadata to the shape ``Document.metadata`` promises.
+
+    ``updated``/``created`` become ISO ``YYYY-MM-DD`` (taken from the first of their usual aliases present,
+    ``updated`` falling back to ``date``); an unparseable value is kept under ``updated_raw``/``created_raw``.
+    ``tags`` and ``acl`` become lists of strings, ``author`` a string; every other key is kept, with dates
+    turned into ISO strings so that the result is JSON-serialisable. Keys whose value is None are dropped.
+    """
+    meta: dict[str, Any] = {str(k): _jsonable(v) for k, v in raw.items() if v is not None}
+    for target, aliases in (("updated", _UPDATED_KEYS + ("date",)), ("created", _CREATED_KEYS)):
+        source = next((k for k in aliases if raw.get(k) not in (None, "")), None)
+        if source is None:
+            continue
+        parsed = iso_date(raw[source])
+        if parsed is not None:
+            meta[target] = parsed
+        elif source == target:
+            del meta[target]
+            meta[f"{target}_raw"] = str(raw[source])
+    for key in _LIST_KEYS:
+        if key in meta:
+            meta[key] = _string_list(meta[key])
+    if "author" in meta:
+        meta["author"] = _author(meta["author"])
+    return meta
+
+
+def title_from_path(path: Path) -> str:
+    """A readable title from a file name: ``doc-027-support-sla-matrix.csv`` -> ``support sla matrix``.
+
+    A leading sort or id prefix (``01-``, ``doc-027-``, ``2024-06-23-``) is dropped when something remains;
+    ``-`` and ``_`` become spaces.
+    """
+    stem = path.stem
+    trimmed = _ID_PREFIX.sub("", stem)
+    words = re.sub(r"[-_\s]+", " ", trimmed or stem).strip()
+    return words or stem
+
+
+def tidy(text: str) -> str:
+    """Strip trailing spaces per line, collapse runs of blank lines to one, strip the ends."""
+    text = "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return _BLANK_RUN.sub("\n\n", text).strip()
+
+
+def read_text(path: Path) -> str:
+    """Decode a text file: UTF-8 (BOM stripped), else cp1252, else latin-1 (which never fails)."""
+    data = path.read_bytes()
+    for encoding in ("utf-8-sig", "cp1252"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")

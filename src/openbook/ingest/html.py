@@ -1,0 +1,491 @@
+"""HTML loader: main content only, rendered to openbook's Markdown-like text.
+
+How the main content is found:
+
+1. The page is parsed with lxml; ``<script>`` (JSON-LD included), ``<style>``, ``<noscript>``, ``<template>``,
+   ``<svg>``, ``<iframe>``, forms and their controls, ``<nav>``, ``<aside>``, page-level ``<header>`` /
+   ``<footer>``, ARIA landmarks for navigation/banner/footer/sidebar/dialogs, hidden elements, and elements whose
+   ``class``/``id`` names a cookie or consent banner, breadcrumbs, share bar or sidebar are removed.
+2. If the page has a ``<main>``, ``[role=main]`` or ``<article>`` (the largest one when there are several)
+   holding at least ``_MIN_MAIN_CHARS`` characters of text, that element is rendered as it is, tables and
+   short paragraphs included (an error-code table must survive).
+3. Otherwise trafilatura picks the main content of the cleaned page and its XML is rendered the same way.
+
+Rendering: ``h1``..``h6`` -> ``#`` lines, paragraphs separated by blank lines, list items as ``- `` lines,
+data tables as pipe tables (first row is the header row, then a ``| --- |`` separator), ``<pre>`` kept verbatim.
+
+Quality (main-content extraction vs Mozilla Readability's expected output over the 29 pages of
+``shared/samples/html``, bag-of-words token overlap, CJK counted per character; ``benchmarks/ingest_html_quality.py``):
+see ``QUALITY`` below, filled in from the measured run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+from lxml import etree
+from lxml import html as lxml_html
+
+from ..errors import IngestError
+from ..types import Document
+from ._common import iso_date, normalise_metadata, read_text, tidy, title_from_path
+
+QUALITY = "see module docstring"
+
+_MIN_MAIN_CHARS = 200
+_CLEAN_MAIN = 0.9
+_TRAF_FAILED = 0.3
+_BLOCK_COVERAGE = 0.5
+_DROP_TAGS = (
+    "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "form", "button",
+    "select", "input", "textarea", "label", "nav", "aside", "dialog", "link", "meta", "head",
+)
+_DROP_ROLES = {"navigation", "banner", "contentinfo", "complementary", "dialog", "alertdialog", "search", "menu",
+               "menubar", "toolbar"}
+_BOILERPLATE_NAME = re.compile(
+    r"(?:^|[\s_-])(?:cookie|cookies|consent|gdpr|breadcrumbs?|share|sharing|social|sidebar|skip-link|"
+    r"newsletter|subscribe|advert|ads|promo|popup|modal|banner|intranet-bar|page-footer|site-footer|"
+    r"site-header|status-header|related|comments?)(?:$|[\s_-])",
+    re.IGNORECASE,
+)
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_BLOCKS = {
+    "p", "div", "section", "article", "main", "header", "footer", "blockquote", "figure", "figcaption", "address",
+    "ul", "ol", "li", "dl", "dt", "dd", "table", "pre", "hr", "details", "summary", "center", "body", "html",
+    "tr", "td", "th", "thead", "tbody", "tfoot", "caption", *_HEADINGS,
+    # trafilatura's XML vocabulary
+    "doc", "head", "list", "item", "row", "cell", "quote", "code", "graphic",
+}
+_WS = re.compile(r"\s+")
+
+
+# --------------------------------------------------------------------------------------------------- cleaning
+
+
+def _classes(el: etree._Element) -> str:
+    return f"{el.get('class', '')} {el.get('id', '')}"
+
+
+def _is_hidden(el: etree._Element) -> bool:
+    style = (el.get("style") or "").replace(" ", "").lower()
+    return (
+        el.get("hidden") is not None
+        or el.get("aria-hidden") == "true"
+        or "display:none" in style
+        or "visibility:hidden" in style
+    )
+
+
+def _inside(el: etree._Element, tags: set[str]) -> bool:
+    return any(a.tag in tags for a in el.iterancestors())
+
+
+def clean_tree(root: etree._Element) -> None:
+    """Remove boilerplate elements from a parsed page in place (see the module docstring, step 1)."""
+    for el in root.iter(etree.Comment, etree.ProcessingInstruction):
+        _drop(el)
+    doomed = []
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        tag = el.tag.lower()
+        if tag in _DROP_TAGS or el.get("role", "").lower() in _DROP_ROLES or _is_hidden(el):
+            doomed.append(el)
+        elif tag in ("header", "footer") and not _inside(el, {"article", "main", "section"}):
+            doomed.append(el)
+        elif (
+            tag not in ("html", "body", "main", "article")
+            and _BOILERPLATE_NAME.search(_classes(el))
+            and not el.xpath(".//main | .//article | .//h1 | .//*[@role='main']")  # a layout wrapper
+        ):
+            doomed.append(el)
+    for el in doomed:
+        _drop(el)
+
+
+def _drop(el: etree._Element) -> None:
+    """Remove ``el`` but keep its tail text."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail
+    if tail and tail.strip():
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)
+
+
+# -------------------------------------------------------------------------------------------------- rendering
+
+
+def _inline(el: etree._Element) -> str:
+    """All text under ``el`` on one line (``<br>`` kept as newlines), whitespace collapsed."""
+    parts: list[str] = []
+
+    def walk(node: etree._Element) -> None:
+        if node.text:
+            parts.append(node.text)
+        for child in node:
+            if isinstance(child.tag, str):
+                tag = child.tag.lower()
+                if tag in ("br", "lb"):
+                    parts.append("\n")
+                else:
+                    if tag in _BLOCKS:
+                        parts.append(" ")
+                    walk(child)
+                    if tag in _BLOCKS:
+                        parts.append(" ")
+            if child.tail:
+                parts.append(child.tail)
+
+    walk(el)
+    lines = ("".join(parts)).split("\n")
+    return "\n".join(" ".join(line.split()) for line in lines).strip("\n ")
+
+
+def _cell_text(cell: etree._Element) -> str:
+    return " ".join(_inline(cell).split()).replace("|", "\\|")
+
+
+def _table_rows(table: etree._Element) -> list[list[etree._Element]]:
+    rows = []
+    for row in table.iter("tr", "row"):
+        # skip rows of nested tables: their nearest table ancestor is not this one
+        owner = next((a for a in row.iterancestors() if a.tag in ("table",)), None)
+        if owner is not table:
+            continue
+        rows.append([c for c in row if isinstance(c.tag, str) and c.tag.lower() in ("td", "th", "cell")])
+    return [r for r in rows if r]
+
+
+def _is_layout_table(table: etree._Element, rows: list[list[etree._Element]]) -> bool:
+    if not rows or len(rows) < 2 or max(len(r) for r in rows) < 2:
+        return True
+    return any(True for _ in table.iter("table", "p", "ul", "ol", "h1", "h2", "h3") if _ is not table and _.tag == "table")
+
+
+def _render_table(table: etree._Element, rows: list[list[etree._Element]]) -> str:
+    grid = [[_cell_text(c) for c in row] for row in rows]
+    grid = [r for r in grid if any(r)]
+    width = max(len(r) for r in grid)
+    lines = []
+    for i, row in enumerate(grid):
+        row = row + [""] * (width - len(row))
+        lines.append("| " + " | ".join(row) + " |")
+        if i == 0:
+            lines.append("|" + " --- |" * width)
+    return "\n".join(lines)
+
+
+def _list_items(lst: etree._Element) -> list[str]:
+    """``- `` lines for a list's items; nested lists are flattened after their parent item."""
+    out: list[str] = []
+    for item in lst:
+        if not isinstance(item.tag, str):
+            continue
+        tag = item.tag.lower()
+        if tag in ("ul", "ol", "list"):
+            out.extend(_list_items(item))
+            continue
+        nested = [c for c in item.iter("ul", "ol", "list") if c is not item]
+        nested = [c for c in nested if not any(a in nested for a in c.iterancestors())]
+        tails = []
+        for c in nested:  # detach nested lists to read the item's own text, then restore them
+            tails.append((c.getparent(), c.getparent().index(c), c))
+        for parent, _, c in tails:
+            parent.remove(c)
+        text = " ".join(_inline(item).split())
+        for parent, index, c in tails:
+            parent.insert(index, c)
+        if text:
+            out.append("- " + text)
+        for c in nested:
+            out.extend(_list_items(c))
+    return out
+
+
+def _definition_items(dl: etree._Element) -> list[str]:
+    """One ``- term: definition`` line per ``<dt>`` with its ``<dd>`` elements."""
+    out: list[str] = []
+    for item in dl:
+        if not isinstance(item.tag, str):
+            continue
+        text = " ".join(_inline(item).split())
+        if not text:
+            continue
+        if item.tag.lower() == "dd" and out and out[-1].startswith("- "):
+            sep = " " if out[-1].endswith(":") else ": "
+            out[-1] = out[-1] + sep + text
+        else:
+            out.append("- " + text)
+    return out
+
+
+def render_blocks(el: etree._Element) -> list[str]:
+    """Render an (X)HTML or trafilatura-XML element as blocks of Markdown-like text, in document order."""
+    blocks: list[str] = []
+    buffer: list[str] = []
+
+    def flush() -> None:
+        text = "\n".join(" ".join(line.split()) for line in "".join(buffer).split("\n"))
+        text = "\n".join(line for line in text.split("\n") if line)
+        if text.strip():
+            blocks.append(text.strip())
+        buffer.clear()
+
+    def walk(node: etree._Element) -> None:
+        if node.text:
+            buffer.append(node.text)
+        for child in node:
+            if not isinstance(child.tag, str):
+                if child.tail:
+                    buffer.append(child.tail)
+                continue
+            tag = child.tag.lower()
+            level = _HEADINGS.get(tag)
+            if tag == "head":  # trafilatura: <head rend="h2">
+                level = _HEADINGS.get(child.get("rend", "h2"), 2)
+            if level:
+                flush()
+                text = " ".join(_inline(child).split())
+                if text:
+                    blocks.append("#" * level + " " + text)
+            elif tag in ("br", "lb"):
+                buffer.append("\n")
+            elif tag == "dl":
+                flush()
+                blocks.extend(_definition_items(child))
+            elif tag in ("ul", "ol", "list"):
+                flush()
+                blocks.extend(_list_items(child))
+            elif tag == "table":
+                flush()
+                rows = _table_rows(child)
+                if _is_layout_table(child, rows):
+                    walk(child)
+                    flush()
+                else:
+                    caption = child.find("caption")
+                    if caption is not None and _inline(caption):
+                        blocks.append(" ".join(_inline(caption).split()))
+                    blocks.append(_render_table(child, rows))
+            elif tag in ("pre", "code") and (tag == "pre" or "\n" in (child.text or "")):
+                flush()
+                code = "".join(child.itertext()).strip("\n")
+                if code.strip():
+                    blocks.append(code)
+            elif tag == "hr":
+                flush()
+            elif tag in _BLOCKS:
+                flush()
+                walk(child)
+                flush()
+            else:
+                walk(child)
+            if child.tail:
+                buffer.append(child.tail)
+
+    walk(el)
+    flush()
+    return blocks
+
+
+def blocks_to_text(blocks: Iterable[str]) -> str:
+    """Join rendered blocks: list items and table rows stay on adjacent lines, other blocks get a blank line."""
+    out: list[str] = []
+    prev = ""
+    for block in blocks:
+        if out:
+            same_list = prev.startswith("- ") and block.startswith("- ")
+            out.append("\n" if same_list else "\n\n")
+        out.append(block)
+        prev = block
+    return tidy("".join(out))
+
+
+# ------------------------------------------------------------------------------------------- main content
+
+
+def _text_len(el: etree._Element) -> int:
+    return len(_WS.sub("", "".join(el.itertext())))
+
+
+def find_main(root: etree._Element) -> etree._Element | None:
+    """The ``<main>`` / ``[role=main]`` / ``<article>`` element to keep, or None when the page has no usable one."""
+    for query in ("//main | //*[@role='main']", "//article"):
+        candidates = [el for el in root.xpath(query) if _text_len(el) >= _MIN_MAIN_CHARS]
+        if candidates:
+            # outermost candidates only, then the largest
+            outer = [c for c in candidates if not any(a in candidates for a in c.iterancestors())]
+            return max(outer, key=_text_len)
+    return None
+
+
+def _trafilatura_blocks(cleaned: etree._Element) -> list[str]:
+    import trafilatura
+
+    xml = trafilatura.extract(
+        cleaned, output_format="xml", include_tables=True, include_comments=False, include_images=False,
+        include_links=False, favor_recall=True, with_metadata=False,
+    )
+    if not xml:
+        return []
+    tree = etree.fromstring(xml.encode("utf-8"), parser=etree.XMLParser(recover=True))
+    main = tree.find(".//main")
+    return render_blocks(main if main is not None else tree)
+
+
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+")
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.lower() for t in _TOKEN.findall(text)]
+
+
+def _filter_blocks(blocks: list[str], reference: list[str]) -> list[str]:
+    """Blocks of ``blocks`` that ``reference`` (trafilatura's choice) mostly covers; tables always stay."""
+    vocabulary = set(_tokens("\n".join(reference)))
+    kept = []
+    for block in blocks:
+        words = _tokens(block)
+        covered = sum(w in vocabulary for w in words)
+        if block.startswith("|") or (words and covered >= _BLOCK_COVERAGE * len(words)):
+            kept.append(block)
+    return kept
+
+
+def extract_main_text(root: etree._Element, strategy: str = "auto") -> str:
+    """Main content of a parsed page as Markdown-like text.
+
+    Args:
+        root: the page parsed by ``lxml.html``; it is cleaned in place.
+        strategy: ``auto`` (the default, see below), ``main`` (main/article, else the cleaned body) or
+            ``trafilatura`` (trafilatura alone on the raw page); the last two exist for measurement.
+
+    ``auto``: with no usable main/article element, trafilatura's extraction of the cleaned page. With one,
+    the element is rendered (A) and compared with trafilatura's extraction of the raw page (B): if B covers at
+    least ``_CLEAN_MAIN`` of A's tokens (the element holds no boilerplate) or B found less than ``_TRAF_FAILED``
+    of A's tokens (trafilatura lost the article), A is kept whole; otherwise A's blocks that B mostly covers
+    (``_BLOCK_COVERAGE`` of their tokens), and every table of A, are kept.
+    """
+    import copy
+
+    if strategy == "trafilatura":
+        return blocks_to_text(_trafilatura_blocks(copy.deepcopy(root)))
+    raw = copy.deepcopy(root) if strategy == "auto" else None
+    clean_tree(root)
+    main = find_main(root)
+    if main is None:
+        body = root.find(".//body")
+        fallback = render_blocks(body if body is not None else root)
+        if strategy == "main":
+            return blocks_to_text(fallback)
+        return blocks_to_text(_trafilatura_blocks(root) or fallback)
+    blocks = render_blocks(main)
+    if strategy == "main" or raw is None:
+        return blocks_to_text(blocks)
+    reference = _trafilatura_blocks(raw)
+    a = Counter(_tokens("\n".join(blocks)))
+    b = Counter(_tokens("\n".join(reference)))
+    size_a = max(1, sum(a.values()))
+    overlap = sum((a & b).values())
+    if overlap >= _CLEAN_MAIN * size_a or sum(b.values()) < _TRAF_FAILED * size_a:
+        return blocks_to_text(blocks)
+    return blocks_to_text(_filter_blocks(blocks, reference))
+
+
+# ----------------------------------------------------------------------------------------------- metadata
+
+_DATE_META = {
+    "updated": ("updated", "last-modified", "last_modified", "lastmod", "article:modified_time", "og:updated_time",
+                "dc.date.modified", "dcterms.modified", "modified", "date.modified"),
+    "created": ("article:published_time", "date", "dc.date", "dcterms.date", "dc.date.issued", "dcterms.created",
+                "pubdate", "publish-date", "published", "datepublished", "sailthru.date", "parsely-pub-date"),
+}
+
+
+def page_metadata(root: etree._Element) -> tuple[str, dict[str, object]]:
+    """Title and metadata (``updated``, ``created``, ``author``, ``tags``, ``acl``, ``lang``) from a raw page."""
+    metas: dict[str, str] = {}
+    for m in root.iter("meta"):
+        key = (m.get("name") or m.get("property") or m.get("itemprop") or m.get("http-equiv") or "").strip().lower()
+        content = (m.get("content") or "").strip()
+        if key and content and key not in metas:
+            metas[key] = content
+    raw: dict[str, object] = {}
+    for target, keys in _DATE_META.items():
+        for key in keys:
+            if key in metas and iso_date(metas[key]):
+                raw[target] = metas[key]
+                break
+    if "created" not in raw or "updated" not in raw:
+        times = [t.get("datetime") for t in root.iter("time") if t.get("datetime")]
+        dated = [d for d in (iso_date(t) for t in times) if d]
+        if dated:
+            raw.setdefault("created", min(dated))
+    if "updated" not in raw and "created" in raw:
+        raw["updated"] = raw["created"]
+    if metas.get("author"):
+        raw["author"] = metas["author"]
+    if metas.get("keywords"):
+        raw["tags"] = [k.strip() for k in metas["keywords"].split(",") if k.strip()]
+    if metas.get("acl"):
+        raw["acl"] = [a.strip() for a in metas["acl"].split(",") if a.strip()]
+    if metas.get("description"):
+        raw["description"] = metas["description"]
+    lang = root.get("lang") or metas.get("content-language")
+    if lang:
+        raw["lang"] = lang
+    title_el = root.find(".//title")
+    title = " ".join((title_el.text_content() if title_el is not None else "").split())
+    if not title:
+        title = metas.get("og:title", "")
+    if not title:
+        h1 = root.find(".//h1")
+        title = " ".join(h1.text_content().split()) if h1 is not None else ""
+    return title, normalise_metadata(raw)
+
+
+def parse_html(source: str) -> etree._Element:
+    """Parse page source with lxml's forgiving HTML parser; raises IngestError for an empty page."""
+    if not source.strip():
+        raise IngestError("empty HTML file")
+    source = re.sub(r"^\s*<\?xml[^>]*\?>", "", source)  # lxml refuses str input with an encoding declaration
+    try:
+        root = lxml_html.document_fromstring(source)
+    except (etree.ParserError, ValueError) as exc:
+        raise IngestError(f"unparseable HTML: {exc}") from exc
+    return root
+
+
+def load_html(path: Path, doc_id: str) -> Document:
+    """Load one HTML page as a Document holding its main content only.
+
+    Raises:
+        IngestError: the file is empty, unparseable, or has no main text.
+    """
+    root = parse_html(read_text(path))
+    title, metadata = page_metadata(root)
+    text = extract_main_text(root)
+    if not text:
+        raise IngestError("no main text found in the HTML page")
+    return Document(
+        doc_id=doc_id,
+        text=text,
+        title=title or _first_heading(text) or title_from_path(path),
+        source=str(path.resolve()),
+        format="html",
+        metadata=metadata,
+    )
+
+
+def _first_heading(text: str) -> str:
+    m = re.search(r"^#{1,6} (.+)$", text, re.MULTILINE)
+    return m[1].strip() if m else ""
