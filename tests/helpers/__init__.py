@@ -1,0 +1,1 @@
+"""Shared test helpers: faithful local doubles of services that cannot run here."""
