@@ -1,0 +1,173 @@
+"""Markdown loader: YAML front matter -> metadata, body kept as Markdown with links and images reduced to text.
+
+Cleaning (outside fenced code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
+``[text](url)`` and ``[text][ref]`` -> ``text``; reference definitions (``[ref]: url``) dropped; ``<url>``
+autolinks -> ``url``; raw HTML tables rendered as pipe tables, other raw HTML tags stripped (their text kept);
+setext headings (underlined with ``===``/``---``) become ``#``/``##`` lines; ``*``/``+`` bullets become
+``- ``; pipe tables written without outer pipes get them. Title: front matter ``title``, else the first ``#``
+heading, else the file name.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from lxml import etree
+from lxml import html as lxml_html
+
+from ..errors import IngestError
+from ..types import Document
+from ._common import normalise_metadata, read_text, tidy, title_from_path
+from .html import blocks_to_text, render_blocks
+
+_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_EMPTY_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)")
+_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)|!\[([^\]]*)\]\[[^\]]*\]")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)|\[([^\]]+)\]\[[^\]]*\]")
+_REF_DEF = re.compile(r"^[ \t]{0,3}\[[^\]]+\]:[ \t]*\S+.*$", re.MULTILINE)
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
+_HTML_TABLE = re.compile(r"<table\b.*?</table\s*>", re.DOTALL | re.IGNORECASE)
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_BULLET = re.compile(r"^([ \t]*)[*+][ \t]+", re.MULTILINE)
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_TABLE_SEPARATOR = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
+
+
+def split_front_matter(source: str) -> tuple[dict[str, Any], str]:
+    """Split ``source`` into (front matter mapping, body). No front matter gives ``({}, source)``.
+
+    Raises:
+        IngestError: the front matter is not valid YAML or not a mapping.
+    """
+    if _EMPTY_FRONT_MATTER.match(source):
+        return {}, source[_EMPTY_FRONT_MATTER.match(source).end():]  # type: ignore[union-attr]
+    m = _FRONT_MATTER.match(source)
+    if not m:
+        return {}, source
+    try:
+        data = yaml.safe_load(m[1])
+    except yaml.YAMLError as exc:
+        first = " ".join(str(exc).split())
+        raise IngestError(f"bad YAML front matter ({first}); fix the block between the '---' lines") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise IngestError("front matter is not a key: value mapping; fix the block between the '---' lines")
+    return data, source[m.end():]
+
+
+def _html_table(match: re.Match[str]) -> str:
+    try:
+        fragment = lxml_html.fragment_fromstring(match[0], create_parent="div")
+    except (etree.ParserError, ValueError):
+        return match[0]
+    return "\n\n" + blocks_to_text(render_blocks(fragment)) + "\n\n"
+
+
+def _clean_prose(text: str) -> str:
+    """Clean a stretch of Markdown that holds no fenced code."""
+    codes: list[str] = []
+
+    def stash(m: re.Match[str]) -> str:
+        codes.append(m[0])
+        return f"\x00{len(codes) - 1}\x00"
+
+    text = _INLINE_CODE.sub(stash, text)
+    text = _HTML_TABLE.sub(_html_table, text)
+    text = _IMAGE.sub(lambda m: m[1] or m[2] or "", text)
+    text = _LINK.sub(lambda m: m[1] or m[2], text)
+    text = _REF_DEF.sub("", text)
+    text = _AUTOLINK.sub(r"\1", text)
+    text = html.unescape(_HTML_TAG.sub("", text))
+    text = _BULLET.sub(r"\1- ", text)
+    text = _normalise_lines(text)
+    return re.sub(r"\x00(\d+)\x00", lambda m: codes[int(m[1])], text)
+
+
+def _normalise_lines(text: str) -> str:
+    """Setext headings to ``#`` lines; pipe tables without outer pipes get them."""
+    lines = text.split("\n")
+    out: list[str] = []
+    in_table = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        prev = out[-1].strip() if out else ""
+        if (
+            prev
+            and re.fullmatch(r"=+|-{2,}", stripped)
+            and not prev.startswith(("- ", "|", "#", ">"))
+            and not (i >= 2 and lines[i - 2].strip())  # a heading is one line after a blank line
+        ):
+            out[-1] = ("# " if stripped[0] == "=" else "## ") + prev
+            continue
+        if _TABLE_SEPARATOR.match(line) and prev and "|" in prev:
+            in_table = True
+            if not prev.startswith("|"):
+                out[-1] = _piped(out[-1])
+            out.append(_piped(line))
+            continue
+        if in_table and stripped and "|" in stripped:
+            out.append(_piped(line) if not stripped.startswith("|") else line)
+            continue
+        in_table = False
+        out.append(line)
+    return "\n".join(out)
+
+
+def _piped(line: str) -> str:
+    body = line.strip().strip("|").strip()
+    return f"| {body} |"
+
+
+def clean_markdown(body: str) -> str:
+    """Markdown body -> openbook text: links/images to text, comments and HTML tags removed (code kept)."""
+    body = _COMMENT.sub("", body.replace("\r\n", "\n"))
+    out: list[str] = []
+    prose: list[str] = []
+    fence: str | None = None
+    for line in body.split("\n"):
+        m = _FENCE.match(line)
+        if fence is None:
+            if m:
+                out.append(_clean_prose("\n".join(prose)))
+                prose = []
+                fence = m[1]
+                out.append(line)
+            else:
+                prose.append(line)
+        else:
+            out.append(line)
+            if m and m[1] == fence:
+                fence = None
+    out.append(_clean_prose("\n".join(prose)))
+    return tidy("\n".join(out))
+
+
+def load_markdown(path: Path, doc_id: str) -> Document:
+    """Load one Markdown file (optional YAML front matter) as a Document.
+
+    Raises:
+        IngestError: the front matter is not valid YAML.
+    """
+    front, body = split_front_matter(read_text(path))
+    text = clean_markdown(body)
+    metadata = normalise_metadata(front)
+    title = str(front.get("title") or "").strip()
+    if not title:
+        m = _HEADING.search(text)
+        title = m[1].strip() if m else title_from_path(path)
+    return Document(
+        doc_id=doc_id,
+        text=text,
+        title=title,
+        source=str(path.resolve()),
+        format="markdown",
+        metadata=metadata,
+    )

@@ -1,0 +1,255 @@
+"""PDF loader (pypdf): text by page with page offsets, repeated headers/footers removed, lines re-flowed.
+
+Steps:
+
+1. Open with pypdf; an encrypted file is tried with the empty user password (many "protected" PDFs only
+   restrict printing), otherwise ``IngestError("... needs a password ...")``.
+2. ``extract_text()`` per page (all text orientations, so rotated pages work). pypdf's warnings and log
+   records are kept out of the caller's output: its logger is raised to ERROR while a file is read and
+   ``warnings`` it emits are logged at DEBUG on ``openbook.ingest``.
+3. Repeated page furniture is removed: a line among the first or last ``_EDGE_LINES`` non-blank lines of a page
+   whose digit-blind form (digits -> ``#``, case and spaces folded, so ``Page 3 of 9`` matches ``Page 4 of 9``)
+   sits at the top or bottom of at least ``_FURNITURE_SHARE`` of the pages (and at least 2; 40% so that running
+   heads alternating between odd and even pages are caught) is dropped there.
+4. Words hyphenated across a line or page break are re-joined (``infor-`` + ``mation`` -> ``information``,
+   only when the continuation starts with a lower-case letter); the lines of a paragraph are joined with spaces
+   (no space between CJK characters). A paragraph ends at a blank line, or after a line that ends a sentence and
+   is clearly shorter than the page's longest lines, or before a bullet / numbered item.
+5. Pages are joined with a blank line, except a sentence that runs on to the next page (no closing punctuation,
+   next page starting lower-case), which is joined with a space. ``Document.pages[n - 1]`` is the offset where
+   page ``n`` starts.
+
+Errors (``IngestError``, one line): ``empty file``, ``needs a password``, ``malformed PDF: <reason>``,
+``no text layer (scanned?)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import re
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import IngestError
+from ..types import Document
+from ._common import iso_date, logger, normalise_metadata, title_from_path
+
+_EDGE_LINES = 3
+_FURNITURE_SHARE = 0.4
+_MIN_CHARS_PER_PAGE = 3  # fewer non-blank characters per page on average: no text layer (scanned)
+_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+_SENTENCE_END = tuple(".!?:;。！？：；")
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+_ITEM = re.compile(r"^(?:[-•▪●◦*–]\s|\(?\d{1,3}[.)]\s|\(?[a-z][.)]\s)")
+_HYPHEN_END = re.compile(r"(\w)-$")
+
+
+@contextlib.contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """Keep pypdf's log records and warnings out of the caller's output (warnings go to DEBUG)."""
+    pypdf_logger = logging.getLogger("pypdf")
+    previous = pypdf_logger.level
+    pypdf_logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+        for w in caught:
+            logger.debug("pypdf: %s", w.message)
+    finally:
+        pypdf_logger.setLevel(previous)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _open(path: Path):  # -> pypdf.PdfReader
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError, EmptyFileError, FileNotDecryptedError, PdfReadError
+
+    if path.stat().st_size == 0:
+        raise IngestError("empty file (0 bytes)")
+    try:
+        reader = PdfReader(str(path), strict=False)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise IngestError("needs a password (encrypted PDF); decrypt it first, e.g. qpdf --decrypt")
+        len(reader.pages)  # forces the page tree to be read
+    except IngestError:
+        raise
+    except FileNotDecryptedError as exc:
+        raise IngestError("needs a password (encrypted PDF); decrypt it first, e.g. qpdf --decrypt") from exc
+    except DependencyError as exc:
+        raise IngestError(f"cannot decrypt: {_one_line(exc)}; pip install cryptography") from exc
+    except EmptyFileError as exc:
+        raise IngestError("empty file") from exc
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OSError) as exc:
+        raise IngestError(f"malformed PDF: {_one_line(exc)}") from exc
+    return reader
+
+
+def _page_texts(reader) -> list[str]:  # reader: pypdf.PdfReader
+    texts = []
+    for number, page in enumerate(reader.pages, 1):
+        try:
+            texts.append(page.extract_text() or "")
+        except Exception as exc:  # noqa: BLE001 - pypdf raises many types on broken content streams
+            logger.debug("pypdf could not read page %d: %s", number, _one_line(exc))
+            texts.append("")
+    return texts
+
+
+def _furniture_key(line: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(line.lower().split()))
+
+
+def strip_headers_footers(pages: list[list[str]]) -> list[list[str]]:
+    """Drop lines that recur at the top or bottom of most pages (see the module docstring, step 3)."""
+    n = len(pages)
+    if n < 2:
+        return pages
+    top: Counter[str] = Counter()
+    bottom: Counter[str] = Counter()
+    for lines in pages:
+        body = [line for line in lines if line.strip()]
+        top.update({_furniture_key(line) for line in body[:_EDGE_LINES]})
+        bottom.update({_furniture_key(line) for line in body[-_EDGE_LINES:]})
+    needed = max(2, math.ceil(_FURNITURE_SHARE * n))
+    heads = {k for k, c in top.items() if c >= needed}
+    foots = {k for k, c in bottom.items() if c >= needed}
+    if not heads and not foots:
+        return pages
+    out = []
+    for lines in pages:
+        body = [line for line in lines if line.strip()]
+        first = set(map(id, body[:_EDGE_LINES]))
+        last = set(map(id, body[-_EDGE_LINES:]))
+        out.append([
+            line for line in body
+            if not ((id(line) in first and _furniture_key(line) in heads)
+                    or (id(line) in last and _furniture_key(line) in foots))
+        ])
+    return out
+
+
+def _join(left: str, right: str) -> str:
+    """Join two pieces of one paragraph: de-hyphenate, else a space (none between CJK characters)."""
+    if not left:
+        return right
+    if _HYPHEN_END.search(left) and right[:1].islower():
+        return left[:-1] + right
+    if _CJK.match(left[-1]) and _CJK.match(right[0]):
+        return left + right
+    return left + " " + right
+
+
+def reflow(lines: list[str]) -> str:
+    """Join a page's lines into paragraphs separated by blank lines (see the module docstring, step 4)."""
+    lines = [" ".join(line.split()) for line in lines]
+    widths = sorted(len(line) for line in lines if line)
+    full = widths[int(len(widths) * 0.8)] if widths else 0
+    paragraphs: list[str] = []
+    current = ""
+    for i, line in enumerate(lines):
+        if not line:
+            if current:
+                paragraphs.append(current)
+            current = ""
+            continue
+        if current and _ITEM.match(line):
+            paragraphs.append(current)
+            current = ""
+        current = _join(current, line)
+        short = len(line) < 0.75 * full
+        if line.endswith(_SENTENCE_END) and short or (short and len(line) < 40 and not line[-1:].isalnum()):
+            paragraphs.append(current)
+            current = ""
+    if current:
+        paragraphs.append(current)
+    return "\n\n".join(paragraphs)
+
+
+def _pdf_metadata(reader) -> tuple[str, dict[str, object]]:
+    raw: dict[str, object] = {"pages": len(reader.pages)}
+    title = ""
+    try:
+        info = reader.metadata
+        if info is not None:
+            title = str(info.title or "").strip()
+            if info.author:
+                raw["author"] = str(info.author)
+            for key, target in (("/ModDate", "updated"), ("/CreationDate", "created")):
+                value = info.get(key)
+                if isinstance(value, str):
+                    parsed = iso_date(value[2:10] if value.startswith("D:") and len(value) >= 10 else value)
+                    if parsed:
+                        raw[target] = parsed
+    except Exception as exc:  # noqa: BLE001 - a broken /Info dictionary must not lose the text
+        logger.debug("unreadable PDF metadata: %s", _one_line(exc))
+    if "updated" not in raw and raw.get("created"):
+        raw["updated"] = raw["created"]
+    title = re.sub(r"^Microsoft (?:Word|PowerPoint|Excel) - ", "", title)
+    if sum(c.isalpha() for c in title) < 3 or title.lower() in {"untitled", "title", "document"} or (" " not in title and re.search(r"[\d_.-]", title)):
+        title = ""
+    return title, normalise_metadata({k: v for k, v in raw.items() if v is not None})
+
+
+def load_pdf(path: Path, doc_id: str) -> Document:
+    """Load one PDF as a paged Document (``pages`` holds each page's start offset in ``text``).
+
+    Raises:
+        IngestError: empty, password-protected, malformed, or text-less (scanned) file; one-line message.
+    """
+    with _quiet_pypdf():
+        reader = _open(path)
+        try:
+            raw_pages = _page_texts(reader)
+        except (RecursionError, Exception) as exc:  # noqa: BLE001 - broken page tree
+            raise IngestError(f"malformed PDF: {_one_line(exc)}") from exc
+        title, metadata = _pdf_metadata(reader)
+    if not raw_pages:
+        raise IngestError("malformed PDF: no pages")
+    raw_pages = [t.translate(_LIGATURES) for t in raw_pages]
+    if sum(len("".join(t.split())) for t in raw_pages) < _MIN_CHARS_PER_PAGE * len(raw_pages):
+        raise IngestError("no text layer (scanned?); run OCR first, e.g. ocrmypdf")
+    pages = strip_headers_footers([t.replace("\r", "\n").split("\n") for t in raw_pages])
+    texts = [reflow(lines) for lines in pages]
+    text, offsets = _join_pages(texts)
+    if not title:
+        first = next((line for line in text.split("\n") if line.strip()), "")
+        title = first if 0 < len(first) <= 100 else title_from_path(path)
+    return Document(
+        doc_id=doc_id,
+        text=text,
+        title=title,
+        source=str(path.resolve()),
+        format="pdf",
+        metadata=metadata,
+        pages=tuple(offsets),
+    )
+
+
+def _join_pages(texts: list[str]) -> tuple[str, list[int]]:
+    """Concatenate page texts; a word or sentence broken across pages is re-joined onto the earlier page."""
+    out = ""
+    offsets: list[int] = []
+    for page in texts:
+        page = page.strip()
+        if out and page:
+            if _HYPHEN_END.search(out) and page[:1].islower():
+                word, _, rest = page.partition(" ")
+                out = out[:-1] + word
+                page = rest.lstrip()
+                sep = " " if page else ""
+            elif not out.endswith(_SENTENCE_END) and page[:1].islower():
+                sep = " "
+            else:
+                sep = "\n\n"
+            out += sep
+        offsets.append(len(out))
+        out += page
+    return out, offsets

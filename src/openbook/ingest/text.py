@@ -1,0 +1,119 @@
+"""Plain-text loader: a dated header line becomes ``updated``; heading-like lines become ``#`` headings.
+
+Header lines read as the update date (within the first ``_HEADER_LINES`` lines, anywhere on the line, so
+``Owner: SRE | Revision: 2024-09-02`` works): ``Updated:``, ``Last updated:``, ``Revised``, ``Last revised``,
+``Last reviewed:``, ``Reviewed:``, ``Revision:``, ``Modified:``, ``更新日期：``/``更新时间：``/``最后更新：``/``修订日期：``
+and ``更新日：``. Dates in any form python-dateutil reads, or Chinese/Japanese ``2024年5月1日``.
+Title: a ``Title:`` line, else a short first line (at most ``_MAX_TITLE_CHARS`` characters, not ending in
+a full stop), else the file name.
+
+Headings: a line underlined with ``===``/``---``, a short ALL-CAPS line, or a short numbered section line
+(``1. SCOPE AND DEFINITIONS``, ``Section 4``, ``8.2 New joiners``) after a blank line becomes a ``#``/``##``
+heading (a numbered one only when a blank line or a list follows it), so that the chunker keeps section
+context. ``*``/``•`` bullets become ``- ``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..types import Document
+from ._common import iso_date, normalise_metadata, read_text, tidy, title_from_path
+
+_HEADER_LINES = 12
+_MAX_TITLE_CHARS = 120
+_DATE_LABEL = re.compile(
+    r"(?:^|[|;,\s])(?:last[ \t]+updated|updated|last[ \t]+revised|revised|last[ \t]+reviewed|reviewed|revision|"
+    r"last[ \t]+modified|modified)\b[ \t]*(?:on|date)?[ \t]*[:：\-–]?[ \t]*(?P<value>[^|;\n]+)"
+    r"|(?:更新日期|更新时间|更新時間|最后更新|最後更新|修订日期|修訂日期|更新日)[ \t]*[:：]?[ \t　]*(?P<cjk>[^|;\n　]+)",
+    re.IGNORECASE,
+)
+_TITLE_LINE = re.compile(r"^\s*title\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_BULLET = re.compile(r"^([ \t]*)[*•·][ \t]+")
+_UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
+_NUMBERED = re.compile(r"^(?:section|chapter|part|article|appendix)\s+[\dA-Z]+\b|^\d+(?:\.\d+)*\.?\s+\S", re.IGNORECASE)
+
+
+def find_updated(text: str) -> str | None:
+    """ISO date of the first "updated"-style header line among the first lines of ``text``, or None."""
+    for line in text.split("\n")[:_HEADER_LINES]:
+        for m in _DATE_LABEL.finditer(line):
+            value = (m["value"] or m["cjk"] or "").strip()
+            # "Revision: 2024-09-02" but not "Revision 3" or "Version 3.2"
+            if re.search(r"\d{4}|\d{1,2}\s+[A-Za-z]{3,}|[A-Za-z]{3,}\.?\s+\d{1,2}", value):
+                parsed = iso_date(value)
+                if parsed:
+                    return parsed
+    return None
+
+
+def _is_heading(line: str) -> int:
+    """Heading level (1 or 2) for a heading-like line, 0 otherwise."""
+    s = line.strip()
+    if not s or len(s) > 80 or s.startswith(("-", "*", "•", "[", "|", "#")) or s.endswith((".", ",", ":", ";")):
+        return 0
+    letters = [c for c in re.sub(r"\([^)]*\)", "", s) if c.isalpha()]
+    if len(letters) >= 3 and all(c.isupper() for c in letters if c.isascii()) and any(c.isascii() for c in letters):
+        return 1
+    if _NUMBERED.match(s) and len(s.split()) <= 10:
+        return 2 if re.match(r"^\d+\.\d+", s) else 1
+    return 0
+
+
+def structure_text(text: str) -> str:
+    """Mark heading-like lines (see the module docstring) as ``#``/``##`` lines; everything else unchanged."""
+    lines = text.split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        prev_blank = i == 0 or not lines[i - 1].strip()
+        next_line = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and _UNDERLINE.match(next_line) and prev_blank and len(line.strip()) <= 80:
+            out.append(("# " if next_line.strip()[0] == "=" else "## ") + line.strip())
+            continue
+        if _UNDERLINE.match(line) and out and out[-1].startswith("#"):
+            continue  # the underline of the heading just written
+        level = _is_heading(line) if prev_blank else 0
+        if level and next_line.strip() and _NUMBERED.match(line.strip()):
+            # a numbered heading directly followed by text only when that text is not the next numbered item
+            if _NUMBERED.match(next_line.strip()) or not next_line.lstrip().startswith(("- ", "* ", "• ")):
+                level = 0
+        if level:
+            out.append("#" * level + " " + line.strip())
+        else:
+            out.append(_BULLET.sub(r"\1- ", line))
+    return "\n".join(out)
+
+
+def _title(text: str, path: Path) -> str:
+    m = _TITLE_LINE.search("\n".join(text.split("\n")[:_HEADER_LINES]))
+    if m:
+        return m[1]
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+    if first and len(first) <= _MAX_TITLE_CHARS and not first.endswith((".", "。")):
+        return first
+    return title_from_path(path)
+
+
+def load_text(path: Path, doc_id: str) -> Document:
+    """Load one plain-text file as a Document (title and ``updated`` from its header lines)."""
+    raw = tidy(read_text(path))
+    metadata: dict[str, object] = {}
+    updated = find_updated(raw)
+    if updated:
+        metadata["updated"] = updated
+    title = _title(raw, path)
+    lines = raw.split("\n")
+    if lines and lines[0].strip() == title:  # the title line becomes the top heading
+        lines[0] = "# " + title
+        body = lines[0] + "\n" + structure_text("\n".join(lines[1:]))
+    else:
+        body = structure_text(raw)
+    return Document(
+        doc_id=doc_id,
+        text=tidy(body),
+        title=title,
+        source=str(path.resolve()),
+        format="text",
+        metadata=normalise_metadata(metadata),
+    )
