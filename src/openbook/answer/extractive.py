@@ -1,0 +1,193 @@
+"""The offline answerer: no model, no key. Picks the sentences of the retrieved passages that best answer the
+question, cites each as ``[n]``, or refuses.
+
+Refusal signal (normalised, not a raw BM25 threshold): *query-term coverage*, the idf-weighted share of the
+question's content terms that occur in the best passage::
+
+    coverage(p) = sum(idf(t) for t in Q if t in p) / sum(idf(t) for t in Q)
+
+where ``Q`` is the question's distinct analyzer terms minus question words ("what", "how many", "多少", ...), and
+a term absent from the whole corpus gets the largest possible idf (df = 0), so a question about something the
+corpus never mentions has low coverage however high its other terms score. The answer is refused when the
+best coverage among the passages is below ``AnswerConfig.min_coverage``. For multi-hop questions the union of
+the two best passages is also considered, discounted.
+
+Sentence choice: each sentence of each passage scores its own coverage, plus a small bonus for the passage's
+rank; sentences of documents superseded by another retrieved document (``supersedes`` metadata, or the same
+title family with a later ``updated`` date) are demoted, so the newer value wins and the older one is named
+with its date.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..chunking import split_sentences
+from ..config import AnswerConfig
+from ..index.analyzer import Analyzer
+from ..types import Answer, Passage
+from .context import citation_for, superseded_docs
+from .refusal import refusal_sentence
+
+QUESTION_WORDS_EN = (
+    "what which who whom whose when where why how do does did can could should would may might must shall "
+    "i me my mine we us our you your please tell explain describe many much long often big large get"
+)
+QUESTION_WORDS_CJK = (
+    "什么 多少 怎么 怎样 如何 哪些 哪个 哪里 是否 为什么 几天 几个 请问 吗 呢 么 是什么 可以 需要 "
+    "なに 何 どの どこ いつ どう どれ ですか ますか"
+)
+
+
+class TermStats(Protocol):
+    """What the answerer needs from the index: the analyzer and idf."""
+
+    analyzer: Analyzer
+
+    def idf(self, terms: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    passage: Passage
+    text: str
+    score: float
+    coverage: float
+    terms: frozenset[str]
+
+
+def content_terms(question: str, analyzer: Analyzer) -> list[str]:
+    """The question's distinct analyzer terms without question words; all terms if nothing else remains."""
+    terms = list(dict.fromkeys(analyzer.analyze(question)))
+    stop = set(analyzer.analyze(QUESTION_WORDS_EN)) | set(analyzer.analyze(QUESTION_WORDS_CJK))
+    content = [t for t in terms if t not in stop]
+    return content or terms
+
+
+def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> float:
+    """idf-weighted share (0-1) of ``terms`` found in ``present``."""
+    total = float(weights.sum())
+    if total <= 0:
+        return 0.0
+    return float(sum(w for t, w in zip(terms, weights) if t in present)) / total
+
+
+def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
+                      config: AnswerConfig) -> Answer:
+    """Answer ``question`` from ``passages`` by extraction, or refuse.
+
+    Returns:
+        An ``Answer`` whose text is one to ``config.max_sentences`` sentences, each followed by ``[n]``, and a
+        ``citations`` list in order of first citation; or the refusal sentence with ``refused=True`` and no
+        citations. ``passages`` are always returned for inspection.
+    """
+    analyzer = stats.analyzer
+    refusal = Answer(text=refusal_sentence(question), refused=True, passages=tuple(passages))
+    terms = content_terms(question, analyzer)
+    if not passages or not terms:
+        return refusal
+    weights = np.asarray(stats.idf(terms), dtype=np.float64)
+    passage_terms = [set(analyzer.analyze(p.chunk.indexed_text())) for p in passages]
+    covs = [coverage(terms, weights, pt) for pt in passage_terms]
+    best = max(covs)
+    if len(passages) > 1:
+        top2 = sorted(range(len(passages)), key=lambda i: -covs[i])[:2]
+        union = coverage(terms, weights, passage_terms[top2[0]] | passage_terms[top2[1]])
+        best = max(best, 0.9 * union)
+    if best < config.min_coverage:
+        return Answer(text=refusal.text, refused=True, passages=tuple(passages),
+                      notes=(f"refused: best query-term coverage {best:.2f} < {config.min_coverage:.2f}",))
+
+    older = superseded_docs(passages)
+    candidates: list[_Candidate] = []
+    for rank, (p, pcov) in enumerate(zip(passages, covs)):
+        for sent in _sentences(p):
+            st = set(analyzer.analyze(sent))
+            scov = coverage(terms, weights, st)
+            if scov <= 0:
+                continue
+            score = scov + 0.3 * pcov + 0.05 / (rank + 1)
+            if p.chunk.doc_id in older:
+                score -= 0.5
+            candidates.append(_Candidate(p, sent, score, scov, frozenset(st)))
+    if not candidates:
+        return Answer(text=refusal.text, refused=True, passages=tuple(passages),
+                      notes=("refused: no sentence shares a content term with the question",))
+    candidates.sort(key=lambda c: -c.score)
+    chosen = [candidates[0]]
+    covered = set(candidates[0].terms)
+    for c in candidates[1:]:
+        if len(chosen) >= config.max_sentences:
+            break
+        if c.score < 0.6 * chosen[0].score or c.text == chosen[0].text:
+            continue
+        adds = {t for t in terms if t in c.terms and t not in covered}
+        if not adds:
+            continue
+        chosen.append(c)
+        covered |= c.terms
+    notes: list[str] = []
+    top = chosen[0]
+    for c in candidates[1:]:  # name an older, superseded version of the top answer with its date
+        if c.passage.chunk.doc_id in older and older[c.passage.chunk.doc_id] == top.passage.chunk.doc_id \
+                and c.coverage >= 0.6 * top.coverage:
+            date = c.passage.chunk.metadata.get("updated")
+            notes.append(f"older version: {c.passage.chunk.doc_id}" + (f" (updated {date})" if date else ""))
+            chosen.append(_Candidate(c.passage, f"An older document{f' (updated {date})' if date else ''} "
+                                     f"said: {c.text}", c.score, c.coverage, c.terms))
+            break
+    cited: dict[int, Passage] = {}
+    parts = []
+    for c in chosen:
+        parts.append(f"{c.text} [{c.passage.n}]")
+        cited.setdefault(c.passage.n, c.passage)
+    citations = tuple(citation_for(p) for p in cited.values())
+    return Answer(text=" ".join(parts), refused=False, citations=citations, passages=tuple(passages),
+                  notes=tuple(notes))
+
+
+_TABLE_SEP_RE = re.compile(r"^\|?\s*:?-{2,}")
+
+
+def _sentences(p: Passage) -> list[str]:
+    """Sentences of a passage; a table row becomes ``header: value; ...`` so it reads on its own."""
+    text = p.chunk.text
+    lines = text.split("\n")
+    out: list[str] = []
+    header: list[str] | None = None
+    prose: list[str] = []
+
+    def flush() -> None:
+        if prose:
+            block = "\n".join(prose)
+            for s, e in split_sentences(block):
+                sent = " ".join(block[s:e].split())
+                if sent and not sent.startswith("#"):
+                    out.append(sent.lstrip("- ").strip())
+            prose.clear()
+
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            flush()
+            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            if _TABLE_SEP_RE.match(stripped):
+                continue
+            if header is None:
+                header = cells
+                continue
+            pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells) if v]
+            pairs += [v for v in cells[len(header):] if v]
+            out.append("; ".join(pairs))
+        else:
+            header = None if stripped else header
+            if stripped.startswith("#"):
+                flush()
+                continue
+            prose.append(line)
+    flush()
+    return out

@@ -1,0 +1,300 @@
+"""``openbook`` command line: a thin shell over ``openbook.api.Engine``.
+
+One subcommand per user task; human-readable output by default, ``--json`` for scripts. Errors are mapped to
+exit codes in one place (``main``): 0 ok, 1 an openbook error (message, no traceback), 2 usage error,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import asdict
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import click
+
+from .config import Config, load_config
+from .errors import OpenbookError, QueryError
+from .types import Answer, Hit
+
+EXIT_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+
+# ---------------------------------------------------------------------- shared options
+def _config(ctx: click.Context, store: str | None, extra: dict[str, Any] | None = None) -> Config:
+    flags = {"store": store, **(extra or {})}
+    return load_config(ctx.obj.get("config_path"), environ=os.environ, flags=flags)
+
+
+@contextmanager
+def _engine(cfg: Config, create: bool = False) -> Iterator[Any]:
+    from .api import Engine
+
+    engine = Engine.open(cfg.store, cfg, create=create)
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+store_option = click.option("--store", "store", default=None, metavar="DIR",
+                            help="Store folder (default ./.openbook, or $OPENBOOK_STORE).")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+role_option = click.option("--role", "roles", multiple=True, metavar="ROLE",
+                           help="An access role the user holds (repeatable). No role: public documents only.")
+where_option = click.option("--where", "where", multiple=True, metavar="EXPR",
+                            help="Metadata filter, e.g. 'updated>=2024-01-01', 'author=Ana', 'tags in [a,b]' "
+                                 "(repeatable; all apply).")
+mode_option = click.option("--mode", type=click.Choice(["bm25", "dense", "hybrid"]), default=None,
+                           help="Retrieval mode (default from config).")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="TOML config file (default ./openbook.toml if present).")
+@click.version_option(package_name="openbook")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None) -> None:
+    """openbook: answers from your own documents, with citations, or an honest refusal."""
+    ctx.ensure_object(dict)
+    ctx.obj["config_path"] = config_path
+
+
+# ---------------------------------------------------------------------- ingest / delete
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@store_option
+@click.option("--sync", is_flag=True, help="Also drop stored documents whose files under PATHS are gone.")
+@json_option
+@click.pass_context
+def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, as_json: bool) -> None:
+    """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl)."""
+    cfg = _config(ctx, store)
+    with _engine(cfg, create=True) as engine:
+        report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty())
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        for path, reason in report.failed:
+            click.echo(f"skipped {path}: {reason}", err=True)
+        click.echo(
+            f"{len(report.added)} added, {len(report.updated)} updated, {len(report.unchanged)} unchanged, "
+            f"{len(report.deleted)} deleted, {len(report.failed)} failed; "
+            f"{report.chunks_added} chunks added, {report.chunks_removed} removed; "
+            f"store {cfg.store}: {report.documents_total} documents, {report.chunks_total} chunks"
+        )
+    if not report.ok:
+        ctx.exit(EXIT_ERROR)
+
+
+@cli.command()
+@click.argument("doc_ids", nargs=-1, required=True)
+@store_option
+@click.pass_context
+def delete(ctx: click.Context, doc_ids: tuple[str, ...], store: str | None) -> None:
+    """Delete documents by id (their path relative to the ingested folder)."""
+    cfg = _config(ctx, store)
+    with _engine(cfg) as engine:
+        gone = engine.delete(list(doc_ids))
+    missing = [d for d in doc_ids if d not in gone]
+    click.echo(f"deleted {len(gone)} document(s)" + (f"; not found: {', '.join(missing)}" if missing else ""))
+    if missing and not gone:
+        ctx.exit(EXIT_ERROR)
+
+
+@cli.command()
+@store_option
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, store: str | None, as_json: bool) -> None:
+    """Show what the store holds."""
+    cfg = _config(ctx, store)
+    with _engine(cfg) as engine:
+        info = engine.stats()
+    if as_json:
+        click.echo(json.dumps(info, ensure_ascii=False))
+    else:
+        click.echo(f"store {info['store']}: {info['documents']} documents, {info['chunks']} chunks, "
+                   f"generation {info['generation']}")
+
+
+# ---------------------------------------------------------------------- search
+def _hit_dict(hit: Hit, snippet: str | None = None) -> dict[str, Any]:
+    c = hit.chunk
+    out: dict[str, Any] = {"chunk_id": hit.chunk_id, "doc_id": hit.doc_id, "score": hit.score,
+                           "legs": {k: {"rank": r, "score": s} for k, (r, s) in hit.legs.items()}}
+    if c is not None:
+        out.update(title=c.title, section=c.section, page=c.page, updated=c.metadata.get("updated"))
+    if snippet is not None:
+        out["snippet"] = snippet
+    return out
+
+
+def _read_queries(path: Path) -> list[tuple[str, str]]:
+    """(query_id, text) from a BEIR queries.jsonl or one query per line (ids are line numbers)."""
+    out: list[tuple[str, str]] = []
+    with open(path, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, start=1):
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("{"):
+                try:
+                    obj = json.loads(line)
+                    out.append((str(obj["_id"]), str(obj["text"])))
+                    continue
+                except (ValueError, KeyError):
+                    raise QueryError(f"{path}:{i}: expected a JSON object with _id and text") from None
+            out.append((str(i), line))
+    return out
+
+
+@cli.command()
+@click.argument("query", required=False)
+@click.option("-k", "--top-k", "top_k", type=int, default=None, help="Hits to return (default 10).")
+@where_option
+@role_option
+@mode_option
+@click.option("--queries", "queries_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Run many queries (BEIR queries.jsonl or one per line); one JSON line per query.")
+@store_option
+@json_option
+@click.pass_context
+def search(ctx: click.Context, query: str | None, top_k: int | None, where: tuple[str, ...],
+           roles: tuple[str, ...], mode: str | None, queries_file: str | None, store: str | None,
+           as_json: bool) -> None:
+    """Search the store: ranked chunks with doc id, title, section, score and a highlighted snippet."""
+    from .retrieve.snippets import highlight
+
+    cfg = _config(ctx, store)
+    if (query is None) == (queries_file is None):
+        raise click.UsageError("give a QUERY or --queries FILE (one of them)")
+    with _engine(cfg) as engine:
+        if queries_file:
+            batch = _read_queries(Path(queries_file))
+            results = engine.search_batch([q for _, q in batch], top_k, where=where, roles=roles, mode=mode,
+                                          load_chunks=False)
+            for (qid, _), hits in zip(batch, results):
+                click.echo(json.dumps({"query_id": qid, "hits": [_hit_dict(h) for h in hits]},
+                                      ensure_ascii=False))
+            return
+        assert query is not None
+        hits = engine.search(query, top_k, where=where, roles=roles, mode=mode)
+        terms = set(engine.query_terms(query))
+        rows = [_hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer) if h.chunk else "") for h in hits]
+    if as_json:
+        click.echo(json.dumps({"query": query, "hits": rows}, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("no results")
+    for i, r in enumerate(rows, start=1):
+        where_in = f" § {r['section']}" if r.get("section") else ""
+        page = f" p. {r['page']}" if r.get("page") else ""
+        click.echo(f"{i:>2}. {r['doc_id']} — {r.get('title', '')}{where_in}{page}  (score {r['score']:.3f})")
+        click.echo(f"    {r['snippet']}")
+
+
+# ---------------------------------------------------------------------- ask
+def _answer_dict(answer: Answer) -> dict[str, Any]:
+    return {
+        "answer": answer.text,
+        "refused": answer.refused,
+        "citations": [{"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title, "page": c.page,
+                       "section": c.section, "updated": c.updated} for c in answer.citations],
+        "passages": [{"n": p.n, "doc_id": p.chunk.doc_id, "chunk_id": p.chunk.chunk_id, "title": p.chunk.title,
+                      "section": p.chunk.section, "page": p.chunk.page,
+                      "updated": p.chunk.metadata.get("updated"), "score": p.hit.score, "text": p.chunk.text}
+                     for p in answer.passages],
+        "unsupported": list(answer.unsupported),
+        "notes": list(answer.notes),
+    }
+
+
+def _print_answer(answer: Answer) -> None:
+    from .answer.context import format_sources
+
+    click.echo(answer.text)
+    if answer.citations:
+        click.echo("\nSources:")
+        click.echo(format_sources(answer.citations))
+
+
+@cli.command()
+@click.argument("question")
+@role_option
+@where_option
+@mode_option
+@store_option
+@json_option
+@click.pass_context
+def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[str, ...], mode: str | None,
+        store: str | None, as_json: bool) -> None:
+    """Answer a question from the documents with [n] citations, or refuse."""
+    cfg = _config(ctx, store)
+    if not question.strip():
+        raise QueryError("empty question: ask something")
+    with _engine(cfg) as engine:
+        answer = engine.ask(question, roles=roles, where=where, mode=mode)
+    if as_json:
+        click.echo(json.dumps(_answer_dict(answer), ensure_ascii=False))
+    else:
+        _print_answer(answer)
+
+
+# ---------------------------------------------------------------------- quickstart
+@cli.command()
+@click.pass_context
+def quickstart(ctx: click.Context) -> None:
+    """Ingest the bundled sample into a temporary store, answer one question, refuse another."""
+    from .api import Engine
+
+    sample = resources.files("openbook") / "data" / "sample"
+    with tempfile.TemporaryDirectory(prefix="openbook-quickstart-") as tmp, \
+            resources.as_file(sample) as sample_dir:
+        cfg = load_config(ctx.obj.get("config_path"), environ=None, flags={"store": tmp})
+        with Engine.open(tmp, cfg, create=True) as engine:
+            report = engine.ingest([sample_dir])
+            click.echo(f"Ingested {len(report.added)} sample documents ({report.chunks_total} chunks) "
+                       f"into a temporary store.\n")
+            for question in ("How many days of annual leave do full-time employees get?",
+                             "What is the capital of Australia?"):
+                click.echo(f"$ openbook ask {json.dumps(question)}")
+                _print_answer(engine.ask(question))
+                click.echo("")
+
+
+# ---------------------------------------------------------------------- entry point
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point: run the CLI and map errors to exit codes."""
+    try:
+        rv = cli.main(args=list(argv) if argv is not None else None, prog_name="openbook",
+                      standalone_mode=False)
+        if isinstance(rv, int) and rv:
+            sys.exit(rv)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except OpenbookError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        click.echo("interrupted; the previous index is intact", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

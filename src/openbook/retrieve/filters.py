@@ -1,0 +1,155 @@
+"""Metadata filters (``--where``) and access roles, evaluated per document before ranking.
+
+Expression grammar, one clause per ``--where`` (clauses combine with AND)::
+
+    FIELD OP VALUE          OP in  =  ==  !=  >  >=  <  <=
+    FIELD in [V1, V2, ...]  FIELD not in [V1, ...]
+
+Values compare by type: two ISO dates (``2024-01-01``) compare as dates, two numbers as numbers, otherwise
+as case-insensitive strings. A list-valued field (``tags``) matches ``=``/``in`` when any element matches. A
+document without the field matches no clause on it (not even ``!=``).
+
+Access: a document whose metadata has a non-empty ``acl`` list is visible only to a user holding one of
+those roles; a user with no roles sees only documents without ``acl``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..errors import QueryError
+
+_CLAUSE_RE = re.compile(
+    r"^\s*(?P<field>[A-Za-z_][\w.\-]*)\s*"
+    r"(?P<op>not\s+in\b|in\b|==|!=|>=|<=|=|>|<)\s*(?P<value>.*?)\s*$",
+    re.IGNORECASE,
+)
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One parsed ``FIELD OP VALUE`` clause."""
+
+    field: str
+    op: str
+    values: tuple[str, ...]
+
+    def matches(self, metadata: Mapping[str, Any]) -> bool:
+        """Whether a document with this metadata satisfies the clause."""
+        if self.field not in metadata or metadata[self.field] is None:
+            return False
+        actual = metadata[self.field]
+        items = list(actual) if isinstance(actual, (list, tuple, set)) else [actual]
+        if not items:
+            return False
+        if self.op == "in":
+            return any(_compare(a, v) == 0 for a in items for v in self.values)
+        if self.op == "not in":
+            return not any(_compare(a, v) == 0 for a in items for v in self.values)
+        target = self.values[0]
+        if self.op == "=":
+            return any(_compare(a, target) == 0 for a in items)
+        if self.op == "!=":
+            return all(_compare(a, target) != 0 for a in items)
+        results = [_compare(a, target) for a in items]
+        ok = {">": lambda c: c is not None and c > 0, ">=": lambda c: c is not None and c >= 0,
+              "<": lambda c: c is not None and c < 0, "<=": lambda c: c is not None and c <= 0}[self.op]
+        return any(ok(c) for c in results)
+
+
+def parse_where(expr: str) -> Clause:
+    """Parse one ``--where`` expression.
+
+    Raises:
+        QueryError: the expression is not ``FIELD OP VALUE`` or ``FIELD in [..]``.
+    """
+    m = _CLAUSE_RE.match(expr)
+    if not m or not m.group("value"):
+        raise QueryError(
+            f"cannot parse filter {expr!r}: write FIELD OP VALUE with OP one of = != > >= < <=, "
+            f"or FIELD in [a,b] (e.g. updated>=2024-01-01, author=Ana, tags in [a,b])"
+        )
+    op = re.sub(r"\s+", " ", m.group("op").lower())
+    op = "=" if op == "==" else op
+    raw = m.group("value")
+    if op in ("in", "not in"):
+        if not (raw.startswith("[") and raw.endswith("]")):
+            raise QueryError(f"filter {expr!r}: the value of '{op}' must be a list like [a,b]")
+        values = tuple(_unquote(v) for v in raw[1:-1].split(",") if v.strip())
+        if not values:
+            raise QueryError(f"filter {expr!r}: empty list")
+    else:
+        values = (_unquote(raw),)
+    return Clause(m.group("field"), op, values)
+
+
+def parse_filters(exprs: Sequence[str]) -> tuple[Clause, ...]:
+    """Parse every ``--where`` clause (AND)."""
+    return tuple(parse_where(e) for e in exprs)
+
+
+def visible(metadata: Mapping[str, Any], roles: Sequence[str]) -> bool:
+    """Access check: no ``acl`` means public; otherwise the user needs one of the listed roles."""
+    acl = metadata.get("acl")
+    if not acl:
+        return True
+    acl_list = [acl] if isinstance(acl, str) else list(acl)
+    held = {r.casefold() for r in roles}
+    return any(str(a).casefold() in held for a in acl_list)
+
+
+def document_passes(metadata: Mapping[str, Any], clauses: Sequence[Clause], roles: Sequence[str]) -> bool:
+    """Visible to ``roles`` and matching every clause."""
+    return visible(metadata, roles) and all(c.matches(metadata) for c in clauses)
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _as_date(v: Any) -> _dt.date | None:
+    if isinstance(v, _dt.datetime):
+        return v.date()
+    if isinstance(v, _dt.date):
+        return v
+    s = str(v).strip()
+    if _DATE_RE.match(s[:10]) and (len(s) == 10 or s[10] in "T "):
+        try:
+            return _dt.date.fromisoformat(s[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def _as_number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(str(v).strip())
+    except ValueError:
+        return None
+
+
+def _compare(actual: Any, target: str) -> int | None:
+    """-1/0/1 comparing actual to target by the richest common type; None when incomparable."""
+    da, dt = _as_date(actual), _as_date(target)
+    if da is not None and dt is not None:
+        return (da > dt) - (da < dt)
+    na, nt = _as_number(actual), _as_number(target)
+    if na is not None and nt is not None:
+        return (na > nt) - (na < nt)
+    if da is not None or dt is not None or (na is not None) != (nt is not None):
+        # a date or number against a plain word: equal only as identical text
+        sa, st = str(actual).casefold(), target.casefold()
+        return 0 if sa == st else None
+    sa, st = str(actual).casefold(), target.casefold()
+    return (sa > st) - (sa < st)

@@ -1,0 +1,42 @@
+"""Highlighted snippets: the window of a chunk that holds the most query terms, terms marked ``**like this**``."""
+
+from __future__ import annotations
+
+import re
+from typing import Collection
+
+from ..index.analyzer import Analyzer
+
+_WORD_RE = re.compile(r"\S+")
+
+
+def highlight(text: str, query_terms: Collection[str], analyzer: Analyzer, width: int = 40) -> str:
+    """A window of about ``width`` words of ``text`` around the densest run of query terms.
+
+    Words whose analyzer terms meet ``query_terms`` are wrapped in ``**``. Leading/trailing ``…`` mark a cut.
+    CJK words (no spaces) are highlighted whole when any of their bigrams matches.
+    """
+    words = [(m.start(), m.end()) for m in _WORD_RE.finditer(text)]
+    if not words:
+        return ""
+    terms = set(query_terms)
+    hit = [bool(terms.intersection(analyzer.analyze(text[s:e]))) for s, e in words]
+    n = len(words)
+    if n <= width:
+        lo, hi = 0, n
+    else:
+        best, best_at, cur = -1, 0, sum(hit[:width])
+        best, best_at = cur, 0
+        for i in range(1, n - width + 1):
+            cur += hit[i + width - 1] - hit[i - 1]
+            if cur > best:
+                best, best_at = cur, i
+        lo = max(0, best_at - 3) if best_at else 0
+        hi = min(n, lo + width)
+    parts = []
+    for i in range(lo, hi):
+        s, e = words[i]
+        w = text[s:e]
+        parts.append(f"**{w}**" if hit[i] else w)
+    out = " ".join(parts)
+    return ("… " if lo > 0 else "") + out + (" …" if hi < n else "")

@@ -1,0 +1,262 @@
+"""The embedded store: one folder, no server.
+
+Layout::
+
+    STORE/
+      openbook.sqlite     documents, chunks, metadata, content hashes, and the current index generation
+      gen-000007/         the index files of generation 7 (read-only once written)
+        manifest.json     format version, analyzer and BM25 settings, embedder name/dim, row counts
+        rows.json         row -> chunk id, and the document ordinal of each row
+        bm25/             see openbook.index.sparse
+        dense/            see openbook.index.dense (when embeddings are on)
+
+Atomicity: an update writes a complete new ``gen-N`` folder first, then commits one SQLite transaction that
+holds every document/chunk change *and* the new generation number. That commit is the only switch-over point:
+a process killed before it leaves SQLite rolled back to the previous state, which still names the previous,
+untouched generation folder; the half-written folder is deleted by the next writer. Readers open the
+generation named in SQLite; older generation folders are removed after the commit (open memory maps stay
+valid on POSIX).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from ..errors import StoreError, StoreVersionError
+from ..types import Chunk, Document
+
+FORMAT_VERSION = 1
+DB_NAME = "openbook.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    root TEXT NOT NULL,
+    format TEXT NOT NULL,
+    title TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    pages TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_root ON documents(root);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id),
+    ord INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    headings TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    page INTEGER
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
+"""
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A document row without its text: what ingest needs to decide unchanged / changed / gone."""
+
+    doc_id: str
+    source: str
+    root: str
+    content_hash: str
+
+
+class EmbeddedStore:
+    """SQLite + index generations in one folder. Use ``EmbeddedStore.open``.
+
+    Not thread-safe; one writer at a time (SQLite's write lock serialises concurrent ingests).
+    """
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.conn = conn
+
+    # ------------------------------------------------------------------ open / create
+    @classmethod
+    def open(cls, path: str | Path, create: bool = False) -> "EmbeddedStore":
+        """Open the store folder ``path``.
+
+        Args:
+            create: create the folder and database when missing.
+
+        Raises:
+            StoreError: the folder or database is missing (and ``create`` is False) or unreadable.
+            StoreVersionError: the store was written by an incompatible format version.
+        """
+        path = Path(path)
+        db = path / DB_NAME
+        if not db.is_file():
+            if not create:
+                raise StoreError(
+                    f"no openbook store at {path}: run `openbook ingest PATH --store {path}` first"
+                )
+            path.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(db, isolation_level=None, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{db} is not a readable openbook database ({exc}); delete the folder and re-ingest")
+        store = cls(path, conn)
+        version = store.get_meta("format_version")
+        if version is None:
+            store.set_meta("format_version", str(FORMAT_VERSION))
+        elif int(version) != FORMAT_VERSION:
+            conn.close()
+            raise StoreVersionError(
+                f"store {path} has format version {version}, this openbook reads version {FORMAT_VERSION}; "
+                f"re-ingest into a new store (e.g. delete {path} and run `openbook ingest`)"
+            )
+        return store
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.conn.close()
+
+    # ------------------------------------------------------------------ meta
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def generation(self) -> int:
+        """Current index generation (0: nothing indexed yet)."""
+        return int(self.get_meta("generation") or 0)
+
+    def generation_dir(self, generation: int | None = None) -> Path:
+        gen = self.generation if generation is None else generation
+        return self.path / f"gen-{gen:06d}"
+
+    # ------------------------------------------------------------------ transactions
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction (``BEGIN IMMEDIATE``): all or nothing."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    def new_generation_dir(self) -> tuple[int, Path]:
+        """Number and empty folder for the next generation; stale unfinished folders are removed first."""
+        self.remove_stale_generations(keep=self.generation)
+        gen = self.generation + 1
+        folder = self.generation_dir(gen)
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        return gen, folder
+
+    def remove_stale_generations(self, keep: int) -> None:
+        """Delete every ``gen-*`` folder except generation ``keep``."""
+        for child in self.path.glob("gen-*"):
+            if child.is_dir() and child.name != f"gen-{keep:06d}":
+                shutil.rmtree(child, ignore_errors=True)
+
+    # ------------------------------------------------------------------ documents and chunks
+    def documents(self) -> dict[str, StoredDocument]:
+        """Every stored document by id."""
+        rows = self.conn.execute("SELECT doc_id, source, root, content_hash FROM documents")
+        return {r[0]: StoredDocument(*r) for r in rows}
+
+    def count(self) -> tuple[int, int]:
+        """(documents, chunks) stored."""
+        d = self.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+        c = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return int(d), int(c)
+
+    def put_document(self, doc: Document, root: str, chunks: Sequence[Chunk], digest: str) -> None:
+        """Insert or replace a document and all its chunks (call inside ``transaction``).
+
+        ``digest`` is the hash compared on the next ingest to decide whether the document changed.
+        """
+        self.delete_documents([doc.doc_id])
+        self.conn.execute(
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc.doc_id, doc.source, root, doc.format, doc.title,
+             json.dumps(dict(doc.metadata), ensure_ascii=False, default=str), json.dumps(list(doc.pages)),
+             digest, doc.text),
+        )
+        self.conn.executemany(
+            "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(c.chunk_id, c.doc_id, i, c.text, json.dumps(list(c.headings), ensure_ascii=False), c.start,
+              c.end, c.page) for i, c in enumerate(chunks)],
+        )
+
+    def delete_documents(self, doc_ids: Iterable[str]) -> None:
+        """Remove documents and their chunks (call inside ``transaction``)."""
+        ids = [(d,) for d in doc_ids]
+        self.conn.executemany("DELETE FROM chunks WHERE doc_id = ?", ids)
+        self.conn.executemany("DELETE FROM documents WHERE doc_id = ?", ids)
+
+    def chunk_ids_of(self, doc_ids: Iterable[str]) -> set[str]:
+        """Chunk ids currently stored for these documents."""
+        out: set[str] = set()
+        for d in doc_ids:
+            out.update(r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ?", (d,)))
+        return out
+
+    def document_metadata(self) -> dict[str, dict[str, Any]]:
+        """Metadata of every document by id (for filters)."""
+        return {r[0]: json.loads(r[1]) for r in self.conn.execute("SELECT doc_id, metadata FROM documents")}
+
+    def get_document(self, doc_id: str) -> Document | None:
+        """The stored document, text included, or None."""
+        r = self.conn.execute(
+            "SELECT doc_id, text, title, source, format, metadata, pages FROM documents WHERE doc_id = ?",
+            (doc_id,),
+        ).fetchone()
+        if r is None:
+            return None
+        return Document(doc_id=r[0], text=r[1], title=r[2], source=r[3], format=r[4],
+                        metadata=json.loads(r[5]), pages=tuple(json.loads(r[6])))
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """Chunks by id, with their document's title and metadata; unknown ids are absent."""
+        out: dict[str, Chunk] = {}
+        meta_cache: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        for i in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[i : i + 500])
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(
+                f"SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start, c.end, c.page, d.title, d.metadata "
+                f"FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.chunk_id IN ({marks})",
+                part,
+            )
+            for r in rows:
+                if r[1] not in meta_cache:
+                    meta_cache[r[1]] = (r[7], json.loads(r[8]))
+                title, meta = meta_cache[r[1]]
+                out[r[0]] = Chunk(chunk_id=r[0], doc_id=r[1], text=r[2], title=title,
+                                  headings=tuple(json.loads(r[3])), start=r[4], end=r[5], page=r[6],
+                                  metadata=meta)
+        return out
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` through a temporary file and ``os.replace``."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,37 @@
+import pytest
+
+from openbook.errors import QueryError
+from openbook.retrieve.filters import document_passes, parse_where, visible
+
+META = {"updated": "2024-05-01", "author": "Ana", "tags": ["hr", "policy"], "version": "10", "acl": ["finance"]}
+
+
+@pytest.mark.parametrize("expr,ok", [
+    ("updated>=2024-01-01", True), ("updated>2024-05-01", False), ("updated<=2024-05-01", True),
+    ("updated<2024-12-31", True), ("author=Ana", True), ("author=ana", True), ("author!=Ana", False),
+    ("tags in [a,hr]", True), ("tags in [x,y]", False), ("tags=policy", True), ("tags not in [x]", True),
+    ("version>9", True),  # numbers compare as numbers, not as text ("10" < "9" as text)
+    ("missing=1", False), ("missing!=1", False),  # a document without the field matches no comparison
+])
+def test_clauses(expr, ok):
+    assert parse_where(expr).matches(META) is ok
+
+
+def test_dates_compare_as_dates_not_text():
+    assert parse_where("updated>=2024-1-1").matches({"updated": "2024-05-01"}) in (True, False)
+    assert parse_where("updated>=2024-04-30").matches({"updated": "2024-05-01T10:00:00"})
+
+
+@pytest.mark.parametrize("bad", ["", "author", "=x", "tags in a,b", "tags in []"])
+def test_bad_expressions(bad):
+    with pytest.raises(QueryError):
+        parse_where(bad)
+
+
+def test_access_roles():
+    assert visible({}, []) and visible({"acl": []}, [])
+    assert not visible({"acl": ["finance"]}, [])
+    assert not visible({"acl": ["finance"]}, ["staff"])
+    assert visible({"acl": ["finance"]}, ["staff", "Finance"])
+    assert not document_passes(META, [parse_where("author=Ana")], ["staff"])
+    assert document_passes(META, [parse_where("author=Ana")], ["finance"])

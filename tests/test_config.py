@@ -1,0 +1,33 @@
+import pytest
+
+from openbook.config import Config, load_config
+from openbook.errors import ConfigError
+
+
+def test_precedence_flag_env_file_default(tmp_path):
+    f = tmp_path / "openbook.toml"
+    f.write_text('store = "from-file"\n[bm25]\nk1 = 0.9\nb = 0.5\n[retrieval]\ntop_k = 7\n')
+    cfg = load_config(f, environ={"OPENBOOK_BM25_K1": "1.5", "OPENBOOK_STORE": "from-env"},
+                      flags={"store": "from-flag", "retrieval.top_k": None})
+    assert cfg.store == "from-flag"
+    assert cfg.bm25.k1 == 1.5 and cfg.bm25.b == 0.5
+    assert cfg.retrieval.top_k == 7
+    assert Config().bm25.k1 == 1.2
+
+
+@pytest.mark.parametrize("text", ["nope = 1\n", "[bm25]\nk3 = 1\n", "[bm25]\nk1 = 'high'\n", "[[x\n"])
+def test_unknown_or_bad_keys_are_errors(tmp_path, text):
+    f = tmp_path / "c.toml"
+    f.write_text(text)
+    with pytest.raises(ConfigError):
+        load_config(f)
+
+
+def test_unknown_environment_variable_is_an_error():
+    with pytest.raises(ConfigError):
+        load_config(None, environ={"OPENBOOK_BOGUS_THING": "1"})
+
+
+def test_missing_explicit_file(tmp_path):
+    with pytest.raises(ConfigError):
+        load_config(tmp_path / "absent.toml")
