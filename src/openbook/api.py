@@ -1,6 +1,6 @@
 """The Python API: ``Engine`` ties the five stages to one store. The CLI and the server call only this.
 
-    engine = Engine.open(".openbook", config)
+    engine = Engine.open(".openbook", config, create=True)
     report = engine.ingest(["docs/"])
     hits = engine.search("how long is trash kept", k=10, roles=["staff"])
     answer = engine.ask("How long is trash kept?", roles=["staff"])
@@ -8,28 +8,379 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+import sys
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
+import numpy as np
+
+from .chunking import chunk_document
 from .config import Config
-from .types import Answer, Hit
+from .errors import IngestError, QueryError, StoreError, StoreVersionError
+from .index.analyzer import Analyzer
+from .index.sparse import BM25Index
+from .ingest import discover, load_file
+from .retrieve.filters import document_passes, parse_filters
+from .store.embedded import EmbeddedStore, write_json_atomic
+from .types import Answer, Chunk, Hit, content_hash
+
+INDEX_FORMAT = 1
 
 
 @dataclass
 class IngestReport:
-    """What one ``ingest`` call did; counts are documents unless named otherwise."""
+    """What one ``ingest`` call did; lists hold document ids (``failed``: path and one-line reason)."""
 
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, one-line reason)
+    failed: list[tuple[str, str]] = field(default_factory=list)
     chunks_added: int = 0
     chunks_removed: int = 0
     chunks_total: int = 0
+    documents_total: int = 0
 
     @property
     def ok(self) -> bool:
-        """False only when files were given and nothing at all could be ingested."""
+        """False only when files failed and nothing at all could be ingested."""
         return not (self.failed and not (self.added or self.updated or self.unchanged))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"ok": self.ok}
+
+
+class _LoadedIndex:
+    """The current generation's index files, loaded (memory-mapped) once per process."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        self.bm25 = BM25Index.load(folder / "bm25")
+        self.chunk_ids = np.load(folder / "chunk_ids.npy", mmap_mode="r")
+        self.doc_ord = np.load(folder / "doc_ord.npy", mmap_mode="r")
+        self.doc_ids: list[str] = json.loads((folder / "docs.json").read_text(encoding="utf-8"))
+        acl = json.loads((folder / "acl.json").read_text(encoding="utf-8"))
+        self.acl: dict[int, list[str]] = {int(k): v for k, v in acl.items()}
+
+    def chunk_id(self, row: int) -> str:
+        return self.chunk_ids[row].decode("ascii")
+
+    def doc_id(self, row: int) -> str:
+        return self.doc_ids[int(self.doc_ord[row])]
+
+
+class Engine:
+    """One store, one configuration: ingest, search, ask. Build with ``Engine.open``."""
+
+    def __init__(self, store: EmbeddedStore, config: Config) -> None:
+        self.store = store
+        self.config = config
+        self.analyzer = Analyzer()
+        self._index: _LoadedIndex | None = None
+        self._index_gen = -1
+        self._metadata: dict[str, dict[str, Any]] | None = None
+
+    @classmethod
+    def open(cls, store: str | Path | None = None, config: Config | None = None, create: bool = False) -> "Engine":
+        """Open (or with ``create`` make) the store folder; ``store`` defaults to ``config.store``.
+
+        Raises:
+            StoreError: no store there and ``create`` is False.
+            StoreVersionError: written by an incompatible version.
+        """
+        config = config or Config()
+        path = Path(store if store is not None else config.store)
+        return cls(EmbeddedStore.open(path, create=create), config)
+
+    def close(self) -> None:
+        """Release the database connection."""
+        self.store.close()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ ingest
+    def _pipeline_signature(self) -> str:
+        """Settings that change chunks or index terms: a change re-processes every document."""
+        return json.dumps({"chunking": asdict(self.config.chunking), "analyzer": self.analyzer.settings()},
+                          sort_keys=True)
+
+    def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False) -> IngestReport:
+        """Ingest files and folders (recursively); unchanged documents are left alone.
+
+        Args:
+            paths: files or folders. A document's id is its path relative to the folder given.
+            sync: also delete stored documents that came from these folders but whose files are gone.
+            progress: show a progress bar on stderr.
+
+        Returns:
+            An ``IngestReport``. Unreadable files are listed in ``failed``; the batch continues.
+
+        Raises:
+            IngestError: a given path does not exist.
+        """
+        report = IngestReport()
+        sig = self._pipeline_signature()
+        files: list[tuple[Path, str, str]] = []
+        roots: set[str] = set()
+        for p in paths:
+            path = Path(p)
+            if not path.exists():
+                raise IngestError(f"{p}: no such file or folder")
+            root = str(path.resolve() if path.is_dir() else path.resolve().parent)
+            roots.add(root)
+            files.extend((f, doc_id, root) for f, doc_id in discover([path]))
+        stored = self.store.documents()
+        seen: set[str] = set()
+        changed: dict[str, list[Chunk]] = {}
+        removed: set[str] = set()
+
+        iterator: Any = files
+        if progress:
+            from tqdm import tqdm
+
+            iterator = tqdm(files, desc="ingest", unit="file", file=sys.stderr, leave=False)
+        with self.store.transaction():
+            for file, doc_id, root in iterator:
+                try:
+                    docs = load_file(file, doc_id)
+                except IngestError as exc:
+                    report.failed.append((str(file), str(exc)))
+                    continue
+                for doc in docs:
+                    if doc.doc_id in seen:
+                        report.failed.append((str(file), f"duplicate document id {doc.doc_id!r}; skipped"))
+                        continue
+                    seen.add(doc.doc_id)
+                    digest = content_hash(doc.content_hash, sig)
+                    old = stored.get(doc.doc_id)
+                    if old is not None and old.content_hash == digest:
+                        report.unchanged.append(doc.doc_id)
+                        continue
+                    chunks = chunk_document(doc, self.config.chunking)
+                    if old is not None:
+                        removed |= self.store.chunk_ids_of([doc.doc_id])
+                        report.updated.append(doc.doc_id)
+                    else:
+                        report.added.append(doc.doc_id)
+                    self.store.put_document(doc, root, chunks, digest)
+                    changed[doc.doc_id] = chunks
+            if sync:
+                gone = [d for d, s in stored.items() if s.root in roots and d not in seen]
+                removed |= self.store.chunk_ids_of(gone)
+                self.store.delete_documents(gone)
+                report.deleted.extend(sorted(gone))
+            if changed or report.deleted:
+                new_chunks = [c for chunks in changed.values() for c in chunks]
+                self._write_generation(removed, new_chunks)
+                report.chunks_added = len(new_chunks)
+                report.chunks_removed = len(removed)
+        self._after_write()
+        report.documents_total, report.chunks_total = self.store.count()
+        return report
+
+    def delete(self, doc_ids: Sequence[str]) -> list[str]:
+        """Delete documents by id; returns the ids that existed (unknown ids are ignored)."""
+        stored = self.store.documents()
+        present = [d for d in doc_ids if d in stored]
+        if not present:
+            return []
+        with self.store.transaction():
+            removed = self.store.chunk_ids_of(present)
+            self.store.delete_documents(present)
+            self._write_generation(removed, [])
+        self._after_write()
+        return present
+
+    def _after_write(self) -> None:
+        self.store.remove_stale_generations(keep=self.store.generation)
+        self._metadata = None
+
+    def _write_generation(self, removed: set[str], new_chunks: list[Chunk]) -> None:
+        """Write the next index generation and record it (inside the caller's transaction)."""
+        old = self._loaded()
+        gen, folder = self.store.new_generation_dir()
+        if old is not None:
+            keep = np.fromiter((cid.decode("ascii") not in removed for cid in old.chunk_ids), dtype=bool,
+                               count=len(old.chunk_ids))
+            kept_rows = np.flatnonzero(keep)
+            chunk_ids = [old.chunk_ids[r].decode("ascii") for r in kept_rows]
+            row_docs = [old.doc_ids[int(old.doc_ord[r])] for r in kept_rows]
+        else:
+            keep = np.zeros(0, dtype=bool)
+            chunk_ids, row_docs = [], []
+        token_lists = (self.analyzer.analyze(c.indexed_text()) for c in new_chunks)
+        bm = self.config.bm25
+        extra = {"analyzer": self.analyzer.settings()}
+        if old is not None and old.bm25.rows:
+            bm25 = old.bm25.updated(keep, token_lists)
+            bm25 = BM25Index.from_tf(bm25.tf_rows(), bm25.vocab, k1=bm.k1, b=bm.b, extra=extra) \
+                if (bm25.k1, bm25.b) != (bm.k1, bm.b) else bm25
+        else:
+            bm25 = BM25Index.build(token_lists, k1=bm.k1, b=bm.b, extra=extra)
+        chunk_ids += [c.chunk_id for c in new_chunks]
+        row_docs += [c.doc_id for c in new_chunks]
+        doc_ids = list(dict.fromkeys(row_docs))
+        ordinal = {d: i for i, d in enumerate(doc_ids)}
+        meta = self.store.document_metadata()
+        acl = {ordinal[d]: list(meta[d]["acl"]) if isinstance(meta[d]["acl"], list) else [meta[d]["acl"]]
+               for d in doc_ids if meta.get(d, {}).get("acl")}
+        bm25.save(folder / "bm25")
+        np.save(folder / "chunk_ids.npy", np.array(chunk_ids, dtype="S20") if chunk_ids else np.zeros(0, "S20"))
+        np.save(folder / "doc_ord.npy", np.array([ordinal[d] for d in row_docs], dtype=np.int32))
+        write_json_atomic(folder / "docs.json", doc_ids)
+        write_json_atomic(folder / "acl.json", {str(k): v for k, v in acl.items()})
+        manifest = {
+            "format_version": INDEX_FORMAT,
+            "generation": gen,
+            "analyzer": self.analyzer.settings(),
+            "bm25": {"k1": bm.k1, "b": bm.b, "idf": "lucene"},
+            "chunking": asdict(self.config.chunking),
+            "rows": len(chunk_ids),
+            "documents": len(doc_ids),
+        }
+        write_json_atomic(folder / "manifest.json", manifest)
+        self.store.set_meta("generation", str(gen))
+
+    # ------------------------------------------------------------------ loading
+    def _loaded(self) -> _LoadedIndex | None:
+        gen = self.store.generation
+        if gen == 0:
+            return None
+        if self._index is None or self._index_gen != gen:
+            folder = self.store.generation_dir(gen)
+            try:
+                index = _LoadedIndex(folder)
+            except FileNotFoundError as exc:
+                raise StoreError(f"index files of {self.store.path} are missing ({exc.filename}); re-ingest "
+                                 f"with `openbook ingest PATH --store {self.store.path}`") from None
+            if index.manifest.get("format_version") != INDEX_FORMAT or \
+                    index.manifest.get("analyzer") != self.analyzer.settings():
+                raise StoreVersionError(
+                    f"index in {self.store.path} was built by an incompatible openbook (format "
+                    f"{index.manifest.get('format_version')}, analyzer {index.manifest.get('analyzer')}); "
+                    f"delete {self.store.path} and re-ingest"
+                )
+            bm = self.config.bm25
+            if (index.bm25.k1, index.bm25.b) != (bm.k1, bm.b):  # reweight in memory, no re-tokenising
+                old = index.bm25
+                index.bm25 = BM25Index.from_tf(old.tf_rows(), old.vocab, k1=bm.k1, b=bm.b, extra=old.extra)
+            self._index, self._index_gen = index, gen
+        return self._index
+
+    def _require_index(self) -> _LoadedIndex:
+        index = self._loaded()
+        if index is None or index.bm25.rows == 0:
+            raise StoreError(f"store {self.store.path} is empty: run `openbook ingest PATH --store "
+                             f"{self.store.path}` first")
+        return index
+
+    def _mask(self, index: _LoadedIndex, where: Sequence[str], roles: Sequence[str]) -> np.ndarray | None:
+        """Visible rows (bool [rows]) for these filters and roles; None when every row is visible."""
+        clauses = parse_filters(where)
+        if not clauses:
+            if not index.acl:
+                return None
+            held = {r.casefold() for r in roles}
+            doc_ok = np.ones(len(index.doc_ids), dtype=bool)
+            for ordinal, acl in index.acl.items():
+                doc_ok[ordinal] = any(str(a).casefold() in held for a in acl)
+            return doc_ok[np.asarray(index.doc_ord)]
+        if self._metadata is None:
+            self._metadata = self.store.document_metadata()
+        meta = self._metadata
+        doc_ok = np.fromiter((document_passes(meta.get(d, {}), clauses, roles) for d in index.doc_ids),
+                             dtype=bool, count=len(index.doc_ids))
+        return doc_ok[np.asarray(index.doc_ord)]
+
+    # ------------------------------------------------------------------ search
+    def search_batch(self, queries: Sequence[str], k: int | None = None, *, where: Sequence[str] = (),
+                     roles: Sequence[str] = (), mode: str | None = None,
+                     load_chunks: bool = True) -> list[list[Hit]]:
+        """Top-``k`` chunks per query, best first.
+
+        Args:
+            queries: query strings; none may be empty.
+            k: hits per query (default ``config.retrieval.top_k``).
+            where: ``--where`` clauses (AND); roles: the user's access roles. Both filter before the top-k cut.
+            mode: ``bm25`` (only mode until dense retrieval is configured).
+            load_chunks: fetch chunk text and metadata into ``Hit.chunk`` (off for fast evaluation runs).
+
+        Returns:
+            One list per query of at most ``k`` hits; ``Hit.score`` is the raw BM25 score and
+            ``Hit.legs["bm25"]`` its (rank, score).
+
+        Raises:
+            QueryError: an empty query, a bad filter or an unknown mode. StoreError: empty or missing store.
+        """
+        k = self.config.retrieval.top_k if k is None else k
+        mode = mode or self.config.retrieval.mode
+        if mode != "bm25":
+            raise QueryError(f"unknown retrieval mode {mode!r}; available: bm25")
+        for q in queries:
+            if not q or not q.strip():
+                raise QueryError("empty query: give the words to search for")
+        index = self._require_index()
+        mask = self._mask(index, where, roles)
+        terms = [self.analyzer.analyze(q) for q in queries]
+        rows, scores = index.bm25.search_batch(terms, k, mask)
+        results: list[list[Hit]] = []
+        for qi in range(len(queries)):
+            hits = []
+            for rank, (row, score) in enumerate(zip(rows[qi], scores[qi]), start=1):
+                if row < 0:
+                    break
+                hits.append(Hit(chunk_id=index.chunk_id(row), doc_id=index.doc_id(row), score=float(score),
+                                legs={"bm25": (rank, float(score))}))
+            results.append(hits)
+        if load_chunks:
+            results = [self._attach_chunks(h) for h in results]
+        return results
+
+    def search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Hit]:
+        """``search_batch([query], ...)[0]``."""
+        return self.search_batch([query], k, **kwargs)[0]
+
+    def _attach_chunks(self, hits: list[Hit]) -> list[Hit]:
+        chunks = self.store.get_chunks([h.chunk_id for h in hits])
+        return [Hit(h.chunk_id, h.doc_id, h.score, h.legs, chunks.get(h.chunk_id)) for h in hits
+                if h.chunk_id in chunks]
+
+    def query_terms(self, query: str) -> list[str]:
+        """The analyzer's distinct terms of ``query``."""
+        return list(dict.fromkeys(self.analyzer.analyze(query)))
+
+    def idf(self, terms: Sequence[str]) -> np.ndarray:
+        """Lucene idf of each term over the current index."""
+        return self._require_index().bm25.idf(terms)
+
+    # ------------------------------------------------------------------ ask
+    def ask(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
+            mode: str | None = None) -> Answer:
+        """Answer from the documents with ``[n]`` citations, or refuse.
+
+        Retrieval, context assembly and the offline extractive answerer (``openbook.answer.extractive``).
+
+        Raises:
+            QueryError: empty question. StoreError: empty or missing store.
+        """
+        from .answer.context import assemble_passages
+        from .answer.extractive import answer_extractive
+
+        n = self.config.answer.passages
+        hits = self.search(question, k=max(n * 3, 20), roles=roles, where=where, mode=mode)
+        passages = assemble_passages(hits, n)
+        return answer_extractive(question, passages, self, self.config.answer)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and the current manifest."""
+        docs, chunks = self.store.count()
+        index = self._loaded()
+        return {"store": str(self.store.path), "documents": docs, "chunks": chunks,
+                "generation": self.store.generation, "manifest": index.manifest if index else None}
