@@ -64,6 +64,7 @@ class _LoadedIndex:
         self.doc_ids: list[str] = json.loads((folder / "docs.json").read_text(encoding="utf-8"))
         acl = json.loads((folder / "acl.json").read_text(encoding="utf-8"))
         self.acl: dict[int, list[str]] = {int(k): v for k, v in acl.items()}
+        self.chars: frozenset[str] | None = None
 
     def chunk_id(self, row: int) -> str:
         return self.chunk_ids[row].decode("ascii")
@@ -359,6 +360,17 @@ class Engine:
     def idf(self, terms: Sequence[str]) -> np.ndarray:
         """Lucene idf of each term over the current index."""
         return self._require_index().bm25.idf(terms)
+
+    def vocabulary(self) -> dict[str, int]:
+        """Term -> term id of the current BM25 index."""
+        return self._require_index().bm25.term_ids
+
+    def known_characters(self) -> frozenset[str]:
+        """Every character that occurs in some index term (used to tell CJK word cuts from unknown words)."""
+        index = self._require_index()
+        if getattr(index, "chars", None) is None:
+            index.chars = frozenset(ch for term in index.bm25.vocab for ch in term)
+        return index.chars
 
     # ------------------------------------------------------------------ ask
     def ask(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),

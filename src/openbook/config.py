@@ -10,7 +10,7 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     [chunking]   target_words = 180, overlap_words = 30, max_words = 350
     [bm25]       k1 = 1.2, b = 0.75
     [retrieval]  top_k = 10, mode = "bm25", candidates = 100, rrf_k = 60
-    [answer]     passages = 6, min_coverage = 0.6, max_sentences = 3
+    [answer]     passages = 6, min_coverage = 0.4, max_sentences = 3
     [embedding]  model = "..." , batch_size = 32, ann_threshold = 200000
     [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
 
@@ -62,7 +62,7 @@ class AnswerConfig:
     """Offline answering: passages in the context, refusal threshold on query-term coverage (0-1)."""
 
     passages: int = 6
-    min_coverage: float = 0.6
+    min_coverage: float = 0.4
     max_sentences: int = 3
 
 

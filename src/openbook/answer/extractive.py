@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -50,6 +50,10 @@ class TermStats(Protocol):
 
     def idf(self, terms: Sequence[str]) -> np.ndarray: ...
 
+    def known_characters(self) -> frozenset[str]: ...
+
+    def vocabulary(self) -> Mapping[str, int]: ...
+
 
 @dataclass(frozen=True)
 class _Candidate:
@@ -66,6 +70,32 @@ def content_terms(question: str, analyzer: Analyzer) -> list[str]:
     stop = set(analyzer.analyze(QUESTION_WORDS_EN)) | set(analyzer.analyze(QUESTION_WORDS_CJK))
     content = [t for t in terms if t not in stop]
     return content or terms
+
+
+def term_weights(terms: Sequence[str], stats: TermStats) -> np.ndarray:
+    """idf weight of each content term for the coverage signal.
+
+    A CJK bigram the corpus never contains but whose characters it does contain is most often a cut across two
+    words (``室的`` from ``办公室的``): it gets weight 0. Any other unseen term (``australia``, ``深圳``) keeps the
+    largest idf, since a question about something the corpus never names is a sign it cannot be answered.
+    """
+    weights = np.asarray(stats.idf(terms), dtype=np.float64).copy()
+    top = float(weights.max()) if len(weights) else 0.0
+    known = None
+    for i, t in enumerate(terms):
+        if weights[i] >= top - 1e-9 and _is_cjk(t):
+            known = stats.known_characters() if known is None else known
+            if all(ch in known for ch in t) and stats.idf([t])[0] >= top - 1e-9 and not _seen(t, stats):
+                weights[i] = 0.0
+    return weights
+
+
+def _is_cjk(term: str) -> bool:
+    return bool(term) and "\u2e80" <= term[0] <= "\ud7ff"
+
+
+def _seen(term: str, stats: TermStats) -> bool:
+    return term in stats.vocabulary()
 
 
 def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> float:
@@ -90,7 +120,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     terms = content_terms(question, analyzer)
     if not passages or not terms:
         return refusal
-    weights = np.asarray(stats.idf(terms), dtype=np.float64)
+    weights = term_weights(terms, stats)
     passage_terms = [set(analyzer.analyze(p.chunk.indexed_text())) for p in passages]
     covs = [coverage(terms, weights, pt) for pt in passage_terms]
     best = max(covs)
