@@ -16,7 +16,8 @@ How a document is cut (``chunk_document``):
    chunk keeps the *shallower* heading path, the deepest one that contains all of its text; the subsection's
    heading line stays inside the body. Sibling sections are never merged, so each chunk's path is exact.
 4. **Packing.** Units are packed greedily up to ``target``; within a section the chunks are balanced (a
-   250-word section with target 180 gives two chunks of ~125 words instead of 180 + 70). Each chunk after the
+   250-word section with target 180 gives two chunks of ~125 words instead of 180 + 70): a chunk closes once
+   its new text reaches what is left of the section divided by the number of chunks that rest needs. Each chunk after the
    first in a section starts with whole trailing sentences of the previous chunk worth at most ``overlap``
    units. Overlap never crosses a section boundary and never comes from a table. No chunk exceeds ``max``: the
    final text of every chunk is measured with ``count`` and cut again if needed.
@@ -325,6 +326,10 @@ class _Chunker:
             head_size = self.count(header)
             keep = head_size * 2 <= self.max
             measure = (lambda s, e: self.count(header + "\n" + self.text[s:e])) if keep else self.measure
+            if not keep and not out:  # the header goes out once, on its own
+                out.extend(_Unit(s, e, self.measure(s, e), sec, "alone")
+                           for s, e in _split_span(self.text, block.start, len(header) + block.start,
+                                                   self.target, self.measure))
             for ps, pe in _split_span(self.text, rs, re_, self.max if keep else self.target, measure):
                 out.append(_Unit(ps, pe, measure(ps, pe), sec, "alone", header if keep else ""))
             i += 1
@@ -333,16 +338,17 @@ class _Chunker:
     def run(self) -> list[tuple[int, int, tuple[str, ...], str]]:
         blocks, sections = _parse(self.text)
         units = self.units(blocks)
-        totals: dict[int, int] = {}
-        for u in units:
-            totals[u.section] = totals.get(u.section, 0) + u.size
-        aims = {sec: total / math.ceil(total / self.target) for sec, total in totals.items()}
+        # rest[i]: size of units[i:] that lie in units[i]'s section, for balancing what is left of a section.
+        rest = [0] * (len(units) + 1)
+        for i in range(len(units) - 1, -1, -1):
+            same = i + 1 < len(units) and units[i + 1].section == units[i].section
+            rest[i] = units[i].size + (rest[i + 1] if same else 0)
         tiny = self.target * _TINY_FRACTION
 
         cur: list[_Unit] = []
         size = new = 0  # estimated size of the chunk, and of its units in the last section that are not overlap
         path: tuple[str, ...] = ()
-        for u in units:
+        for i, u in enumerate(units):
             if u.kind == "alone":
                 self.flush(cur, path)
                 cur, size, new = [], 0, 0
@@ -358,7 +364,9 @@ class _Chunker:
                 else:
                     self.flush(cur, path)
                     cur, size, new = [], 0, 0
-            if cur and new and (size + u.size > self.target or new + u.size / 2 > aims[u.section]):
+            left = new + rest[i]  # this chunk's new text plus the rest of the section
+            aim = left / math.ceil(left / self.target)
+            if cur and new and (size + u.size > self.target or new >= aim):
                 carry = self.carry(cur, u)
                 self.flush(cur, path)
                 cur, size, new = carry, sum(c.size for c in carry), 0

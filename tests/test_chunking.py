@@ -1,0 +1,437 @@
+"""Tests for openbook.chunking: structure, sizes, overlap, tables, CJK, offsets, pages and stable ids."""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import islice
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from openbook.chunking import chunk_document, count_words, split_sentences
+from openbook.config import ChunkingConfig
+from openbook.errors import ChunkingError
+from openbook.types import Chunk, Document, make_chunk_id
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
+HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+.*$", re.M)
+
+
+def make_doc(text: str, doc_id: str = "doc.md", pages: tuple[int, ...] = (), title: str = "Doc") -> Document:
+    return Document(doc_id=doc_id, text=text, title=title, source=f"/tmp/{doc_id}", format="markdown",
+                    metadata={"updated": "2024-03-01", "tags": ["t"]}, pages=pages)
+
+
+def sentences(n: int, prefix: str = "S", words: int = 8) -> str:
+    """n distinct sentences of ``words`` words each."""
+    return " ".join(f"{prefix}{i} " + " ".join(f"w{i}x{j}" for j in range(words - 2)) + " end." for i in range(n))
+
+
+def is_continuation(c: Chunk, doc: Document) -> bool:
+    return c.text != doc.text[c.start:c.end]
+
+
+def check_invariants(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig, count=count_words) -> None:
+    starts = [c.start for c in chunks]
+    assert starts == sorted(starts)
+    assert len({c.chunk_id for c in chunks}) == len(chunks)
+    for c in chunks:
+        assert c.text.strip(), "empty chunk"
+        assert count(c.text) <= cfg.max_words, (count(c.text), c.text)
+        body = doc.text[c.start:c.end]
+        assert c.text == body or c.text.endswith("\n" + body)
+        assert body == body.strip()
+        assert c.doc_id == doc.doc_id and c.title == doc.title and c.metadata == doc.metadata
+    # Every non-space character outside heading lines is in some chunk.
+    covered = bytearray(len(doc.text))
+    for c in chunks:
+        covered[c.start:c.end] = b"\1" * (c.end - c.start)
+        if is_continuation(c, doc):  # a table part: its repeated header is the table's header
+            head = c.text[: len(c.text) - (c.end - c.start) - 1]
+            at = doc.text.rfind(head, 0, c.start)
+            assert at >= 0, head
+            covered[at:at + len(head)] = b"\1" * len(head)
+    for m in HEADING.finditer(doc.text):
+        covered[m.start():m.end()] = b"\1" * (m.end() - m.start())
+    missing = [i for i, ch in enumerate(doc.text) if not ch.isspace() and not covered[i]]
+    assert not missing, doc.text[missing[0]:missing[0] + 40]
+
+
+# ------------------------------------------------------------------------------------------------ units
+
+
+def test_count_words_counts_whitespace_words_and_cjk_characters() -> None:
+    assert count_words("Hello, world") == 2
+    assert count_words("东京は大きい。") == 6
+    assert count_words("Skyladder 的 差旅政策 v2.0") == 7
+    assert count_words("  \n ") == 0
+
+
+def test_split_sentences_gives_trimmed_spans_covering_the_text() -> None:
+    text = "Dr. Smith went to Washington. He arrived at 5 p.m. on Monday!  Was it late? Yes."
+    spans = split_sentences(text)
+    parts = [text[s:e] for s, e in spans]
+    assert parts[0] == "Dr. Smith went to Washington."
+    assert parts[-1] == "Yes."
+    assert "".join(parts).replace(" ", "") == text.replace(" ", "")
+
+
+def test_split_sentences_ends_cjk_sentences_at_full_stops() -> None:
+    text = "东京很大。大阪也很大！真的吗？是的。"
+    assert [text[s:e] for s, e in split_sentences(text, lang="zh")] == ["东京很大。", "大阪也很大！", "真的吗？", "是的。"]
+
+
+def test_split_sentences_of_blank_text_is_empty() -> None:
+    assert split_sentences("   \n") == []
+
+
+# ------------------------------------------------------------------------------------------------ structure
+
+
+def test_heading_path_travels_with_each_chunk_and_heading_line_is_not_in_body() -> None:
+    text = (
+        "# Travel policy\n\n"
+        + sentences(12, "Intro")
+        + "\n\n## Hotels\n\n"
+        + sentences(6, "Hotel")
+        + "\n\n### Caps\n\n"
+        + sentences(6, "Cap")
+        + "\n\n## Flights\n\n"
+        + sentences(6, "Flight")
+    )
+    doc = make_doc(text)
+    chunks = chunk_document(doc, ChunkingConfig(target_words=60, overlap_words=0, max_words=100))
+    by_prefix = {c.text.split()[0]: c.headings for c in chunks}
+    assert by_prefix["Intro0"] == ("Travel policy",)
+    assert by_prefix["Hotel0"] == ("Travel policy", "Hotels")
+    assert by_prefix["Cap0"] == ("Travel policy", "Hotels", "Caps")
+    assert by_prefix["Flight0"] == ("Travel policy", "Flights")
+    assert all(not c.text.startswith("#") for c in chunks)
+    assert chunks[0].section == "Travel policy"
+    check_invariants(doc, chunks, ChunkingConfig(target_words=60, overlap_words=0, max_words=100))
+
+
+def test_each_section_starts_a_new_chunk_even_when_small() -> None:
+    text = "## A\n\n" + sentences(3, "A") + "\n\n## B\n\n" + sentences(3, "B")
+    chunks = chunk_document(make_doc(text), ChunkingConfig(target_words=200, overlap_words=20, max_words=300))
+    assert [c.headings for c in chunks] == [("A",), ("B",)]
+
+
+def test_a_tiny_intro_merges_with_its_subsection_under_the_parent_heading() -> None:
+    text = "# Policy\n\nShort intro here.\n\n## Scope\n\n" + sentences(4, "Scope")
+    doc = make_doc(text)
+    chunks = chunk_document(doc, ChunkingConfig(target_words=100, overlap_words=10, max_words=150))
+    assert len(chunks) == 1
+    assert chunks[0].headings == ("Policy",)
+    assert chunks[0].text.startswith("Short intro here.\n\n## Scope\n\nScope0")
+
+
+def test_headings_inside_code_fences_are_not_headings() -> None:
+    text = "# Setup\n\nRun this:\n\n```sh\n# install it\npip install x\n```\n\nDone."
+    chunks = chunk_document(make_doc(text))
+    assert [c.headings for c in chunks] == [("Setup",)]
+    assert "# install it" in chunks[0].text
+
+
+def test_no_heading_only_or_empty_chunks() -> None:
+    text = "# Title\n\n## Empty section\n\n## Real\n\nSome body text here."
+    chunks = chunk_document(make_doc(text))
+    assert [c.text for c in chunks] == ["Some body text here."]
+    assert chunks[0].headings == ("Title", "Real")
+    assert chunk_document(make_doc("# Only a heading\n")) == []
+    assert chunk_document(make_doc("")) == []
+
+
+# ------------------------------------------------------------------------------------------------ sizes
+
+
+def test_boundaries_fall_between_sentences() -> None:
+    text = sentences(40, "P", words=9)
+    doc = make_doc(text)
+    bounds = {0, len(text)} | {s for s, _ in split_sentences(text)} | {e for _, e in split_sentences(text)}
+    chunks = chunk_document(doc, ChunkingConfig(target_words=50, overlap_words=10, max_words=80))
+    assert len(chunks) > 3
+    for c in chunks:
+        assert c.start in bounds and c.end in bounds
+        assert c.text.endswith("end.")
+
+
+def test_overlap_is_whole_trailing_sentences_of_the_previous_chunk() -> None:
+    cfg = ChunkingConfig(target_words=50, overlap_words=20, max_words=80)
+    doc = make_doc(sentences(40, "P", words=8))
+    chunks = chunk_document(doc, cfg)
+    assert len(chunks) > 3
+    for prev, nxt in zip(chunks, chunks[1:]):
+        assert nxt.start < prev.end, "consecutive chunks in one section overlap"
+        shared = doc.text[nxt.start:prev.end]
+        assert 0 < count_words(shared) <= cfg.overlap_words
+        assert shared.endswith("end.") and shared.startswith("P")
+        assert count_words(doc.text[prev.end:nxt.end]) > 0, "each chunk adds new text"
+
+
+def test_no_overlap_across_sections_or_when_zero() -> None:
+    text = "## A\n\n" + sentences(20, "A") + "\n\n## B\n\n" + sentences(20, "B")
+    doc = make_doc(text)
+    zero = chunk_document(doc, ChunkingConfig(target_words=40, overlap_words=0, max_words=60))
+    assert all(n.start >= p.end for p, n in zip(zero, zero[1:]))
+    some = chunk_document(doc, ChunkingConfig(target_words=40, overlap_words=16, max_words=60))
+    first_b = next(c for c in some if c.headings == ("B",))
+    assert first_b.text.startswith("B0 ")
+
+
+def test_sections_are_balanced_instead_of_leaving_a_tiny_tail() -> None:
+    doc = make_doc(sentences(25, "P", words=10))  # 250 words
+    chunks = chunk_document(doc, ChunkingConfig(target_words=180, overlap_words=0, max_words=350))
+    assert len(chunks) == 2
+    assert min(count_words(c.text) for c in chunks) >= 100
+
+
+def test_an_over_long_sentence_is_split_by_words_within_max() -> None:
+    long_sentence = " ".join(f"word{i}" for i in range(1000)) + "."
+    doc = make_doc("Intro sentence here. " + long_sentence + " Outro sentence here.")
+    cfg = ChunkingConfig(target_words=100, overlap_words=20, max_words=150)
+    chunks = chunk_document(doc, cfg)
+    assert len(chunks) >= 7
+    check_invariants(doc, chunks, cfg)
+
+
+def test_a_long_cjk_run_without_punctuation_is_split_by_characters() -> None:
+    doc = make_doc("中" * 500)
+    cfg = ChunkingConfig(target_words=100, overlap_words=10, max_words=120)
+    chunks = chunk_document(doc, cfg)
+    assert len(chunks) == 5
+    check_invariants(doc, chunks, cfg)
+
+
+def test_custom_count_function_is_respected() -> None:
+    def chars(text: str) -> int:  # characters instead of words, e.g. a budget in characters
+        return len(text)
+
+    doc = make_doc("# Head\n\n" + sentences(30, "P") + "\n\n" + "x" * 700)
+    cfg = ChunkingConfig(target_words=300, overlap_words=60, max_words=500)
+    chunks = chunk_document(doc, cfg, count=chars)
+    assert len(chunks) > 5
+    assert max(len(c.text) for c in chunks) <= 500
+    check_invariants(doc, chunks, cfg, count=chars)
+
+
+def test_non_additive_counter_never_exceeds_max() -> None:
+    def with_specials(text: str) -> int:  # a word-piece counter that adds [CLS] and [SEP]
+        return count_words(text) + 2
+
+    doc = make_doc(sentences(60, "P", words=5))
+    cfg = ChunkingConfig(target_words=30, overlap_words=8, max_words=32)
+    chunks = chunk_document(doc, cfg, count=with_specials)
+    check_invariants(doc, chunks, cfg, count=with_specials)
+
+
+def test_inconsistent_sizes_raise_chunking_error() -> None:
+    with pytest.raises(ChunkingError, match="target_words"):
+        chunk_document(make_doc("Text."), ChunkingConfig(target_words=100, overlap_words=100, max_words=200))
+    with pytest.raises(ChunkingError):
+        chunk_document(make_doc("Text."), ChunkingConfig(target_words=300, overlap_words=10, max_words=200))
+
+
+# ------------------------------------------------------------------------------------------------ tables
+
+
+def table(rows: int, cells: int = 4) -> str:
+    head = "| " + " | ".join(f"Col{j}" for j in range(cells)) + " |"
+    sep = "|" + "---|" * cells
+    body = ["| " + " | ".join(f"r{i}c{j}" for j in range(cells)) + " |" for i in range(rows)]
+    return "\n".join([head, sep, *body])
+
+
+def test_a_short_table_stays_whole_with_its_header() -> None:
+    text = "## Prices\n\nThe list:\n\n" + table(3) + "\n\nAfter the table."
+    doc = make_doc(text)
+    chunks = chunk_document(doc)
+    assert len(chunks) == 1 and table(3) in chunks[0].text
+
+
+def test_a_long_table_is_cut_between_rows_and_every_part_repeats_the_header() -> None:
+    tab = table(60)
+    text = "## Prices\n\nIntro sentence.\n\n" + tab + "\n\nAfter the table."
+    doc = make_doc(text)
+    cfg = ChunkingConfig(target_words=80, overlap_words=10, max_words=120)
+    chunks = chunk_document(doc, cfg)
+    head = "\n".join(tab.splitlines()[:2])
+    parts = [c for c in chunks if "| r" in c.text]
+    assert len(parts) >= 3
+    rows_seen = []
+    for c in parts:
+        assert c.text.startswith(head + "\n")
+        assert c.headings == ("Prices",)
+        rows = c.text.splitlines()[2:]
+        assert all(r.startswith("| r") and r.endswith(" |") for r in rows)
+        rows_seen += rows
+    assert rows_seen == tab.splitlines()[2:], "every row exactly once, in order"
+    assert parts[0].text == doc.text[parts[0].start:parts[0].end]
+    for c in parts[1:]:
+        assert c.text == head + "\n" + doc.text[c.start:c.end]
+        assert doc.text[c.start:c.end].startswith("| r")
+    check_invariants(doc, chunks, cfg)
+
+
+def test_a_single_row_over_max_is_split_and_keeps_the_header() -> None:
+    tab = "| A | B |\n|---|---|\n| " + " ".join(f"w{i}" for i in range(300)) + " | b |\n| short | row |"
+    doc = make_doc(tab)
+    cfg = ChunkingConfig(target_words=80, overlap_words=10, max_words=100)
+    chunks = chunk_document(doc, cfg)
+    assert all(c.text.startswith("| A | B |\n|---|---|\n") for c in chunks)
+    check_invariants(doc, chunks, cfg)
+
+
+# ------------------------------------------------------------------------------------------------ CJK
+
+
+def test_chinese_text_is_chunked_at_sentence_ends() -> None:
+    sent = "差旅费用须在行程结束后三十天内提交报销申请并附上发票。"
+    text = "# 差旅政策\n\n## 报销\n\n" + sent * 20
+    doc = make_doc(text)
+    cfg = ChunkingConfig(target_words=100, overlap_words=30, max_words=150)
+    chunks = chunk_document(doc, cfg)
+    assert len(chunks) >= 4
+    for c in chunks:
+        assert c.headings == ("差旅政策", "报销")
+        assert c.text.endswith("。") and c.text.startswith("差旅")
+    check_invariants(doc, chunks, cfg)
+
+
+# ------------------------------------------------------------------------------------------------ offsets, pages, ids
+
+
+def test_offsets_and_pages_of_a_paged_document() -> None:
+    page_texts = [sentences(10, f"Pg{n}p", words=10) + "\n\n" for n in range(1, 4)]
+    text = "".join(page_texts)
+    pages = (0, len(page_texts[0]), len(page_texts[0]) + len(page_texts[1]))
+    doc = make_doc(text, pages=pages)
+    chunks = chunk_document(doc, ChunkingConfig(target_words=50, overlap_words=0, max_words=80))
+    for c in chunks:
+        assert doc.text[c.start:c.end] == c.text
+        first_page = int(re.match(r"Pg(\d+)p", c.text).group(1))
+        assert c.page == first_page
+    assert {c.page for c in chunks} == {1, 2, 3}
+    assert chunk_document(make_doc("Unpaged text."))[0].page is None
+
+
+def test_rechunking_an_unchanged_document_gives_identical_ids() -> None:
+    text = "# A\n\n" + sentences(30) + "\n\n## B\n\n" + table(40)
+    cfg = ChunkingConfig(target_words=60, overlap_words=10, max_words=90)
+    first = chunk_document(make_doc(text), cfg)
+    again = chunk_document(make_doc(text), cfg)
+    assert [c.chunk_id for c in first] == [c.chunk_id for c in again]
+    assert all(c.chunk_id == make_chunk_id("doc.md", c.text, 0) for c in first)
+
+
+def test_editing_one_paragraph_changes_only_the_affected_chunk_ids() -> None:
+    sections = [f"## Part {i}\n\n" + sentences(6, f"Part{i}s") for i in range(6)]
+    cfg = ChunkingConfig(target_words=80, overlap_words=10, max_words=120)
+    before = chunk_document(make_doc("\n\n".join(sections)), cfg)
+    sections[3] = sections[3].replace("Part3s2 ", "Part3s2 edited ")
+    after = chunk_document(make_doc("\n\n".join(sections)), cfg)
+    changed_before = {c.chunk_id for c in before} - {c.chunk_id for c in after}
+    changed_after = {c.chunk_id for c in after} - {c.chunk_id for c in before}
+    assert len(changed_before) == len(changed_after) == 1
+    (new,) = [c for c in after if c.chunk_id in changed_after]
+    assert "edited" in new.text and new.headings == ("Part 3",)
+
+
+def test_identical_texts_in_one_document_get_distinct_ids_by_occurrence() -> None:
+    text = "## A\n\nSame words here.\n\n## B\n\nSame words here.\n\n## C\n\nSame words here."
+    chunks = chunk_document(make_doc(text))
+    assert [c.chunk_id for c in chunks] == [make_chunk_id("doc.md", "Same words here.", k) for k in range(3)]
+
+
+# ------------------------------------------------------------------------------------------------ properties
+
+
+_words = st.lists(st.sampled_from(["alpha", "beta", "E-2043", "3.5", "Dr.", "x", "naïve", "SL-PRO-500"]),
+                  min_size=1, max_size=40)
+_sentence = _words.map(lambda ws: " ".join(ws) + ".")
+_cjk_sentence = st.text(alphabet="差旅政策东京大阪はい", min_size=1, max_size=80).map(lambda s: s + "。")
+_paragraph = st.lists(st.one_of(_sentence, _cjk_sentence), min_size=1, max_size=8).map(" ".join)
+_heading = st.tuples(st.integers(1, 4), st.sampled_from(["Intro", "Hotels", "报销", "Rates"])).map(
+    lambda t: "#" * t[0] + " " + t[1])
+_list = st.lists(_sentence, min_size=1, max_size=5).map(lambda xs: "\n".join("- " + x for x in xs))
+_table = st.tuples(st.integers(0, 30), st.integers(1, 6)).map(lambda t: table(*t))
+_long = st.integers(50, 400).map(lambda n: " ".join(f"t{i}" for i in range(n)))
+_block = st.one_of(_paragraph, _paragraph, _heading, _list, _table, _long)
+
+
+@st.composite
+def _configs(draw) -> ChunkingConfig:
+    target = draw(st.integers(5, 120))
+    return ChunkingConfig(target_words=target, overlap_words=draw(st.integers(0, target - 1)),
+                          max_words=draw(st.integers(target, target * 2)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(blocks=st.lists(_block, min_size=1, max_size=12), cfg=_configs())
+def test_property_invariants_hold_for_generated_documents(blocks: list[str], cfg: ChunkingConfig) -> None:
+    doc = make_doc("\n\n".join(blocks))
+    chunks = chunk_document(doc, cfg)
+    check_invariants(doc, chunks, cfg)
+    assert [c.chunk_id for c in chunk_document(doc, cfg)] == [c.chunk_id for c in chunks]
+
+
+# ------------------------------------------------------------------------------------------------ real files
+
+
+def split_front_matter(raw: str) -> tuple[str, str]:
+    """(front matter, body) of a Markdown file: a faithful stand-in for the ingest loader's split."""
+    m = re.match(r"\A---\n(.*?)\n---\n", raw, re.S)
+    return (m.group(1), raw[m.end():].lstrip("\n")) if m else ("", raw)
+
+
+def test_real_markdown_with_front_matter() -> None:
+    path = SHARED / "samples" / "markdown" / "docs__front-matter.md"
+    front, body = split_front_matter(path.read_text(encoding="utf-8"))
+    title = re.search(r"^title:\s*(.+)$", front, re.M).group(1)
+    doc = Document(doc_id=path.name, text=body, title=title, source=str(path), format="markdown")
+    cfg = ChunkingConfig()
+    chunks = chunk_document(doc, cfg)
+    assert len(chunks) >= 3
+    check_invariants(doc, chunks, cfg)
+    assert any(c.headings == ("Predefined Global Variables",) for c in chunks)
+    assert all(c.title == "Front Matter" for c in chunks)
+    # Code samples keep their '# ...' comment lines inside the body, not as headings.
+    assert not any(h.startswith("!") for c in chunks for h in c.headings)
+
+
+def test_real_skyladder_price_table_keeps_header_in_every_part() -> None:
+    path = SHARED / "labs" / "skyladder" / "docs" / "doc-005-pricing-table.md"
+    doc = make_doc(path.read_text(encoding="utf-8"), doc_id="doc-005")
+    cfg = ChunkingConfig(target_words=100, overlap_words=20, max_words=200)
+    chunks = chunk_document(doc, cfg)
+    parts = [c for c in chunks if "| SL-" in c.text]
+    assert len(parts) >= 2
+    assert all(c.text.startswith("| SKU | Plan |") for c in parts)
+    assert any("SL-TEAM-700" in c.text for c in parts)
+    check_invariants(doc, chunks, cfg)
+
+
+def test_real_chinese_policy() -> None:
+    path = SHARED / "labs" / "skyladder" / "docs" / "doc-029-travel-policy-zh.md"
+    _, body = split_front_matter(path.read_text(encoding="utf-8"))
+    doc = make_doc(body, doc_id="doc-029")
+    chunks = chunk_document(doc)
+    assert ("差旅政策（第2.0版・中文版）", "三、住宿标准") in {c.headings for c in chunks}
+    assert any("900元" in c.text for c in chunks)
+    check_invariants(doc, chunks, ChunkingConfig())
+
+
+def test_scifact_abstracts_are_mostly_one_or_two_chunks() -> None:
+    path = SHARED / "datasets" / "scifact" / "corpus.jsonl"
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in islice(f, 300)]
+    counts = []
+    for row in rows:
+        doc = Document(doc_id=row["_id"], text=row["text"], title=row["title"], source="", format="beir")
+        chunks = chunk_document(doc)
+        check_invariants(doc, chunks, ChunkingConfig())
+        counts.append(len(chunks))
+    assert sum(1 for n in counts if n <= 2) / len(counts) >= 0.85
