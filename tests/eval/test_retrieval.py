@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,56 @@ def test_format_shows_deltas_and_verdict():
     assert "ndcg@10      0.6800  -0.0100  REGRESSION" in text
     assert "FAILED: ndcg@10" in text and not report.ok
     assert "p50 1.00 ms" in format_retrieval_report(_report())
+
+
+@pytest.mark.slow
+def test_scifact_end_to_end_matches_trec_eval_and_baseline(scifact_dir, tmp_path):
+    """The engine's SciFact run scored by us equals pytrec_eval on the written run file, to 4 decimals."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from openbook.config import Config
+    from openbook.eval.beir import load_qrels, read_trec_run
+    from openbook.eval.retrieval import run_retrieval_eval
+
+    store, out = tmp_path / "store", tmp_path / "out"
+    report = run_retrieval_eval(scifact_dir, store, Config(), None, out, None, 0.005)
+    assert report.queries == 300 and report.mode == "bm25" and report.ok
+    assert 0.64 < report.metrics["ndcg@10"] < 0.72  # published BM25: 0.665 (BEIR) - 0.679 (Pyserini)
+    assert report.latency_ms["p50"] > 0
+
+    run = read_trec_run(Path(report.run_file))
+    assert len(run) == 300 and all(len(docs) <= 100 for docs in run.values())
+    for line_block in _ranked_lines(Path(report.run_file)).values():
+        scores = [s for _, s in line_block]
+        assert all(a > b for a, b in zip(scores, scores[1:]))  # strictly decreasing by rank
+    qrels = load_qrels(scifact_dir / "qrels" / "test.tsv")
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.10,100", "map_cut.100"}).evaluate(run)
+    cut = {q: dict(sorted(d.items(), key=lambda x: x[1], reverse=True)[:10]) for q, d in run.items()}
+    rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(cut)
+
+    def mean(table, key):
+        return sum(table.get(q, {}).get(key, 0.0) for q in qrels) / len(qrels)
+
+    reference = {"ndcg@10": mean(ev, "ndcg_cut_10"), "recall@10": mean(ev, "recall_10"),
+                 "recall@100": mean(ev, "recall_100"), "map@100": mean(ev, "map_cut_100"),
+                 "mrr@10": mean(rr, "recip_rank")}
+    for name, value in reference.items():
+        assert round(report.metrics[name], 4) == round(value, 4), name
+
+    saved = json.loads(Path(report.report_file).read_text())
+    assert saved["metrics"] == report.metrics
+
+    # The named store is reused, and an equal baseline passes; a better baseline fails.
+    again = run_retrieval_eval(scifact_dir, store, Config(), "bm25", out, Path(report.report_file), 0.005)
+    assert again.ok and again.deltas["ndcg@10"] == pytest.approx(0.0, abs=1e-12)
+    better = tmp_path / "better.json"
+    better.write_text(json.dumps({"metrics": dict(report.metrics, **{"ndcg@10": report.metrics["ndcg@10"] + 0.01})}))
+    worse = run_retrieval_eval(scifact_dir, store, Config(), "bm25", out, better, 0.005)
+    assert worse.regressions == ["ndcg@10"] and not worse.ok
+
+
+def _ranked_lines(path: Path) -> dict[str, list[tuple[str, float]]]:
+    out: dict[str, list[tuple[str, float]]] = {}
+    for line in path.read_text().splitlines():
+        qid, _, doc, _, score, _ = line.split()
+        out.setdefault(qid, []).append((doc, float(score)))
+    return out
