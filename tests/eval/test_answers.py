@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -107,3 +108,23 @@ def test_missing_manifest_is_an_evaluation_error(tmp_path):
     (tmp_path / "q.jsonl").write_text('{"id": "q1"}\n')
     with pytest.raises(EvaluationError, match="q.jsonl:1"):
         load_questions(tmp_path / "q.jsonl")
+
+
+def test_lab_end_to_end_with_the_offline_answerer(lab_dir):
+    from openbook.config import Config
+    from openbook.eval.answers import run_answer_eval
+
+    report = run_answer_eval(lab_dir / "questions.jsonl", lab_dir / "docs", None, Config())
+    assert report.answerer == "offline" and len(report.results) == 40
+    assert report.summary["access_leaks"] == 0 and report.ok  # the lab's hard requirement
+    assert sum(t["n"] for t in report.by_trap.values()) == 40
+    assert set(report.by_trap) == {r.trap for r in report.results}
+    q15 = next(r for r in report.results if r.id == "q15")
+    assert q15.roles == ["staff"] and "doc-011" not in q15.context_docs
+    q16 = next(r for r in report.results if r.id == "q16")
+    assert q16.roles == ["staff", "finance"]
+    for key in ("refusal_accuracy", "must_contain_rate", "citation_validity", "context_recall"):
+        assert 0.0 <= report.summary[key] <= 1.0
+    text = format_answer_report(report)
+    assert "access leaks       0" in text and "q40" in text
+    json.dumps(report.to_dict())
