@@ -1,0 +1,83 @@
+"""The main job's acceptance figures on real data: SciFact, the Skyladder lab, CMRC 2018."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from openbook.api import Engine
+from openbook.config import Config
+from openbook.eval.beir import doc_ranking, load_beir
+from openbook.eval.metrics import evaluate_run
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def lab(shared, tmp_path_factory):
+    root = shared / "labs" / "skyladder"
+    engine = Engine.open(tmp_path_factory.mktemp("lab") / "store", Config(), create=True)
+    report = engine.ingest([root / "docs"])
+    assert not report.failed and len(report.added) == 30
+    questions = [json.loads(line) for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
+    yield engine, questions
+    engine.close()
+
+
+def test_lab_relevant_document_in_top_10(lab):
+    engine, questions = lab
+    misses = []
+    for q in questions:
+        if not q["answerable"] or q["trap"] == "synonym":
+            continue
+        hits = engine.search(q["question"], k=10, roles=q["user_acl"])
+        if not any(h.doc_id.startswith(r) for h in hits for r in q["relevant"]):
+            misses.append(q["id"])
+    assert misses == []
+
+
+def test_lab_no_boilerplate_in_any_chunk(lab):
+    engine, _ = lab
+    texts = [r[0] for r in engine.store.conn.execute("SELECT text FROM chunks")]
+    for needle in ("@context", "application/ld+json", "<script", "schema.org", "function(", "cookie"):
+        assert not [t for t in texts if needle.lower() in t.lower()], needle
+
+
+def test_lab_acl_question(lab):
+    engine, questions = lab
+    acl = [q for q in questions if q["trap"] == "acl"]
+    denied = next(q for q in acl if not q["answerable"])
+    allowed = next(q for q in acl if q["answerable"])
+    a = engine.ask(denied["question"], roles=denied["user_acl"])
+    assert a.refused and not a.citations
+    assert all(not p.chunk.doc_id.startswith(allowed["relevant"][0]) for p in a.passages)
+    b = engine.ask(allowed["question"], roles=allowed["user_acl"])
+    assert not b.refused and all(s.lower() in b.text.lower() for s in allowed["must_contain"])
+
+
+def test_scifact_bm25_ndcg(shared, tmp_path):
+    data = load_beir(shared / "datasets" / "scifact")
+    with Engine.open(tmp_path / "store", Config(), create=True) as engine:
+        engine.ingest([data.corpus])
+        qids = list(data.qrels)
+        hits = engine.search_batch([data.queries[q] for q in qids], 300, load_chunks=False)
+    run = {q: [d for d, _ in doc_ranking(h, 100)] for q, h in zip(qids, hits)}
+    metrics = evaluate_run(run, data.qrels)
+    print(f"SciFact BM25 nDCG@10 {metrics['ndcg@10']:.4f}")
+    assert metrics["ndcg@10"] >= 0.68
+
+
+def test_cmrc2018_recall_at_10(shared, tmp_path):
+    data = load_beir(shared / "datasets" / "cmrc2018_dev")
+    qids = sorted(data.qrels)
+    random.Random(2018).shuffle(qids)
+    qids = qids[:200]
+    with Engine.open(tmp_path / "store", Config(), create=True) as engine:
+        engine.ingest([data.corpus])
+        hits = engine.search_batch([data.queries[q] for q in qids], 50, load_chunks=False)
+    run = {q: [d for d, _ in doc_ranking(h, 10)] for q, h in zip(qids, hits)}
+    metrics = evaluate_run(run, {q: data.qrels[q] for q in qids})
+    print(f"CMRC 2018 dev, 200 sampled questions: Recall@10 {metrics['recall@10']:.3f}")
+    assert metrics["recall@10"] >= 0.9

@@ -1,0 +1,187 @@
+"""End-to-end tests of the Engine on real files in temporary stores."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from openbook.api import Engine
+from openbook.config import Config
+from openbook.errors import QueryError, StoreError, StoreVersionError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def docs(tmp_path: Path) -> Path:
+    d = tmp_path / "docs"
+    write(d, "trash.md", """
+        ---
+        title: Trash retention
+        updated: 2024-03-01
+        author: Ana
+        tags: [support, storage]
+        ---
+        # Trash
+        Deleted files stay in the Trash for 30 days before they are purged.
+        """)
+    write(d, "budget.md", """
+        ---
+        title: Budget
+        acl: [finance]
+        ---
+        The FY2025 marketing budget is 4.2 million euros.
+        """)
+    write(d, "sub/leave.txt", """
+        Leave policy
+        Updated: 2023-06-01
+
+        Employees get 25 days of annual leave per year.
+        """)
+    return d
+
+
+def open_engine(tmp_path: Path, **overrides) -> Engine:
+    return Engine.open(tmp_path / "store", Config().with_overrides(overrides), create=True)
+
+
+def chunk_ids(engine: Engine) -> list[str]:
+    return sorted(r[0] for r in engine.store.conn.execute("SELECT chunk_id FROM chunks"))
+
+
+def test_ingest_is_idempotent(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        first = e.ingest([docs])
+        assert sorted(first.added) == ["budget.md", "sub/leave.txt", "trash.md"]
+        ids, gen = chunk_ids(e), e.store.generation
+        second = e.ingest([docs])
+        assert second.added == [] and second.updated == [] and len(second.unchanged) == 3
+        assert chunk_ids(e) == ids and e.store.generation == gen
+
+
+def test_changed_file_replaces_its_chunks(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        assert e.search("purged")[0].doc_id == "trash.md"
+        (docs / "trash.md").write_text("---\ntitle: Trash retention\n---\nDeleted files stay 14 days, then vanish.\n")
+        report = e.ingest([docs])
+        assert report.updated == ["trash.md"] and report.chunks_removed >= 1
+        assert e.search("purged") == []
+        hits = e.search("deleted files days")
+        assert hits and "14 days" in hits[0].chunk.text
+
+
+def test_delete_and_sync(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        assert e.delete(["sub/leave.txt", "nope"]) == ["sub/leave.txt"]
+        assert e.search("annual leave") == []
+        e.ingest([docs])
+        (docs / "sub" / "leave.txt").unlink()
+        report = e.ingest([docs], sync=True)
+        assert report.deleted == ["sub/leave.txt"]
+        assert e.search("annual leave") == []
+        assert e.store.count()[0] == 2
+
+
+def test_filters_and_roles_apply_before_top_k(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        assert e.search("budget") == []  # acl document hidden from a user with no role
+        assert e.search("budget", roles=["staff"]) == []
+        assert e.search("budget", roles=["finance"])[0].doc_id == "budget.md"
+        assert [h.doc_id for h in e.search("days", where=["updated>=2024-01-01"])] == ["trash.md"]
+        assert [h.doc_id for h in e.search("days", where=["author=Ana", "tags in [storage]"])] == ["trash.md"]
+        assert e.search("days", where=["author=Bob"]) == []
+        # the hidden document never takes a slot of the top k
+        assert len(e.search("days", k=1, where=["updated<2024-01-01"])) == 1
+
+
+def test_ask_cites_or_refuses(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        a = e.ask("How long do deleted files stay in the Trash?")
+        assert not a.refused and "30 days" in a.text and "[1]" in a.text
+        assert a.citations[0].doc_id == "trash.md"
+        r = e.ask("What is the capital of Australia?")
+        assert r.refused and r.text == "I could not find this in the documents." and not r.citations
+        assert e.ask("What is the FY2025 marketing budget?", roles=["staff"]).refused
+        assert "4.2" in e.ask("What is the FY2025 marketing budget?", roles=["finance"]).text
+        assert e.ask("澳大利亚的首都是哪里？").text == "我在文档中没有找到这个问题的答案。"
+
+
+def test_bad_input(tmp_path, docs):
+    with pytest.raises(StoreError, match="openbook ingest"):
+        Engine.open(tmp_path / "missing")
+    with open_engine(tmp_path) as e:
+        with pytest.raises(StoreError, match="empty"):
+            e.search("anything")
+        e.ingest([docs])
+        with pytest.raises(QueryError):
+            e.search("   ")
+        with pytest.raises(QueryError):
+            e.search("x", where=["nonsense"])
+        write(docs, "broken.pdf", "this is not a pdf")
+        report = e.ingest([docs])
+        assert [Path(p).name for p, _ in report.failed] == ["broken.pdf"] and report.ok
+    e = Engine.open(tmp_path / "store")
+    e.store.set_meta("format_version", "999")
+    e.close()
+    with pytest.raises(StoreVersionError):
+        Engine.open(tmp_path / "store")
+
+
+CRASH = """
+import os, sys
+from openbook.api import Engine
+from openbook.config import Config
+from openbook.index import sparse
+real_save = sparse.BM25Index.save
+def save_then_die(self, folder):
+    real_save(self, folder)
+    os._exit(137)  # the process dies half way through writing the new generation
+sparse.BM25Index.save = save_then_die
+e = Engine.open(sys.argv[1], Config(), create=True)
+e.ingest([sys.argv[2]])
+"""
+
+
+def test_killed_ingest_leaves_previous_index_usable(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        before = chunk_ids(e)
+    write(docs, "new.md", "# New\nZebras migrate across the savanna every spring.\n")
+    (docs / "trash.md").write_text("Deleted files now stay 7 days.\n")
+    proc = subprocess.run([sys.executable, "-c", CRASH, str(tmp_path / "store"), str(docs)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert proc.returncode == 137, proc.stderr
+    with open_engine(tmp_path) as e:
+        assert chunk_ids(e) == before
+        assert e.search("zebras") == []
+        assert e.search("purged")[0].doc_id == "trash.md"
+        report = e.ingest([docs])  # the next ingest cleans up and completes
+        assert "new.md" in report.added and e.search("zebras")[0].doc_id == "new.md"
+        assert len(list((tmp_path / "store").glob("gen-*"))) == 1
+
+
+def test_chinese_query_finds_chinese_skyladder_documents(tmp_path, shared):
+    with open_engine(tmp_path) as e:
+        e.ingest([shared / "labs" / "skyladder" / "docs"])
+        hits = e.search("国内出差的伙食补助标准是多少", k=3, roles=["staff"])
+        assert hits[0].doc_id.startswith("doc-029")
+        hits = e.search("免费版有多少存储空间", k=3, roles=["staff"])
+        assert hits[0].doc_id.startswith("doc-030")
