@@ -75,12 +75,15 @@ def _clean_prose(text: str) -> str:
     """Clean a stretch of Markdown that holds no fenced code."""
     codes: list[str] = []
 
-    def stash(m: re.Match[str]) -> str:
-        codes.append(m[0])
+    def stash_text(kept: str) -> str:
+        codes.append(kept)
         return f"\x00{len(codes) - 1}\x00"
 
+    def stash(m: re.Match[str]) -> str:
+        return stash_text(m[0])
+
     text = _INLINE_CODE.sub(stash, text)
-    text = _HTML_TABLE.sub(_html_table, text)
+    text = _HTML_TABLE.sub(lambda m: stash_text(_html_table(m)), text)
     text = _IMAGE.sub(lambda m: m[1] or m[2] or "", text)
     text = _LINK.sub(lambda m: m[1] or m[2], text)
     text = _REF_DEF.sub("", text)

@@ -14,7 +14,8 @@ Steps:
 4. Words hyphenated across a line or page break are re-joined (``infor-`` + ``mation`` -> ``information``,
    only when the continuation starts with a lower-case letter); the lines of a paragraph are joined with spaces
    (no space between CJK characters). A paragraph ends at a blank line, or after a line that ends a sentence and
-   is clearly shorter than the page's longest lines, or before a bullet / numbered item.
+   is clearly shorter than the page's longest lines, before a bullet / numbered item, and around a short
+   capitalised line without closing punctuation that follows a finished sentence (a heading).
 5. Pages are joined with a blank line, except a sentence that runs on to the next page (no closing punctuation,
    next page starting lower-case), which is joined with a space. ``Document.pages[n - 1]`` is the offset where
    page ``n`` starts.
@@ -107,6 +108,11 @@ def _furniture_key(line: str) -> str:
     return re.sub(r"\d+", "#", " ".join(line.lower().split()))
 
 
+def _edge(body: list[str]) -> int:
+    """How many lines at each end of a page may be furniture: ``_EDGE_LINES``, fewer on very short pages."""
+    return min(_EDGE_LINES, max(1, len(body) // 3))
+
+
 def strip_headers_footers(pages: list[list[str]]) -> list[list[str]]:
     """Drop lines that recur at the top or bottom of most pages (see the module docstring, step 3)."""
     n = len(pages)
@@ -116,8 +122,9 @@ def strip_headers_footers(pages: list[list[str]]) -> list[list[str]]:
     bottom: Counter[str] = Counter()
     for lines in pages:
         body = [line for line in lines if line.strip()]
-        top.update({_furniture_key(line) for line in body[:_EDGE_LINES]})
-        bottom.update({_furniture_key(line) for line in body[-_EDGE_LINES:]})
+        k = _edge(body)
+        top.update({_furniture_key(line) for line in body[:k]})
+        bottom.update({_furniture_key(line) for line in body[len(body) - k:]})
     needed = max(2, math.ceil(_FURNITURE_SHARE * n))
     heads = {k for k, c in top.items() if c >= needed}
     foots = {k for k, c in bottom.items() if c >= needed}
@@ -126,8 +133,9 @@ def strip_headers_footers(pages: list[list[str]]) -> list[list[str]]:
     out = []
     for lines in pages:
         body = [line for line in lines if line.strip()]
-        first = set(map(id, body[:_EDGE_LINES]))
-        last = set(map(id, body[-_EDGE_LINES:]))
+        k = _edge(body)
+        first = set(map(id, body[:k]))
+        last = set(map(id, body[len(body) - k:]))
         out.append([
             line for line in body
             if not ((id(line) in first and _furniture_key(line) in heads)
@@ -154,18 +162,21 @@ def reflow(lines: list[str]) -> str:
     full = widths[int(len(widths) * 0.8)] if widths else 0
     paragraphs: list[str] = []
     current = ""
-    for i, line in enumerate(lines):
+    for line in lines:
         if not line:
             if current:
                 paragraphs.append(current)
             current = ""
             continue
-        if current and _ITEM.match(line):
+        short = len(line) < 0.75 * full
+        # a heading: short, capitalised, no closing punctuation, after a finished sentence
+        heading = len(line) < 0.6 * full and line[:1].isupper() and line[-1:].isalnum() and len(line.split()) <= 8
+        if current and (_ITEM.match(line) or (heading and current.endswith(_SENTENCE_END))):
             paragraphs.append(current)
             current = ""
+        standalone_heading = heading and not current
         current = _join(current, line)
-        short = len(line) < 0.75 * full
-        if line.endswith(_SENTENCE_END) and short or (short and len(line) < 40 and not line[-1:].isalnum()):
+        if standalone_heading or (short and line.endswith(_SENTENCE_END)):
             paragraphs.append(current)
             current = ""
     if current:

@@ -1,6 +1,6 @@
 """Score HTML main-content extraction against Mozilla Readability's expected output.
 
-Run: ``PYTHONPATH=src python3 tests/ingest/html_quality.py [strategy ...]`` (strategies: auto, main, trafilatura).
+Run: ``PYTHONPATH=src python3 tests/ingest/ingest_html_quality.py [strategy ...]`` (strategies: auto, main, trafilatura).
 Prints per-page and macro-averaged token precision / recall / F1 of the extracted text against the text of
 ``<name>.expected.html``. Tokens are lower-cased word characters; each CJK character is one token; the
 overlap is a bag-of-words (multiset) intersection.

@@ -1,0 +1,72 @@
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from openbook.ingest._common import iso_date, normalise_metadata, title_from_path
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("2024-05-01", "2024-05-01"),
+        ("2024-05-01T10:00:00Z", "2024-05-01"),
+        (dt.date(2024, 5, 1), "2024-05-01"),
+        (dt.datetime(2024, 5, 1, 23, 59), "2024-05-01"),
+        ("May 1, 2024", "2024-05-01"),
+        ("1 May 2024", "2024-05-01"),
+        ("2024/05/01", "2024-05-01"),
+        ("2024年5月1日", "2024-05-01"),
+        ("2024 年 05 月 01 日", "2024-05-01"),
+        ("2024-02-30", None),
+        ("not a date", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_iso_date(value, expected):
+    assert iso_date(value) == expected
+
+
+def test_normalise_metadata_shapes_and_json():
+    meta = normalise_metadata(
+        {
+            "updated": dt.date(2024, 3, 1),
+            "created": "March 2, 2023",
+            "tags": "policy",
+            "acl": "finance",
+            "author": ["Ana", "Bo"],
+            "reviewed": {"on": dt.date(2024, 1, 1)},
+            "version": "2.0",
+            "empty": None,
+        }
+    )
+    assert meta["updated"] == "2024-03-01"
+    assert meta["created"] == "2023-03-02"
+    assert meta["tags"] == ["policy"]
+    assert meta["acl"] == ["finance"]
+    assert meta["author"] == "Ana, Bo"
+    assert meta["reviewed"] == {"on": "2024-01-01"}
+    assert "empty" not in meta
+    json.dumps(meta)
+
+
+def test_updated_falls_back_to_date_and_keeps_unparseable_raw():
+    assert normalise_metadata({"date": "2024-06-23 21:56:58 -0700"})["updated"] == "2024-06-23"
+    meta = normalise_metadata({"updated": "last spring"})
+    assert "updated" not in meta and meta["updated_raw"] == "last spring"
+
+
+@pytest.mark.parametrize(
+    "name, title",
+    [
+        ("doc-027-support-sla-matrix.csv", "support sla matrix"),
+        ("01_intro.md", "intro"),
+        ("2024-06-23-jekyll-released.md", "jekyll released"),
+        ("5-minute-guide.md", "5 minute guide"),
+        ("README.md", "README"),
+    ],
+)
+def test_title_from_path(name, title):
+    assert title_from_path(Path(name)) == title

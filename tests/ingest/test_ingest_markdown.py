@@ -1,0 +1,74 @@
+import pytest
+
+from openbook.errors import IngestError
+from openbook.ingest import load_file
+from openbook.ingest.markdown import clean_markdown
+
+from ingest_shared import SAMPLES, need
+
+
+def test_front_matter_and_cleaning(tmp_path):
+    path = tmp_path / "policy.md"
+    path.write_text(
+        "---\ntitle: Travel Policy\nupdated: 2024-03-01\nauthor: Finance\ntags: travel\nacl: [staff]\n"
+        "version: '2.0'\nsupersedes: v1.3\nlang: en\nowner_team: ops\n---\n\n"
+        "# Travel Policy v2\n\n<!-- internal note -->\nSee [the portal](https://x.example/a_(b) \"t\") and "
+        "![diagram of flow](img.png) or [ref link][r].\n\n[r]: https://x.example\n\n"
+        "* one\n+ two\n\nSub heading\n-----------\n\na | b\n--- | ---\n1 | 2\n\n"
+        "```python\nx = [keep](this)\n```\n",
+        encoding="utf-8",
+    )
+    doc = load_file(path, "policy.md")[0]
+    assert doc.title == "Travel Policy"
+    assert doc.metadata == {
+        "title": "Travel Policy", "updated": "2024-03-01", "author": "Finance", "tags": ["travel"],
+        "acl": ["staff"], "version": "2.0", "supersedes": "v1.3", "lang": "en", "owner_team": "ops",
+    }
+    assert doc.text.split("\n") == [
+        "# Travel Policy v2",
+        "",
+        "See the portal and diagram of flow or ref link.",
+        "",
+        "- one",
+        "- two",
+        "",
+        "## Sub heading",
+        "",
+        "| a | b |",
+        "| --- | --- |",
+        "| 1 | 2 |",
+        "",
+        "```python",
+        "x = [keep](this)",
+        "```",
+    ]
+    assert doc.format == "markdown"
+
+
+def test_title_from_heading_then_file_name(tmp_path):
+    (tmp_path / "a.md").write_text("Intro text.\n\n# Real Title\n", encoding="utf-8")
+    assert load_file(tmp_path / "a.md", "a.md")[0].title == "Real Title"
+    (tmp_path / "03-no-heading.md").write_text("Just text.\n", encoding="utf-8")
+    assert load_file(tmp_path / "03-no-heading.md", "x")[0].title == "no heading"
+
+
+def test_bad_front_matter_is_one_line_error(tmp_path):
+    path = tmp_path / "bad.md"
+    path.write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    with pytest.raises(IngestError, match=r"bad\.md: bad YAML front matter") as info:
+        load_file(path, "bad.md")
+    assert "\n" not in str(info.value)
+
+
+def test_raw_html_table_becomes_pipe_table():
+    text = clean_markdown("Intro\n\n<table><tr><th>Key</th><th>Value</th></tr><tr><td>a</td><td>&lt;b&gt;</td></tr></table>\n")
+    assert "| Key | Value |\n| --- | --- |\n| a | <b> |" in text
+
+
+def test_jekyll_samples_load():
+    paths = sorted(need(SAMPLES / "markdown").glob("*.m*"))
+    assert len(paths) >= 40
+    for path in paths:
+        doc = load_file(path, path.name)[0]
+        assert doc.title
+        assert "<!--" not in doc.text

@@ -1,0 +1,109 @@
+import pytest
+
+from openbook.errors import IngestError
+from openbook.ingest import load_file
+from openbook.ingest.pdf import reflow, strip_headers_footers
+
+from ingest_minipdf import write_pdf
+from ingest_shared import SAMPLES, need
+
+PDFS = SAMPLES / "pdf"
+
+
+def _three_pages(tmp_path):
+    return write_pdf(
+        tmp_path / "report.pdf",
+        [
+            [
+                "ACME QUARTERLY REPORT",
+                "The quick brown fox jumps over the lazy dog and keeps the infor-",
+                "mation flowing between the teams of the company in every region.",
+                "Page 1 of 3",
+            ],
+            ["ACME QUARTERLY REPORT", "Second page text that ends with a broken senten-", "Page 2 of 3"],
+            ["ACME QUARTERLY REPORT", "ce that continues on page three.", "Final words.", "Page 3 of 3"],
+        ],
+    )
+
+
+def test_headers_footers_removed_and_words_rejoined(tmp_path):
+    doc = load_file(_three_pages(tmp_path), "report.pdf")[0]
+    assert "ACME QUARTERLY REPORT" not in doc.text
+    assert "Page" not in doc.text
+    assert "information flowing" in doc.text  # hyphenated across a line break
+    assert "broken sentence that continues" in doc.text  # hyphenated across a page break
+    assert "infor-" not in doc.text
+    assert doc.format == "pdf" and doc.metadata["pages"] == 3
+
+
+def test_page_offsets(tmp_path):
+    doc = load_file(_three_pages(tmp_path), "report.pdf")[0]
+    assert len(doc.pages) == 3 and doc.pages[0] == 0
+    assert doc.text[doc.pages[1]:].startswith("Second page text")
+    assert doc.text[doc.pages[2]:].startswith("that continues on page three.")  # "ce" moved to page 2
+    assert doc.page_at(doc.text.index("information")) == 1
+    assert doc.page_at(doc.text.index("sentence")) == 2
+    assert doc.page_at(doc.text.index("Final words")) == 3
+
+
+def test_reflow_joins_paragraph_lines():
+    lines = [
+        "This is a long line of a paragraph that goes on and on until the",
+        "margin, and then it continues on the next line until it ends.",
+        "Short heading",
+        "- a bullet item",
+        "",
+        "New para.",
+    ]
+    assert reflow(lines).split("\n\n") == [
+        "This is a long line of a paragraph that goes on and on until the margin, and then it continues on "
+        "the next line until it ends.",
+        "Short heading",
+        "- a bullet item",
+        "New para.",
+    ]
+
+
+def test_reflow_joins_cjk_without_spaces():
+    assert reflow(["本文件为差旅政策的中文版本，自二零二四年", "三月一日起施行。"]) == "本文件为差旅政策的中文版本，自二零二四年三月一日起施行。"
+
+
+def test_running_heads_alternating_odd_even_pages_are_removed():
+    pages = [[f"Journal {n}" if n % 2 else "Shift work", f"body text {n}", str(n)] for n in range(1, 7)]
+    cleaned = strip_headers_footers(pages)
+    assert cleaned == [[f"body text {n}"] for n in range(1, 7)]
+
+
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("empty.pdf", "empty"),
+        ("password-example.pdf", "needs a password"),
+        ("issue-203-decimalize.pdf", "no text layer (scanned?)"),
+        ("issue-297-example.pdf", "no text layer (scanned?)"),
+    ],
+)
+def test_unreadable_pdfs_fail_with_one_line(name, reason):
+    path = need(PDFS / name)
+    with pytest.raises(IngestError) as info:
+        load_file(path, name)
+    message = str(info.value)
+    assert reason in message and name in message and "\n" not in message
+
+
+def test_empty_user_password_pdf_opens():
+    doc = load_file(need(PDFS / "pr-138-example.pdf"), "pr-138-example.pdf")[0]
+    assert "Home Loan" in doc.text
+
+
+def test_junk_before_header_still_loads():
+    doc = load_file(need(PDFS / "issue-848.pdf"), "issue-848.pdf")[0]
+    assert len(doc.pages) == 8 and len(doc.text) > 1000
+
+
+def test_broken_file_is_malformed(tmp_path):
+    path = tmp_path / "broken.pdf"
+    path.write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\ntrailer << >>\n%%EOF")
+    with pytest.raises(IngestError, match=r"broken\.pdf: malformed PDF: ") as info:
+        load_file(path, "broken.pdf")
+    assert "\n" not in str(info.value)

@@ -1,0 +1,27 @@
+from openbook.ingest import load_file
+
+
+def test_every_row_kept_with_header(tmp_path):
+    path = tmp_path / "plans.csv"
+    path.write_text(
+        'sku,plan,price\nSL-1,"Pro, annual",10.00\n\nSL-2,Team\nSL-3,Biz,17.50,extra note\nSL-4,"a|b",1\n',
+        encoding="utf-8",
+    )
+    doc = load_file(path, "plans.csv")[0]
+    lines = doc.text.split("\n")
+    assert lines[0] == "| sku | plan | price |  |"
+    assert lines[1] == "| --- | --- | --- | --- |"
+    assert lines[2:] == [
+        "| SL-1 | Pro, annual | 10.00 |  |",
+        "| SL-2 | Team |  |  |",
+        "| SL-3 | Biz | 17.50 | extra note |",
+        "| SL-4 | a\\|b | 1 |  |",
+    ]
+    assert doc.format == "csv" and doc.title == "plans"
+    assert doc.metadata["rows"] == 4
+
+
+def test_semicolon_dialect_is_sniffed(tmp_path):
+    path = tmp_path / "eu.csv"
+    path.write_text("name;amount\nAna;1,50\nBo;2,75\n", encoding="utf-8")
+    assert load_file(path, "eu.csv")[0].text.split("\n")[2] == "| Ana | 1,50 |"
