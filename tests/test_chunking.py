@@ -189,6 +189,17 @@ def test_sections_are_balanced_instead_of_leaving_a_tiny_tail() -> None:
     assert min(count_words(c.text) for c in chunks) >= 100
 
 
+def test_short_list_items_are_never_cut_and_overlap_is_whole_items() -> None:
+    items = [f"- E-{2000 + i} means error number {i}. Fix it by doing step {i}. Then retry." for i in range(30)]
+    doc = make_doc("## Error codes\n\n" + "\n".join(items))
+    cfg = ChunkingConfig(target_words=60, overlap_words=15, max_words=100)
+    chunks = chunk_document(doc, cfg)
+    assert len(chunks) > 4
+    for c in chunks:
+        assert all(line in items for line in c.text.splitlines())
+    assert any(n.start < p.end for p, n in zip(chunks, chunks[1:]))
+
+
 def test_an_over_long_sentence_is_split_by_words_within_max() -> None:
     long_sentence = " ".join(f"word{i}" for i in range(1000)) + "."
     doc = make_doc("Intro sentence here. " + long_sentence + " Outro sentence here.")

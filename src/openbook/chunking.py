@@ -5,8 +5,8 @@ How a document is cut (``chunk_document``):
 1. **Blocks.** ``Document.text`` is read line by line following the convention in ``openbook.types``: ``#``
    heading lines, blank-line separated paragraphs, list items (``- ``, ``* ``, ``1. ``), ``|`` pipe tables
    (header row, ``| --- |`` separator, rows) and fenced code blocks (whose ``#`` lines are not headings).
-2. **Units.** Paragraphs and list items are split into sentences (``split_sentences``), code blocks into lines,
-   and a table becomes one unit. A unit longer than ``max`` is split by words as a last resort (and a single
+2. **Units.** Paragraphs are split into sentences (``split_sentences``), code blocks into lines; a list item
+   is one unit (split into sentences only when longer than half of ``target``), and so is a table. A unit longer than ``max`` is split by words as a last resort (and a single
    "word" longer than ``max``, possible with a word-piece counter, by characters).
 3. **Sections.** Each heading starts a section whose heading path (e.g. ``("Travel policy", "Hotels")``) is
    carried by its chunks in ``Chunk.headings``; the heading line itself is not put at the start of a chunk's
@@ -274,6 +274,8 @@ class _Chunker:
                 continue
             if block.kind == "code":
                 spans = [sp for ls, le in block.lines if (sp := _trim(self.text, ls, le))]
+            elif block.kind == "item" and self.measure(block.start, block.end) <= self.target // 2:
+                spans = [(block.start, block.end)]  # a short list item is kept whole, its marker included
             else:
                 spans = [(s + block.start, e + block.start)
                          for s, e in split_sentences(self.text[block.start:block.end])]
