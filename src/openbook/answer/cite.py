@@ -155,21 +155,26 @@ def _normalize(text: str) -> str:
 
 
 def numbers_in(text: str) -> set[str]:
-    """Numbers in ``text`` as strings: thousands separators removed, ``2023-02-14`` and ``8.50`` kept whole."""
+    """Numbers in ``text`` as strings: thousands separators removed, ``2023-02-14`` and ``8.50`` kept whole.
+
+    A trailing zero decimal is normalised (``8.50`` and ``8.5`` match) when comparing with passages.
+    """
     found: set[str] = set()
     for m in _NUMBER.finditer(unicodedata.normalize("NFKC", text)):
         tok = m.group(0)
         if _THOUSANDS.match(tok):
             tok = tok.replace(",", "")
         found.add(tok)
-        # "1,000,000" and "2023-02-14" also stand for their parts when a passage writes them apart
     return found
 
 
+def _norm_number(tok: str) -> str:
+    return tok.rstrip("0").rstrip(".") if re.fullmatch(r"\d+\.\d+", tok) else tok
+
+
 def _passage_numbers(text: str) -> set[str]:
-    found = numbers_in(text)
-    parts = {p for tok in found for p in re.split(r"[.,:/-]", tok) if p}
-    return found | parts | {t.rstrip("0").rstrip(".") for t in found if "." in t}
+    # whole numbers only: "2023-02-14" must not vouch for a bare "14"
+    return {_norm_number(t) for t in numbers_in(text)}
 
 
 def _stem(word: str) -> str:
@@ -247,7 +252,7 @@ def _spans(sentence_tokens: set[str], sentence_numbers: set[str], n: int, passag
         piece = m.group(0)
         if not piece.strip():
             continue
-        score = len(sentence_tokens & content_tokens(piece)) + 2 * len(sentence_numbers & _passage_numbers(piece))
+        score = len(sentence_tokens & content_tokens(piece)) + 2 * len({_norm_number(x) for x in sentence_numbers} & _passage_numbers(piece))
         if score > best[0]:
             start = m.start() + (len(piece) - len(piece.lstrip()))
             best = (score, start, m.start() + len(piece.rstrip()))
@@ -269,7 +274,7 @@ def _check_sentence(sentence: str, by_n: dict[int, Passage]) -> SentenceCheck:
     ev_tokens = content_tokens(evidence)
     spans = tuple(_spans(tokens, numbers, n, by_n[n]) for n in ids)
     overlap = len(tokens & ev_tokens) / len(tokens) if tokens else 1.0
-    missing = sorted(numbers - ev_numbers)
+    missing = sorted(n for n in numbers if _norm_number(n) not in ev_numbers)
     cited = ", ".join(f"[{n}]" for n in ids)
     if missing:
         return SentenceCheck(
