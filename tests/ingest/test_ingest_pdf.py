@@ -33,7 +33,7 @@ def test_headers_footers_removed_and_words_rejoined(tmp_path):
     assert "information flowing" in doc.text  # hyphenated across a line break
     assert "broken sentence that continues" in doc.text  # hyphenated across a page break
     assert "infor-" not in doc.text
-    assert doc.format == "pdf" and doc.metadata["pages"] == 3
+    assert doc.format == "pdf" and doc.metadata["page_count"] == 3
 
 
 def test_page_offsets(tmp_path):

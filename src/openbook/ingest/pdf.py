@@ -185,7 +185,7 @@ def reflow(lines: list[str]) -> str:
 
 
 def _pdf_metadata(reader) -> tuple[str, dict[str, object]]:
-    raw: dict[str, object] = {"pages": len(reader.pages)}
+    raw: dict[str, object] = {"page_count": len(reader.pages)}
     title = ""
     try:
         info = reader.metadata
