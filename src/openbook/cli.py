@@ -248,6 +248,55 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
         _print_answer(answer)
 
 
+# ---------------------------------------------------------------------- eval
+@cli.group()
+def eval() -> None:  # noqa: A001 - the subcommand is called "eval"
+    """Measure retrieval (BEIR datasets) or answers (lab questions)."""
+
+
+@eval.command("retrieval")
+@click.option("--dataset", type=click.Path(exists=True, file_okay=False), required=True,
+              help="BEIR folder with corpus.jsonl, queries.jsonl, qrels/test.tsv.")
+@mode_option
+@store_option
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="eval-results", show_default=True,
+              help="Folder for the TREC run file and the JSON report.")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A saved JSON report; exit non-zero when a metric drops by more than --tolerance.")
+@click.option("--tolerance", type=float, default=0.005, show_default=True)
+@json_option
+@click.pass_context
+def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: str | None, out_dir: str,
+                   baseline: str | None, tolerance: float, as_json: bool) -> None:
+    """nDCG@10, Recall@10/100, MRR@10, MAP@100 and latency on a BEIR dataset (documents score as best chunk)."""
+    from .eval.retrieval import format_retrieval_report, run_retrieval_eval
+
+    cfg = _config(ctx, None)
+    report = run_retrieval_eval(Path(dataset), Path(store) if store else None, cfg, mode, Path(out_dir),
+                                Path(baseline) if baseline else None, tolerance)
+    click.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else format_retrieval_report(report))
+    if not report.ok:
+        ctx.exit(EXIT_ERROR)
+
+
+@eval.command("answers")
+@click.option("--questions", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="Lab questions.jsonl (manifest.json beside it).")
+@click.option("--docs", type=click.Path(exists=True, file_okay=False), required=True, help="Lab documents.")
+@store_option
+@json_option
+@click.pass_context
+def eval_answers(ctx: click.Context, questions: str, docs: str, store: str | None, as_json: bool) -> None:
+    """Refusal accuracy, must_contain, citation validity, context recall, access leaks, per-trap table."""
+    from .eval.answers import format_answer_report, run_answer_eval
+
+    cfg = _config(ctx, None)
+    report = run_answer_eval(Path(questions), Path(docs), Path(store) if store else None, cfg)
+    click.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else format_answer_report(report))
+    if not report.ok:
+        ctx.exit(EXIT_ERROR)
+
+
 # ---------------------------------------------------------------------- quickstart
 @cli.command()
 @click.pass_context

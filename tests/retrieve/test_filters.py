@@ -35,3 +35,12 @@ def test_access_roles():
     assert visible({"acl": ["finance"]}, ["staff", "Finance"])
     assert not document_passes(META, [parse_where("author=Ana")], ["staff"])
     assert document_passes(META, [parse_where("author=Ana")], ["finance"])
+
+
+def test_snippet_window_holds_the_matches():
+    from openbook.index.analyzer import Analyzer
+    from openbook.retrieve.snippets import highlight
+
+    text = "word " * 50 + "The client says error E-2043. I already tried. " + "tail " * 60
+    snip = highlight(text, {"error", "e-2043"}, Analyzer(), width=20)
+    assert "**error**" in snip and "**E-2043.**" in snip and snip.startswith("…") and snip.endswith("…")

@@ -25,13 +25,18 @@ def highlight(text: str, query_terms: Collection[str], analyzer: Analyzer, width
     if n <= width:
         lo, hi = 0, n
     else:
-        best, best_at, cur = -1, 0, sum(hit[:width])
+        cur = sum(hit[:width])
         best, best_at = cur, 0
         for i in range(1, n - width + 1):
             cur += hit[i + width - 1] - hit[i - 1]
             if cur > best:
                 best, best_at = cur, i
-        lo = max(0, best_at - 3) if best_at else 0
+        inside = [i for i in range(best_at, best_at + width) if hit[i]]
+        if inside:  # centre the window on its first and last match
+            slack = width - (inside[-1] - inside[0] + 1)
+            lo = max(0, min(n - width, inside[0] - slack // 2))
+        else:
+            lo = 0
         hi = min(n, lo + width)
     parts = []
     for i in range(lo, hi):

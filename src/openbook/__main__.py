@@ -1,0 +1,5 @@
+"""``python -m openbook`` runs the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,113 @@
+"""The CLI as a user runs it: a real subprocess per command, real files, a temporary store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "PYTHONPATH": str(REPO / "src"), **(env or {})}
+    full_env.pop("OPENBOOK_STORE", None) if env is None or "OPENBOOK_STORE" not in env else None
+    return subprocess.run([sys.executable, "-m", "openbook", *args], cwd=cwd, capture_output=True, text=True,
+                          env=full_env, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def lab_store(tmp_path_factory, shared):
+    cwd = tmp_path_factory.mktemp("cli")
+    r = run("ingest", str(shared / "labs" / "skyladder" / "docs"), "--store", "s", cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    assert "30 added" in r.stdout
+    return cwd
+
+
+def test_quickstart(tmp_path):
+    r = run("quickstart", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "[1]" in r.stdout and "Sources:" in r.stdout
+    assert "I could not find this in the documents." in r.stdout
+
+
+def test_reingest_reports_unchanged(lab_store, shared):
+    r = run("ingest", str(shared / "labs" / "skyladder" / "docs"), "--store", "s", "--json", cwd=lab_store)
+    report = json.loads(r.stdout)
+    assert len(report["unchanged"]) == 30 and report["added"] == [] and report["chunks_added"] == 0
+
+
+def test_search_json_and_snippet(lab_store):
+    r = run("search", "error E-2043", "-k", "3", "--json", "--role", "staff", "--store", "s", cwd=lab_store)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert any(h["doc_id"].startswith("doc-004") for h in out["hits"])
+    assert all("**E-2043" in h["snippet"] for h in out["hits"])
+    human = run("search", "error E-2043", "--role", "staff", "--store", "s", cwd=lab_store).stdout
+    assert "doc-004" in human and "score" in human
+
+
+def test_search_many_queries(lab_store, tmp_path):
+    qfile = tmp_path / "q.txt"
+    qfile.write_text("trash retention\nselective sync\n")
+    r = run("search", "--queries", str(qfile), "-k", "5", "--role", "staff", "--store", "s", cwd=lab_store)
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["query_id"] for x in lines] == ["1", "2"]
+    assert all(len(x["hits"]) == 5 for x in lines)
+    scores = [h["score"] for h in lines[0]["hits"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_ask_json_with_roles(lab_store):
+    r = run("ask", "What is the FY2025 Marketing budget?", "--role", "staff", "--json", "--store", "s",
+            cwd=lab_store)
+    out = json.loads(r.stdout)
+    assert out["refused"] is True and out["citations"] == []
+    assert all(not p["doc_id"].startswith("doc-011") for p in out["passages"])
+    r = run("ask", "What is the FY2025 Marketing budget?", "--role", "finance", "--json", "--store", "s",
+            cwd=lab_store)
+    out = json.loads(r.stdout)
+    assert out["refused"] is False and out["citations"][0]["doc_id"].startswith("doc-011")
+
+
+def test_store_from_environment_and_config_file(lab_store):
+    r = run("stats", "--json", cwd=lab_store, env={"OPENBOOK_STORE": "s"})
+    assert json.loads(r.stdout)["documents"] == 30
+    (lab_store / "openbook.toml").write_text('store = "s"\n')
+    try:
+        assert json.loads(run("stats", "--json", cwd=lab_store).stdout)["documents"] == 30
+        (lab_store / "openbook.toml").write_text('store = "s"\nbogus = 1\n')
+        r = run("stats", cwd=lab_store)
+        assert r.returncode == 1 and "bogus" in r.stderr and "Traceback" not in r.stderr
+    finally:
+        (lab_store / "openbook.toml").unlink()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("search", "x", "--store", "nowhere"), "no openbook store"),
+    (("search", "   ", "--store", "s"), "empty query"),
+    (("ask", "", "--store", "s"), "empty question"),
+    (("search", "x", "--where", "garbage", "--store", "s"), "cannot parse filter"),
+])
+def test_errors_are_one_clear_line(lab_store, args, needle):
+    r = run(*args, cwd=lab_store)
+    assert r.returncode == 1
+    assert needle in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ingest_reports_bad_files_and_continues(tmp_path, shared):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("# Fine\nA perfectly fine document about zebras.\n")
+    (docs / "bad.pdf").write_bytes(b"%PDF-1.4 garbage")
+    (docs / "notes.xyz").write_text("unsupported")
+    r = run("ingest", str(docs), "--store", "s", cwd=tmp_path)
+    assert r.returncode == 0
+    assert "bad.pdf" in r.stderr and "notes.xyz" in r.stderr and "1 added" in r.stdout
+    r = run("ingest", str(docs / "bad.pdf"), "--store", "s2", cwd=tmp_path)
+    assert r.returncode == 1  # nothing could be ingested
