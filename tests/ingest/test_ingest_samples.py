@@ -1,5 +1,7 @@
 """Every shared sample file goes through load_file: documents, or an IngestError with a one-line message."""
 
+import pytest
+
 from openbook.errors import IngestError, UnsupportedFormatError
 from openbook.ingest import SUPPORTED_SUFFIXES, discover, load_file
 
@@ -13,6 +15,7 @@ EXPECTED_FAILURES = {
 }
 
 
+@pytest.mark.slow  # about 15 s: every PDF, HTML and Markdown sample
 def test_every_sample_loads_or_fails_cleanly():
     found = discover([need(SAMPLES)])
     assert len(found) > 150
