@@ -12,7 +12,7 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from .index.sparse import BM25Index
 from .ingest import discover, load_file
 from .retrieve.filters import document_passes, parse_filters
 from .store.embedded import EmbeddedStore, write_json_atomic
-from .types import Answer, Chunk, Hit, content_hash
+from .types import Answer, Chunk, Hit, Passage, content_hash
 
 INDEX_FORMAT = 1
 
@@ -373,22 +373,41 @@ class Engine:
         return index.chars
 
     # ------------------------------------------------------------------ ask
-    def ask(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
-            mode: str | None = None) -> Answer:
-        """Answer from the documents with ``[n]`` citations, or refuse.
-
-        Retrieval, context assembly and the offline extractive answerer (``openbook.answer.extractive``).
-
-        Raises:
-            QueryError: empty question. StoreError: empty or missing store.
-        """
+    def passages(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
+                 mode: str | None = None) -> list[Passage]:
+        """Retrieve and number the passages an answerer sees (``config.answer.passages`` of them)."""
         from .answer.context import assemble_passages
-        from .answer.extractive import answer_extractive
 
         n = self.config.answer.passages
         hits = self.search(question, k=max(n * 3, 20), roles=roles, where=where, mode=mode)
-        passages = assemble_passages(hits, n)
-        return answer_extractive(question, passages, self, self.config.answer)
+        return assemble_passages(hits, n)
+
+    def ask(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
+            mode: str | None = None, generator: Any = None,
+            on_token: Callable[[str], None] | None = None) -> Answer:
+        """Answer from the documents with ``[n]`` citations, or refuse.
+
+        With no ``generator`` and no ``config.llm.backend`` the offline extractive answerer
+        (``openbook.answer.extractive``) answers; otherwise the LLM does (``openbook.answer.llm``) and its
+        citations are checked. ``on_token`` streams the LLM's text as it arrives.
+
+        Raises:
+            QueryError: empty question. StoreError: empty or missing store. GenerationError: LLM failure.
+        """
+        from .answer.extractive import answer_extractive
+
+        if not question or not question.strip():
+            raise QueryError("empty question: ask something")
+        passages = self.passages(question, roles=roles, where=where, mode=mode)
+        if generator is None and self.config.llm.backend:
+            from .answer.generate import get_generator
+
+            generator = get_generator(self.config.llm)
+        if generator is None:
+            return answer_extractive(question, passages, self, self.config.answer)
+        from .answer.llm import generate_answer
+
+        return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)
 
     def stats(self) -> dict[str, Any]:
         """Counts and the current manifest."""

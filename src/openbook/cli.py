@@ -231,21 +231,61 @@ def _print_answer(answer: Answer) -> None:
 @role_option
 @where_option
 @mode_option
+@click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL",
+              help="Answer with an LLM, e.g. openai:gpt-4o-mini or anthropic:claude-3-5-haiku-latest "
+                   "(default: the offline extractive answerer). Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.")
+@click.option("--base-url", default=None, metavar="URL",
+              help="OpenAI-compatible server (llama.cpp, vLLM, Ollama, LM Studio), e.g. http://127.0.0.1:8080/v1.")
+@click.option("--stream", is_flag=True, help="Print the LLM's tokens as they arrive; citations are checked at the end.")
+@click.option("--show-prompt", is_flag=True, help="Print the prompt that would be sent, and stop.")
 @store_option
 @json_option
 @click.pass_context
 def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[str, ...], mode: str | None,
-        store: str | None, as_json: bool) -> None:
+        llm: str | None, base_url: str | None, stream: bool, show_prompt: bool, store: str | None,
+        as_json: bool) -> None:
     """Answer a question from the documents with [n] citations, or refuse."""
-    cfg = _config(ctx, store)
+    flags: dict[str, Any] = {"llm.base_url": base_url}
+    if llm:
+        from .answer.generate import parse_llm_spec
+
+        flags["llm.backend"], flags["llm.model"] = parse_llm_spec(llm)
+    cfg = _config(ctx, store, flags)
     if not question.strip():
         raise QueryError("empty question: ask something")
     with _engine(cfg) as engine:
-        answer = engine.ask(question, roles=roles, where=where, mode=mode)
+        if show_prompt:
+            from .answer.prompt import build_messages
+
+            messages = build_messages(question, engine.passages(question, roles=roles, where=where, mode=mode),
+                                      cfg.llm)
+            if as_json:
+                click.echo(json.dumps(messages, ensure_ascii=False))
+            else:
+                for m in messages:
+                    click.echo(f"--- {m['role']} ---\n{m['content']}\n")
+            return
+        on_token = None
+        if stream and cfg.llm.backend and not as_json:
+            def on_token(piece: str) -> None:
+                click.echo(piece, nl=False)
+                sys.stdout.flush()
+        answer = engine.ask(question, roles=roles, where=where, mode=mode, on_token=on_token)
     if as_json:
         click.echo(json.dumps(_answer_dict(answer), ensure_ascii=False))
+        return
+    if on_token is not None:
+        click.echo("\n")
+        from .answer.context import format_sources
+
+        if answer.citations:
+            click.echo("Sources:\n" + format_sources(answer.citations))
     else:
         _print_answer(answer)
+    for note in answer.notes:
+        click.echo(f"note: {note}", err=True)
+    for sentence in answer.unsupported:
+        click.echo(f"unsupported: {sentence}", err=True)
 
 
 # ---------------------------------------------------------------------- eval
