@@ -1,0 +1,308 @@
+"""Dense vector index: unit-normalised embeddings in a memory-mapped ``.npy``, exact cosine search, ANN when large.
+
+On disk the index is a folder of plain files::
+
+    vectors.npy      float32 [rows, dim], every row L2-normalised (row i = chunk i of the store's chunk order)
+    dense.json       manifest: format, model, dim, rows, normalized, metric, ann (null or its settings)
+    dense.usearch    HNSW graph (usearch), only when rows >= ann_threshold
+
+Search is cosine similarity (the dot product of unit vectors). Below ``ann_threshold`` rows it is exact (a matrix
+product, in blocks of rows); above it a usearch HNSW graph answers, and ``benchmarks/embedders.py scifact``
+measures its recall@10 against exact search. A query embedded by another model than the index's is refused with
+``ModelMismatchError``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import IndexError_, ModelMismatchError
+
+FORMAT = 1
+VECTORS_FILE = "vectors.npy"
+MANIFEST_FILE = "dense.json"
+ANN_FILE = "dense.usearch"
+REEMBED_COMMAND = "openbook ingest --reembed PATH"
+
+_BLOCK_ROWS = 65_536  # rows scored per matrix product in exact search (bounds memory at nq * 65536 floats)
+
+
+@dataclass(frozen=True)
+class AnnSettings:
+    """usearch HNSW parameters (Malkov and Yashunin 2018): graph degree and candidate-list sizes."""
+
+    connectivity: int = 16
+    expansion_add: int = 128
+    expansion_search: int = 128
+
+
+class VectorIndex:
+    """Cosine search over unit-normalised float32 vectors; exact below ``ann_threshold`` rows, HNSW above.
+
+    Attributes:
+        model: registry name of the embedder that made the vectors.
+        dim: vector dimension.
+        rows: number of vectors; row ids are 0 .. rows - 1.
+        normalized: whether the embedder's own output was unit-normalised (vectors are stored unit-normalised
+            either way).
+    """
+
+    def __init__(self, vectors: np.ndarray, *, model: str, normalized: bool, ann: Any = None,
+                 ann_settings: AnnSettings | None = None) -> None:
+        if vectors.ndim != 2 or vectors.dtype != np.float32:
+            raise IndexError_(f"dense vectors must be float32 [rows, dim], got {vectors.dtype} {vectors.shape}")
+        self.vectors = vectors
+        self.model = model
+        self.normalized = normalized
+        self.rows, self.dim = (int(x) for x in vectors.shape)
+        self._ann = ann
+        self._ann_settings = ann_settings
+
+    @property
+    def uses_ann(self) -> bool:
+        """True when searches go through the HNSW graph rather than exact matrix products."""
+        return self._ann is not None
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, *, model: str, normalized: bool, ann_threshold: int = 200_000,
+              ann_settings: AnnSettings | None = None) -> "VectorIndex":
+        """Index ``vectors`` (float [rows, dim]); rows are L2-normalised here if they are not already.
+
+        Args:
+            vectors: one row per chunk, in the store's chunk order.
+            model: embedder registry name, recorded for ``check_model``.
+            normalized: the embedder's ``normalized`` flag, recorded in the manifest.
+            ann_threshold: build a usearch HNSW graph when ``rows >= ann_threshold`` (0 always, a huge value
+                never).
+            ann_settings: HNSW parameters; defaults to ``AnnSettings()``.
+
+        Raises:
+            IndexError_: vectors not 2-D, or containing NaN or infinity; usearch missing when ANN is needed.
+        """
+        array = np.asarray(vectors)
+        if array.ndim != 2:
+            raise IndexError_(f"dense vectors must be a 2-D array [rows, dim], got shape {array.shape}")
+        array = np.ascontiguousarray(array, dtype=np.float32)
+        if not np.isfinite(array).all():
+            raise IndexError_(f"dense vectors for model {model!r} contain NaN or infinity; re-embed the documents")
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        array = (array / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+        ann = None
+        settings = None
+        if array.shape[0] and array.shape[0] >= ann_threshold:
+            settings = ann_settings or AnnSettings()
+            ann = _build_ann(array, settings)
+        return cls(array, model=model, normalized=normalized, ann=ann, ann_settings=settings)
+
+    def save(self, folder: Path) -> None:
+        """Write ``vectors.npy``, ``dense.json`` and, with ANN, ``dense.usearch`` into ``folder`` (created).
+
+        Raises:
+            IndexError_: the folder cannot be written.
+        """
+        folder = Path(folder)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            np.save(folder / VECTORS_FILE, np.ascontiguousarray(self.vectors), allow_pickle=False)
+            ann_file = folder / ANN_FILE
+            if self._ann is not None:
+                self._ann.save(str(ann_file))
+            elif ann_file.exists():
+                ann_file.unlink()
+            (folder / MANIFEST_FILE).write_text(json.dumps(self.manifest(), indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise IndexError_(f"cannot write the dense index to {folder}: {exc}") from exc
+
+    def manifest(self) -> dict[str, Any]:
+        """The contents of ``dense.json``."""
+        ann = None
+        if self._ann_settings is not None:
+            ann = {"library": "usearch", "file": ANN_FILE, "metric": "cos", **self._ann_settings.__dict__}
+        return {"format": FORMAT, "model": self.model, "dim": self.dim, "rows": self.rows,
+                "normalized": self.normalized, "metric": "cosine", "ann": ann}
+
+    @classmethod
+    def load(cls, folder: Path, *, mmap: bool = True) -> "VectorIndex":
+        """Open an index written by ``save``; vectors (and the HNSW graph) are memory-mapped unless ``mmap=False``.
+
+        Raises:
+            IndexError_: missing or malformed files, or vectors that disagree with the manifest.
+        """
+        folder = Path(folder)
+        manifest_file = folder / MANIFEST_FILE
+        try:
+            manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+            vectors = np.load(folder / VECTORS_FILE, mmap_mode="r" if mmap else None, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise IndexError_(
+                f"cannot read the dense index in {folder}: {exc}; rebuild it with `{REEMBED_COMMAND}`"
+            ) from exc
+        if manifest.get("format") != FORMAT:
+            raise IndexError_(
+                f"{manifest_file}: dense index format {manifest.get('format')!r}, this openbook reads {FORMAT}; "
+                f"rebuild it with `{REEMBED_COMMAND}`"
+            )
+        expected = (manifest["rows"], manifest["dim"])
+        if vectors.shape != expected or vectors.dtype != np.float32:
+            raise IndexError_(
+                f"{folder / VECTORS_FILE}: {vectors.dtype} {vectors.shape} does not match {manifest_file} "
+                f"(float32 {expected}); rebuild it with `{REEMBED_COMMAND}`"
+            )
+        ann = None
+        settings = None
+        if manifest.get("ann"):
+            settings = AnnSettings(**{k: manifest["ann"][k] for k in AnnSettings.__dataclass_fields__})
+            ann = _load_ann(folder / manifest["ann"]["file"], settings, view=mmap)
+            if len(ann) != vectors.shape[0]:
+                raise IndexError_(f"{folder / ANN_FILE} holds {len(ann)} vectors, {VECTORS_FILE} "
+                                  f"{vectors.shape[0]}; rebuild it with `{REEMBED_COMMAND}`")
+        return cls(vectors, model=manifest["model"], normalized=bool(manifest["normalized"]), ann=ann,
+                   ann_settings=settings)
+
+    def check_model(self, model: str) -> None:
+        """Refuse a query embedder other than the one the vectors were made with.
+
+        Raises:
+            ModelMismatchError: ``model`` differs from ``self.model``; the message names the re-embed command.
+        """
+        if model != self.model:
+            raise ModelMismatchError(
+                f"the dense index was built with embedder {self.model!r} ({self.dim} dimensions) but the query "
+                f"embedder is {model!r}; re-embed the documents with `{REEMBED_COMMAND}` (PATH: the folder you "
+                f"ingested), or set [embedding] model = \"{self.model}\" to query with the index's model"
+            )
+
+    def search_batch(self, queries: np.ndarray, k: int, mask: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` rows by cosine similarity for each query.
+
+        Args:
+            queries: float [nq, dim] (a single [dim] vector is treated as one query); normalised here.
+            k: hits wanted per query.
+            mask: optional bool [rows]; rows where it is False are never returned and never take the place of
+                an allowed row (with ANN: oversampled search, filtered, and exact search over the allowed rows
+                whenever the graph did not yield enough of them).
+
+        Returns:
+            ``(row_ids, scores)``: int64 and float32 arrays ``[nq, k']`` with ``k' = min(k, allowed rows)``, best
+            first, ties broken by lower row id; scores are cosine similarities in [-1, 1].
+
+        Raises:
+            IndexError_: ``queries`` has the wrong dimension (embedded by another model) or ``mask`` the wrong
+                shape.
+        """
+        q = np.asarray(queries, dtype=np.float32)
+        if q.ndim == 1:
+            q = q[None, :]
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise IndexError_(
+                f"query vectors have shape {q.shape}, the dense index (model {self.model!r}) has dimension "
+                f"{self.dim}; embed queries with {self.model!r} or re-embed with `{REEMBED_COMMAND}`"
+            )
+        q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        allowed = self.rows
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.shape != (self.rows,) or mask.dtype != np.bool_:
+                raise IndexError_(f"mask must be bool [{self.rows}], got {mask.dtype} {mask.shape}")
+            allowed = int(mask.sum())
+        kk = max(0, min(int(k), allowed))
+        if kk == 0 or q.shape[0] == 0:
+            return np.empty((q.shape[0], kk), dtype=np.int64), np.empty((q.shape[0], kk), dtype=np.float32)
+        if self._ann is None:
+            return self._exact(q, kk, mask)
+        if mask is None:
+            return self._ann_search(q, kk, None)
+        if allowed * 10 < self.rows:  # very selective filter: scoring the allowed rows is cheaper and exact
+            return self._exact_subset(q, kk, np.flatnonzero(mask))
+        return self._ann_search(q, kk, mask)
+
+    def _exact(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        best_ids = np.empty((q.shape[0], 0), dtype=np.int64)
+        best_scores = np.empty((q.shape[0], 0), dtype=np.float32)
+        for start in range(0, self.rows, _BLOCK_ROWS):
+            block = np.asarray(self.vectors[start : start + _BLOCK_ROWS])
+            scores = q @ block.T
+            if mask is not None:
+                scores[:, ~mask[start : start + block.shape[0]]] = -np.inf
+            ids = np.broadcast_to(np.arange(start, start + block.shape[0], dtype=np.int64), scores.shape)
+            best_ids, best_scores = _top_k(np.hstack([best_ids, ids]), np.hstack([best_scores, scores]), k)
+        return best_ids, best_scores
+
+    def _exact_subset(self, q: np.ndarray, k: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        scores = q @ np.asarray(self.vectors[rows]).T
+        return _top_k(np.broadcast_to(rows.astype(np.int64), scores.shape), scores, k)
+
+    def _ann_search(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        allowed = self.rows if mask is None else int(mask.sum())
+        want = k if mask is None else min(self.rows, math.ceil(k * self.rows / allowed * 2) + 10)
+        matches = self._ann.search(q, want, exact=False)
+        keys = np.asarray(matches.keys, dtype=np.int64).reshape(q.shape[0], -1)
+        dist = np.asarray(matches.distances, dtype=np.float32).reshape(q.shape[0], -1)
+        counts = np.asarray(matches.counts).reshape(-1)
+        out_ids = np.empty((q.shape[0], k), dtype=np.int64)
+        out_scores = np.empty((q.shape[0], k), dtype=np.float32)
+        for i in range(q.shape[0]):
+            ids = keys[i, : counts[i]]
+            if mask is not None:
+                ids = ids[mask[ids]]
+            if ids.shape[0] < k:  # the graph did not reach enough allowed rows: answer this query exactly
+                rows = np.arange(self.rows) if mask is None else np.flatnonzero(mask)
+                out_ids[i], out_scores[i] = (a[0] for a in self._exact_subset(q[i : i + 1], k, rows))
+                continue
+            # rescore with the stored float32 vectors so ANN and exact scores agree, then order deterministically
+            scores = np.asarray(self.vectors[np.sort(ids)]) @ q[i]
+            ids_sorted, sc = _top_k(np.sort(ids)[None, :], scores[None, :], k)
+            out_ids[i], out_scores[i] = ids_sorted[0], sc[0]
+        return out_ids, out_scores
+
+
+def _top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the k highest scores (ties: lower id first); ``ids`` and ``scores`` are [nq, m]."""
+    k = min(k, scores.shape[1])
+    if scores.shape[1] > k:
+        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)
+        # keep every candidate tied with the k-th score so that the id tie-break is exact
+        keep = scores >= kth
+        cand_ids = np.where(keep, ids, np.iinfo(np.int64).max)
+        cand_scores = np.where(keep, scores, -np.inf)
+    else:
+        cand_ids, cand_scores = np.asarray(ids), scores
+    order = np.lexsort((cand_ids, -cand_scores), axis=1)[:, :k]
+    return (np.take_along_axis(np.asarray(cand_ids), order, axis=1).astype(np.int64),
+            np.take_along_axis(cand_scores, order, axis=1).astype(np.float32))
+
+
+def _build_ann(vectors: np.ndarray, settings: AnnSettings) -> Any:
+    try:
+        from usearch.index import Index
+    except ImportError as exc:
+        raise IndexError_(
+            f"an ANN index is needed above the configured ann_threshold ({vectors.shape[0]} vectors) but "
+            "usearch is not installed; install it with: pip install usearch (or raise [embedding] ann_threshold)"
+        ) from exc
+    index = Index(ndim=vectors.shape[1], metric="cos", dtype="f32", connectivity=settings.connectivity,
+                  expansion_add=settings.expansion_add, expansion_search=settings.expansion_search)
+    index.add(np.arange(vectors.shape[0], dtype=np.uint64), vectors)
+    return index
+
+
+def _load_ann(file: Path, settings: AnnSettings, *, view: bool) -> Any:
+    try:
+        from usearch.index import Index
+    except ImportError as exc:
+        raise IndexError_(f"{file} is a usearch index but usearch is not installed: pip install usearch") from exc
+    if not file.is_file():
+        raise IndexError_(f"{file} is missing; rebuild the dense index with `{REEMBED_COMMAND}`")
+    index = Index.restore(str(file), view=view)
+    if index is None:
+        raise IndexError_(f"{file} is not a usearch index; rebuild it with `{REEMBED_COMMAND}`")
+    index.expansion_search = settings.expansion_search
+    return index

