@@ -446,3 +446,16 @@ def test_scifact_abstracts_are_mostly_one_or_two_chunks() -> None:
         check_invariants(doc, chunks, ChunkingConfig())
         counts.append(len(chunks))
     assert sum(1 for n in counts if n <= 2) / len(counts) >= 0.85
+
+
+def test_fast_sentence_offsets_equal_blingfire_exact_offsets() -> None:
+    import blingfire
+
+    from openbook.chunking import _blingfire_cuts
+
+    with open(SHARED / "datasets" / "scifact" / "corpus.jsonl", encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in islice(f, 200)]
+    texts += ["这是第一句。这是第二句！还有吗？Mixed e.g. Dr. Smith went home.", "a  b.\n\n  C d. E", "x", "A. B. C."]
+    for text in texts:
+        exact = {s for s, _ in blingfire.text_to_sentences_and_offsets(text)[1][1:]}
+        assert _blingfire_cuts(blingfire, text) == exact
