@@ -380,13 +380,22 @@ def _configs(draw) -> ChunkingConfig:
                           max_words=draw(st.integers(target, target * 2)))
 
 
+def _quarter_chars(text: str) -> int:  # roughly a word-piece counter: one unit per 4 characters
+    return (len(text) + 3) // 4
+
+
+def _with_specials(text: str) -> int:  # not additive: [CLS] and [SEP] on every call
+    return count_words(text) + 2
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(blocks=st.lists(_block, min_size=1, max_size=12), cfg=_configs())
-def test_property_invariants_hold_for_generated_documents(blocks: list[str], cfg: ChunkingConfig) -> None:
+@given(blocks=st.lists(_block, min_size=1, max_size=12), cfg=_configs(),
+       count=st.sampled_from([count_words, _quarter_chars, _with_specials]))
+def test_property_invariants_hold_for_generated_documents(blocks: list[str], cfg: ChunkingConfig, count) -> None:
     doc = make_doc("\n\n".join(blocks))
-    chunks = chunk_document(doc, cfg)
-    check_invariants(doc, chunks, cfg)
-    assert [c.chunk_id for c in chunk_document(doc, cfg)] == [c.chunk_id for c in chunks]
+    chunks = chunk_document(doc, cfg, count=count)
+    check_invariants(doc, chunks, cfg, count=count)
+    assert [c.chunk_id for c in chunk_document(doc, cfg, count=count)] == [c.chunk_id for c in chunks]
 
 
 # ------------------------------------------------------------------------------------------------ real files

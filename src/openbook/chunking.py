@@ -67,7 +67,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134
 # CJK and full-width punctuation: not counted as words.
 _CJK_PUNCT = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
 _WORD_RE = re.compile(f"[{_CJK}]|[^\\s{_CJK}{_CJK_PUNCT}]+")
-_CJK_END_RE = re.compile("[。！？!?]+[」』）\u201d\"')]*")
+_CJK_END_RE = re.compile("[。！？]+[」』）\u201d\"')]*")
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _LIST_RE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
