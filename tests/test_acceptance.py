@@ -81,3 +81,16 @@ def test_cmrc2018_recall_at_10(shared, tmp_path):
     metrics = evaluate_run(run, {q: data.qrels[q] for q in qids})
     print(f"CMRC 2018 dev, 200 sampled questions: Recall@10 {metrics['recall@10']:.3f}")
     assert metrics["recall@10"] >= 0.9
+
+
+@pytest.mark.parametrize("qid", ["q01", "q02", "q17", "q18"])
+def test_lab_conflicts_and_versions_answered_from_the_newer_document(lab, qid):
+    engine, questions = lab
+    q = next(x for x in questions if x["id"] == qid)
+    a = engine.ask(q["question"], roles=q["user_acl"])
+    assert not a.refused
+    assert all(s.lower() in a.text.lower() for s in q["must_contain"])
+    assert a.citations[0].doc_id.startswith(q["relevant"][0])  # the newer document is cited first
+    if q["trap"] == "dup":  # the superseded version is named with its date, never quoted or cited
+        assert "supersedes an older version" in a.text
+        assert all(not c.doc_id.startswith("doc-007") for c in a.citations)

@@ -101,5 +101,10 @@ def superseded_docs(passages: Sequence[Passage]) -> dict[str, str]:
 _VERSION_RE = re.compile(r"\b(v(ersion)?\s*\d+(\.\d+)*|\d+(\.\d+)+|\(.*?\)|draft|old|new|latest)\b", re.I)
 
 
+_SITE_SUFFIX_RE = re.compile(r"\s+[|–—-]\s+[^|–—-]+$")
+
+
 def _family(title: str) -> str:
-    return _WS_RE.sub(" ", _VERSION_RE.sub(" ", title.casefold())).strip(" -–—:")
+    """A title without version marks and without a trailing ``| Site name`` / ``- Site name``."""
+    base = _SITE_SUFFIX_RE.sub("", title.casefold()) if _SITE_SUFFIX_RE.search(title) else title.casefold()
+    return _WS_RE.sub(" ", _VERSION_RE.sub(" ", base)).strip(" -–—:|")

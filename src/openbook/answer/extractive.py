@@ -162,13 +162,15 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         covered |= c.terms
     notes: list[str] = []
     top = chosen[0]
+    older_note = ""
     for c in candidates[1:]:  # name an older, superseded version of the top answer with its date
-        if c.passage.chunk.doc_id in older and older[c.passage.chunk.doc_id] == top.passage.chunk.doc_id \
-                and c.coverage >= 0.6 * top.coverage:
+        doc = c.passage.chunk.doc_id
+        if older.get(doc) == top.passage.chunk.doc_id and c.coverage >= 0.6 * top.coverage:
             date = c.passage.chunk.metadata.get("updated")
-            notes.append(f"older version: {c.passage.chunk.doc_id}" + (f" (updated {date})" if date else ""))
-            chosen.append(_Candidate(c.passage, f"An older document{f' (updated {date})' if date else ''} "
-                                     f"said: {c.text}", c.score, c.coverage, c.terms))
+            dated = f", updated {date}" if date else ""
+            notes.append(f"older version: {doc}{dated}")
+            # named, not quoted or cited: its superseded values must not blend into the answer
+            older_note = f"(This supersedes an older version, {c.passage.chunk.title or doc}{dated}.)"
             break
     cited: dict[int, Passage] = {}
     parts = []
@@ -176,6 +178,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         parts.append(f"{c.text} [{c.passage.n}]")
         cited.setdefault(c.passage.n, c.passage)
     citations = tuple(citation_for(p) for p in cited.values())
+    if older_note:
+        parts.append(older_note)
     return Answer(text=" ".join(parts), refused=False, citations=citations, passages=tuple(passages),
                   notes=tuple(notes))
 
