@@ -61,6 +61,7 @@ def test_timeout_is_reported(scripted):
 
 def test_reply_without_text_is_an_error(scripted):
     scripted.push(Reply(raw='{"id": "m", "type": "message", "role": "assistant", "model": "c", "content": [], '
-                        '"stop_reason": "end_turn", "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 0}}'))
+                        '"stop_reason": "end_turn", "stop_sequence": null, '
+                        '"usage": {"input_tokens": 1, "output_tokens": 0}}'))
     with pytest.raises(GenerationError, match="without text"):
         _gen(scripted).generate(MESSAGES)

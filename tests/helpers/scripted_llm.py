@@ -119,7 +119,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def _event(self, data: Any, event: str | None = None) -> None:
-        text = (f"event: {event}\n" if event else "") + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+        payload = data if isinstance(data, str) else json.dumps(data)
+        text = (f"event: {event}\n" if event else "") + f"data: {payload}\n\n"
         self.wfile.write(text.encode())
         self.wfile.flush()
 

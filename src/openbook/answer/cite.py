@@ -216,7 +216,9 @@ _EN_REFUSAL = [
         r"\b(?:documents?|passages?|context|material|sources?)\s+(?:provided\s+)?(?:do|does|did)\s*(?:n[o']t|not)\s+"
         r"(?:contain|mention|include|say|specify|state|cover|provide|answer)\b"
     ),
-    re.compile(r"\bnot (?:found|mentioned|stated|covered|specified) in the (?:provided )?(?:documents?|passages?|context)\b"),
+    re.compile(
+        r"\bnot (?:found|mentioned|stated|covered|specified) in the (?:provided )?(?:documents?|passages?|context)\b"
+    ),
 ]
 _CJK_REFUSAL = re.compile(r"(?:没有|沒有|未能?|无法|找不到).{0,6}(?:找到|提到|提及|答案)|見つかりません|記載がありません|見当たりません")
 
@@ -252,7 +254,8 @@ def _spans(sentence_tokens: set[str], sentence_numbers: set[str], n: int, passag
         piece = m.group(0)
         if not piece.strip():
             continue
-        score = len(sentence_tokens & content_tokens(piece)) + 2 * len({_norm_number(x) for x in sentence_numbers} & _passage_numbers(piece))
+        shared_numbers = {_norm_number(x) for x in sentence_numbers} & _passage_numbers(piece)
+        score = len(sentence_tokens & content_tokens(piece)) + 2 * len(shared_numbers)
         if score > best[0]:
             start = m.start() + (len(piece) - len(piece.lstrip()))
             best = (score, start, m.start() + len(piece.rstrip()))
@@ -277,13 +280,11 @@ def _check_sentence(sentence: str, by_n: dict[int, Passage]) -> SentenceCheck:
     missing = sorted(n for n in numbers if _norm_number(n) not in ev_numbers)
     cited = ", ".join(f"[{n}]" for n in ids)
     if missing:
-        return SentenceCheck(
-            sentence, tuple(ids), False, f"number(s) {', '.join(missing)} not in cited passage(s) {cited}", spans, overlap
-        )
+        reason = f"number(s) {', '.join(missing)} not in cited passage(s) {cited}"
+        return SentenceCheck(sentence, tuple(ids), False, reason, spans, overlap)
     if overlap < MIN_OVERLAP:
-        return SentenceCheck(
-            sentence, tuple(ids), False, f"only {overlap:.0%} of its words are in cited passage(s) {cited}", spans, overlap
-        )
+        reason = f"only {overlap:.0%} of its words are in cited passage(s) {cited}"
+        return SentenceCheck(sentence, tuple(ids), False, reason, spans, overlap)
     return SentenceCheck(sentence, tuple(ids), True, "", spans, overlap)
 
 

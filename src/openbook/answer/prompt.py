@@ -75,7 +75,9 @@ def tokenizer_from_gguf(path: str | Path) -> Any:
         from gguf import GGUFReader
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     except ImportError as exc:
-        raise GenerationError(f"reading a GGUF tokenizer needs gguf and tokenizers: pip install gguf tokenizers ({exc})") from None
+        raise GenerationError(
+            f"reading a GGUF tokenizer needs gguf and tokenizers: pip install gguf tokenizers ({exc})"
+        ) from None
     reader = GGUFReader(str(path))
     fields = reader.fields
     if "tokenizer.ggml.model" not in fields or fields["tokenizer.ggml.model"].contents() != "gpt2":

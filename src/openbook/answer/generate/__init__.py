@@ -60,10 +60,12 @@ def parse_llm_spec(spec: str) -> tuple[str, str]:
     model = model.strip()
     if not sep or not backend or not model:
         raise ConfigError(
-            f"bad LLM spec {spec!r}: expected BACKEND:MODEL, e.g. openai:gpt-4o-mini or anthropic:claude-3-5-haiku-latest"
+            f"bad LLM spec {spec!r}: expected BACKEND:MODEL, "
+            "e.g. openai:gpt-4o-mini or anthropic:claude-3-5-haiku-latest"
         )
     if backend not in _FACTORIES:
-        raise ConfigError(f"unknown LLM backend {backend!r} in {spec!r}; known backends: {', '.join(sorted(_FACTORIES))}")
+        known = ", ".join(sorted(_FACTORIES))
+        raise ConfigError(f"unknown LLM backend {backend!r} in {spec!r}; known backends: {known}")
     return backend, model
 
 
