@@ -66,7 +66,7 @@ def test_scifact_bm25_ndcg(shared, tmp_path):
     run = {q: [d for d, _ in doc_ranking(h, 100)] for q, h in zip(qids, hits)}
     metrics = evaluate_run(run, data.qrels)
     print(f"SciFact BM25 nDCG@10 {metrics['ndcg@10']:.4f}")
-    assert metrics["ndcg@10"] >= 0.68
+    assert metrics["ndcg@10"] >= 0.685
 
 
 def test_cmrc2018_recall_at_10(shared, tmp_path):

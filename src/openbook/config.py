@@ -7,7 +7,7 @@ receives a ``Config`` value.
 File layout (every key optional; unknown keys are a ``ConfigError``)::
 
     store = ".openbook"
-    [chunking]   target_words = 180, overlap_words = 30, max_words = 350
+    [chunking]   target_words = 200, overlap_words = 20, max_words = 350
     [bm25]       k1 = 1.2, b = 0.75
     [retrieval]  top_k = 10, mode = "bm25", candidates = 100, rrf_k = 60
     [answer]     passages = 6, min_coverage = 0.4, max_sentences = 3
@@ -34,8 +34,8 @@ from .errors import ConfigError
 class ChunkingConfig:
     """Chunk sizes in words (whitespace-separated tokens; CJK characters count as one word each)."""
 
-    target_words: int = 180
-    overlap_words: int = 30
+    target_words: int = 200
+    overlap_words: int = 20
     max_words: int = 350
 
 
