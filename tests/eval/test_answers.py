@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
@@ -96,7 +95,7 @@ def test_correct_refusal_and_summary(lab):
     assert not results[1].refusal_correct and results[1].must_contain_ok is False
     s = summarize(results)
     assert s["refusal_accuracy"] == 0.5 and s["must_contain_rate"] == 0.0
-    assert math.isnan(s["citation_validity"]) and s["access_leaks"] == 0
+    assert s["citation_validity"] is None and s["access_leaks"] == 0
     report = AnswerReport("q.jsonl", "docs", "offline", results, s, {"none": summarize(results[:1])})
     text = format_answer_report(report)
     assert "refusal accuracy    50%" in text and "q25" in text
@@ -127,4 +126,4 @@ def test_lab_end_to_end_with_the_offline_answerer(lab_dir):
         assert 0.0 <= report.summary[key] <= 1.0
     text = format_answer_report(report)
     assert "access leaks       0" in text and "q40" in text
-    json.dumps(report.to_dict())
+    json.dumps(report.to_dict(), allow_nan=False)

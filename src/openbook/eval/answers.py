@@ -80,7 +80,8 @@ class AnswerReport:
         questions_file, docs: inputs; ``answerer``: ``offline`` or the LLM backend/model used.
         results: one ``QuestionResult`` per question, in file order.
         summary: ``refusal_accuracy``, ``must_contain_rate``, ``citation_validity``, ``context_recall``
-            (0-1 means over the questions each applies to), ``access_leaks`` and ``probe_hits`` (counts).
+            (0-1 means over the questions each applies to, None where none does), ``access_leaks`` and
+            ``probe_hits`` (counts).
         by_trap: trap -> the same keys plus ``n``, over that trap's questions.
     """
 
@@ -88,8 +89,8 @@ class AnswerReport:
     docs: str
     answerer: str
     results: list[QuestionResult]
-    summary: dict[str, float]
-    by_trap: dict[str, dict[str, float]]
+    summary: dict[str, float | None]
+    by_trap: dict[str, dict[str, float | None]]
 
     @property
     def ok(self) -> bool:
@@ -214,13 +215,18 @@ def score_answer(q: LabQuestion, answer: Answer, acls: Mapping[str, tuple[str, .
     )
 
 
-def _mean(values: Iterable[float | bool | None]) -> float:
+def _mean(values: Iterable[float | bool | None]) -> float | None:
     kept = [float(v) for v in values if v is not None]
-    return sum(kept) / len(kept) if kept else float("nan")
+    return sum(kept) / len(kept) if kept else None
 
 
-def summarize(results: Sequence[QuestionResult]) -> dict[str, float]:
-    """The summary scores over ``results`` (means 0-1, NaN when no question applies; leaks and probe hits counted)."""
+def summarize(results: Sequence[QuestionResult]) -> dict[str, float | None]:
+    """The summary scores over ``results``: ``n``, means 0-1 (None when no question applies), and counts.
+
+    Returns:
+        ``n``, ``refusal_accuracy``, ``must_contain_rate``, ``citation_validity``, ``context_recall``,
+        ``access_leaks`` (leaked documents summed over questions), ``probe_hits`` (questions).
+    """
     return {
         "n": len(results),
         "refusal_accuracy": _mean(r.refusal_correct for r in results),
@@ -294,8 +300,8 @@ def run_answer_eval(questions: Path, docs: Path, store: Path | None, config: Con
     )
 
 
-def _pct(value: float) -> str:
-    return "   -" if value != value else f"{value * 100:3.0f}%"
+def _pct(value: float | None) -> str:
+    return "   -" if value is None else f"{value * 100:3.0f}%"
 
 
 def _mark(value: bool | None) -> str:
