@@ -162,10 +162,20 @@ def test_good_conflict_answer_passes_and_cites_both_dates(scripted, trash_passag
     assert [c.doc_id[:7] for c in answer.citations] == ["doc-024", "doc-002"]
     assert [c.updated for c in answer.citations] == ["2024-10-21", "2023-02-14"]
     assert any("newest first: doc-024" in note for note in answer.notes)
+    assert not any(note.startswith("possible conflict") for note in answer.notes)
     assert [p.n for p in answer.passages] == [1, 2, 3]
     # the prompt the model got carried the rules and the numbered passages
     prompt = scripted.requests[0].body["messages"]
     assert REFUSALS["en"] in prompt[0]["content"] and prompt[1]["content"].endswith(f"Question: {TRASH_Q}")
+
+
+def test_answer_from_the_outdated_document_is_flagged(scripted, trash_passages):
+    n = _numbers(trash_passages, LLMConfig())
+    reply = f"Deleted files stay in the Trash for 30 days [{n['doc-002']}]."
+    answer = _ask(scripted, TRASH_Q, trash_passages, reply)
+    assert answer.unsupported == ()  # the manual does say 30 days...
+    (note,) = [x for x in answer.notes if x.startswith("possible conflict")]
+    assert f"passage [{n['doc-024']}]" in note and "updated 2024-10-21" in note  # ...but a newer document exists
 
 
 def test_nonexistent_id_is_dropped_and_reported(scripted, trash_passages):

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 from ..config import LLMConfig
 from ..errors import GenerationError
 from ..types import Answer, Citation, Passage
-from .cite import CitationCheck, check_citations
+from .cite import MIN_OVERLAP, CitationCheck, check_citations, content_tokens
 from .generate import Generator
 from .prompt import Context, TokenCounter, assemble_context
 from .refusal import refusal_sentence
@@ -47,13 +47,42 @@ def _date_note(check: CitationCheck, by_n: dict[int, Passage]) -> str | None:
     return f"the answer cites documents of different dates, newest first: {listing}"
 
 
+def _newer_uncited(check: CitationCheck, passages: Sequence[Passage]) -> list[str]:
+    """Notes for sentences that cite only older documents while a newer passage, cited nowhere in the answer,
+    covers the same words.
+
+    This is how a conflict the model missed shows up: it answered from an outdated document.
+    """
+    by_n = {p.n: p for p in passages}
+    notes: list[str] = []
+    for s in check.sentences:
+        if not s.cited:
+            continue
+        dates = [str((by_n[n].chunk.metadata or {}).get("updated") or "") for n in s.cited]
+        newest_cited = max(dates)
+        cited_docs = {by_n[n].chunk.doc_id for n in s.cited}
+        tokens = content_tokens(s.text)
+        for p in passages:
+            updated = str((p.chunk.metadata or {}).get("updated") or "")
+            if p.n in check.cited or p.chunk.doc_id in cited_docs or not newest_cited or updated <= newest_cited:
+                continue
+            if tokens and len(tokens & content_tokens(p.chunk.text)) / len(tokens) >= MIN_OVERLAP:
+                notes.append(
+                    f"possible conflict: {s.text!r} cites a document updated {newest_cited}, but passage [{p.n}] "
+                    f"({p.chunk.doc_id}, updated {updated}) is newer and covers the same subject"
+                )
+                break
+    return notes
+
+
 def answer_from_text(question: str, text: str, context: Context, finish_reason: str | None = None) -> Answer:
     """Check a model's ``text`` against ``context`` and build the ``Answer``.
 
     Returns:
         ``Answer`` whose ``text`` is the model's text minus dropped markers (or the exact refusal sentence when
         it refused), ``citations`` in order of first citation, ``passages`` = the context's passages,
-        ``unsupported`` sentences, and ``notes`` for dropped ids, truncation, unsupported sentences, dates.
+        ``unsupported`` sentences, and ``notes`` for dropped ids, truncation, unsupported sentences, dates,
+        and sentences that cite only an older document while a newer uncited passage covers the same subject.
     """
     check = check_citations(text, context.passages)
     by_n = {p.n: p for p in context.passages}
@@ -80,6 +109,7 @@ def answer_from_text(question: str, text: str, context: Context, finish_reason: 
     for s in check.sentences:
         if not s.supported:
             notes.append(f"unsupported: {s.text!r} ({s.reason})")
+    notes.extend(_newer_uncited(check, context.passages))
     date_note = _date_note(check, by_n)
     if date_note:
         notes.append(date_note)
