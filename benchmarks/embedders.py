@@ -190,7 +190,9 @@ def cmd_skyladder(args: argparse.Namespace) -> None:
     print(f"# {len(chunk_text)} chunks from {len(doc_ids)} docs; {len(questions)} answerable questions")
     for name in args.model or installed_models():
         emb = get_embedder(name)
+        start = time.perf_counter()
         cv = emb.embed(chunk_text)
+        elapsed = time.perf_counter() - start
         qv = emb.embed([q["question"] for q in questions], kind="query")
         sims = qv @ cv.T
         best = np.full((len(questions), len(doc_ids)), -np.inf, dtype=np.float32)
@@ -210,7 +212,8 @@ def cmd_skyladder(args: argparse.Namespace) -> None:
             f"{t}: R@5 {np.mean([a for a, _ in v]):.2f} R@10 {np.mean([b for _, b in v]):.2f} (n={len(v)})"
             for t, v in sorted(stats.items()) if t in ("all", "cjk", "synonym")
         )
-        print(f"{name:22s} {summary}")
+        print(f"{name:22s} {summary}  [{len(chunk_text)} chunks embedded in {elapsed:.1f} s, "
+              f"{len(chunk_text) / elapsed:.1f} chunks/s, load average {os.getloadavg()[0]:.1f}]")
         print("\n".join(lines), flush=True)
 
 
