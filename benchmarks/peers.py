@@ -2,7 +2,8 @@
 
 Every tool runs in its own subprocess (so that peak RSS is its own), on the same machine, the same queries,
 and is scored by the same evaluator (``openbook.eval.metrics``, trec_eval semantics). Every tool uses BM25 with
-the same k1 and b (default 1.2 and 0.75, Lucene's; ``--k1``/``--b``) on title + text, one thread for building and for querying.
+the same k1 and b (default 1.2 and 0.75, Lucene's; ``--k1``/``--b``; tantivy's are fixed at 1.2 and 0.75) on
+title + text, one thread for building and for querying.
 
 Datasets: SciFact (nDCG@10 on the 300 test queries, plus speed), and a synthetic corpus of short documents made
 from SciFact sentences by ``make_synthetic.py``, queried with the first 100 SciFact test queries (speed only).
@@ -324,6 +325,8 @@ def bench_dataset(label: str, corpus: Path, queries: dict[str, str], qrels: dict
     return {"label": label, "docs": n_docs, "queries": len(queries), "results": results, "skipped": skipped}
 
 
+NOTES_MARKER = "<!-- Hand-written notes below this line are kept when peers.py rewrites the file. -->"
+
 RATIO_KEYS = [("build_s", "build"), ("p50_ms", "p50"), ("qps", "QPS"), ("peak_rss_mb", "RSS"), ("index_mb", "size")]
 
 
@@ -334,7 +337,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         "",
         f"Produced by `{data['command']}` on {data['when']} ({data['machine']}).",
         "",
-        f"All tools: BM25 k1={data['k1']}, b={data['b']} over title + text, one thread (build and query), each tool in its own",
+        f"All tools: BM25 k1={data['k1']}, b={data['b']} (tantivy: always its fixed 1.2 and 0.75) over title + text,",
+        "one thread (build and query), each tool in its own",
         "subprocess; same queries, same evaluator (`openbook.eval.metrics`, equal to trec_eval). Build time =",
         "tokenise + index + write to disk. Latency = tokenise + top-10 for one query, after 10 warm-up queries.",
         "QPS = all queries in one batch call, median of 3 passes (tantivy and rank_bm25: a loop). Peak RSS is the",
@@ -478,7 +482,10 @@ def main(argv: list[str] | None = None) -> int:
         "datasets": datasets,
     }
     (args.work / "peers-results.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
-    out.write_text(render_markdown(data), encoding="utf-8")
+    text = render_markdown(data)
+    if out.is_file() and NOTES_MARKER in (old := out.read_text(encoding="utf-8")):
+        text += "\n" + NOTES_MARKER + old.split(NOTES_MARKER, 1)[1]
+    out.write_text(text, encoding="utf-8")
     log(f"wrote {out} and {args.work / 'peers-results.json'}")
     return 0
 
