@@ -244,7 +244,6 @@ class VectorIndex:
         want = k if mask is None else min(self.rows, math.ceil(k * self.rows / allowed * 2) + 10)
         matches = self._ann.search(q, want, exact=False)
         keys = np.asarray(matches.keys, dtype=np.int64).reshape(q.shape[0], -1)
-        dist = np.asarray(matches.distances, dtype=np.float32).reshape(q.shape[0], -1)
         counts = np.asarray(matches.counts).reshape(-1)
         out_ids = np.empty((q.shape[0], k), dtype=np.int64)
         out_scores = np.empty((q.shape[0], k), dtype=np.float32)
