@@ -112,10 +112,14 @@ def test_dense_rerankers_lift_the_relevant_passage() -> None:
 
 def test_cross_encoder_windows_long_passages(tiny_cross_encoder: Path) -> None:
     short = CrossEncoderReranker(tiny_cross_encoder, max_length=24)
-    long_text = " ".join(["Deleted files stay in the Trash for 14 days."] * 6)
-    hit = Hit("c0", "doc-024", 1.0, chunk=Chunk(chunk_id="c0", doc_id="doc-024", text=long_text))
-    windows = short._windows(QUERY, hit.chunk.indexed_text())  # type: ignore[union-attr]
-    assert len(windows) > 2 and all(w in long_text for w in windows)
+    long_text = " ".join(f"Deleted files stay in the Trash for {n} days." for n in range(10, 16))
+    chunk = Chunk(chunk_id="c0", doc_id="doc-024", text=long_text, title="Trash", headings=("Retention",))
+    hit = Hit("c0", "doc-024", 1.0, chunk=chunk)
+    windows = short._windows(QUERY, "Trash\nRetention", long_text)
+    assert len(windows) > 2
+    assert all(w.startswith("Trash\nRetention\n") and w.split("\n", 2)[2] in long_text for w in windows)
+    assert windows[0].split("\n", 2)[2].startswith("Deleted") and windows[-1].endswith("15 days.")
+    assert all(short._count(QUERY) + short._count(w) + 3 <= 24 for w in windows)
     raw = short._model.predict([(QUERY, w) for w in windows], show_progress_bar=False)
     (out,) = short.rerank(QUERY, [hit])
     assert out.score == pytest.approx(float(np.max(raw)), rel=1e-5)

@@ -123,7 +123,7 @@ class CrossEncoderReranker:
         folder: a saved cross-encoder (``config.json``, weights, tokenizer files); loaded with
             ``local_files_only=True``, so no model hub is contacted.
         long_passages: ``window`` scores a too-long passage as the max over overlapping windows (half a window
-            of stride) that each fit with the query; ``truncate`` keeps the first window and warns
+            of stride) that each fit with the query, each led by the chunk's title and heading path; ``truncate`` keeps the first window and warns
             (``LongPassageWarning``).
         max_length: pair limit in model tokens (query + passage + 3 special tokens); default: the model's.
         batch_size: pairs per forward pass.
@@ -158,34 +158,48 @@ class CrossEncoderReranker:
         self.long_passages = long_passages
         self.batch_size = batch_size
 
-    def _windows(self, query: str, text: str) -> list[str]:
-        budget = self.max_length - len(self._tokenizer(query, add_special_tokens=False)["input_ids"]) - 3
+    def _count(self, text: str) -> int:
+        return len(self._tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _windows(self, query: str, head: str, body: str) -> list[str]:
+        """Passage texts to pair with ``query``: ``head`` (title and headings) followed by each window of ``body``.
+
+        Windows are token-aligned slices of ``body`` of at most the budget left by the query, the head and the
+        3 special tokens, with a stride of half a window.
+        """
+        budget = self.max_length - self._count(query) - 3
         if budget < 8:
             raise RetrievalError(f"query is too long for {self.name} (max_length {self.max_length} tokens)")
-        offsets = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        head_tokens = self._count(head + "\n") if head else 0
+        if head_tokens > budget // 2:  # a head that leaves too little room for the body is dropped
+            head, head_tokens = "", 0
+        prefix = head + "\n" if head else ""
+        budget -= head_tokens
+        offsets = self._tokenizer(body, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
         if len(offsets) <= budget:
-            return [text]
+            return [prefix + body]
         if self.long_passages == "truncate":
             warnings.warn(
                 f"{self.name}: passage of {len(offsets)} tokens truncated to {budget} to fit max_length "
                 f"{self.max_length}; use long_passages='window' to score every part",
                 LongPassageWarning, stacklevel=3,
             )
-            return [text[: offsets[budget - 1][1]]]
+            return [prefix + body[: offsets[budget - 1][1]]]
         stride = max(1, budget // 2)
         windows = []
         for start in range(0, len(offsets), stride):
             end = min(start + budget, len(offsets))
-            windows.append(text[offsets[start][0] : offsets[end - 1][1]])
+            windows.append(prefix + body[offsets[start][0] : offsets[end - 1][1]])
             if end == len(offsets):
                 break
         return windows
 
     def rerank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
-        """Score every hit's ``indexed_text()`` against ``query``; returns all hits, best first.
+        """Score every hit's chunk (title, heading path, text) against ``query``; returns all hits, best first.
 
         A hit's score is the model's output with its default activation (a sigmoid for one-label models;
-        higher is more relevant), the max over the passage's windows.
+        higher is more relevant), the max over the passage's windows; every window repeats the title and
+        heading path.
 
         Raises:
             RetrievalError: a hit without its chunk.
@@ -194,8 +208,12 @@ class CrossEncoderReranker:
         if not hits:
             return []
         pairs, owner = [], []
-        for i, text in enumerate(_texts(hits, self.name)):
-            for window in self._windows(query, text):
+        _texts(hits, self.name)  # refuses hits without chunks
+        for i, hit in enumerate(hits):
+            chunk = hit.chunk
+            assert chunk is not None
+            head = "\n".join(p for p in (chunk.title, chunk.section) if p)
+            for window in self._windows(query, head, chunk.text):
                 pairs.append((query, window))
                 owner.append(i)
         raw = np.asarray(self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False,
