@@ -123,8 +123,8 @@ class CrossEncoderReranker:
         folder: a saved cross-encoder (``config.json``, weights, tokenizer files); loaded with
             ``local_files_only=True``, so no model hub is contacted.
         long_passages: ``window`` scores a too-long passage as the max over overlapping windows (half a window
-            of stride) that each fit with the query, each led by the chunk's title and heading path; ``truncate`` keeps the first window and warns
-            (``LongPassageWarning``).
+            of stride) that each fit with the query, each led by the chunk's title and heading path;
+            ``truncate`` keeps the first window and warns (``LongPassageWarning``).
         max_length: pair limit in model tokens (query + passage + 3 special tokens); default: the model's.
         batch_size: pairs per forward pass.
 
