@@ -80,7 +80,7 @@ class _Openbook(_Tool):
         from openbook.index.sparse import BM25Index
 
         self.analyzer = Analyzer()
-        index = BM25Index.build(self.analyzer.analyze_batch(texts), k1=K1, b=B)
+        index = BM25Index.build((self.analyzer.analyze(t) for t in texts), k1=K1, b=B)  # streamed
         index.save(folder)
         self.index = index
 

@@ -221,8 +221,7 @@ class Engine:
         extra = {"analyzer": self.analyzer.settings()}
         if old is not None and old.bm25.rows:
             bm25 = old.bm25.updated(keep, token_lists)
-            bm25 = BM25Index.from_tf(bm25.tf_rows(), bm25.vocab, k1=bm.k1, b=bm.b, extra=extra) \
-                if (bm25.k1, bm25.b) != (bm.k1, bm.b) else bm25
+            bm25 = bm25.with_params(bm.k1, bm.b) if (bm25.k1, bm25.b) != (bm.k1, bm.b) else bm25
         else:
             bm25 = BM25Index.build(token_lists, k1=bm.k1, b=bm.b, extra=extra)
         chunk_ids += [c.chunk_id for c in new_chunks]
@@ -269,9 +268,8 @@ class Engine:
                     f"delete {self.store.path} and re-ingest"
                 )
             bm = self.config.bm25
-            if (index.bm25.k1, index.bm25.b) != (bm.k1, bm.b):  # reweight in memory, no re-tokenising
-                old = index.bm25
-                index.bm25 = BM25Index.from_tf(old.tf_rows(), old.vocab, k1=bm.k1, b=bm.b, extra=old.extra)
+            if (index.bm25.k1, index.bm25.b) != (bm.k1, bm.b):  # only the length norms change
+                index.bm25 = index.bm25.with_params(bm.k1, bm.b)
             self._index, self._index_gen = index, gen
         return self._index
 

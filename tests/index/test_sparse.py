@@ -86,7 +86,7 @@ def test_save_load_mmap_and_update(tmp_path, scifact_sample):
     idx = BM25Index.build(toks[:300])
     idx.save(tmp_path / "bm25")
     loaded = BM25Index.load(tmp_path / "bm25", mmap=True)
-    assert isinstance(loaded.weights, np.memmap)
+    assert isinstance(loaded.tf, np.memmap) and isinstance(loaded.indices, np.memmap)
     q = a.analyze("cell biology")
     np.testing.assert_allclose(idx.term_scores(q), loaded.term_scores(q))
     keep = np.ones(300, dtype=bool)
@@ -99,3 +99,29 @@ def test_save_load_mmap_and_update(tmp_path, scifact_sample):
 
 def test_lucene_idf_positive():
     assert (lucene_idf(np.array([0, 1, 50, 100]), 100) > 0).all()
+
+
+def test_compiled_kernel_equals_numpy_path(scifact_sample, monkeypatch):
+    from openbook.index import _bm25_kernels as kernels
+
+    assert kernels.HAVE_NUMBA  # numba is a declared dependency: the fast path must be the one tested
+    a, toks = scifact_sample
+    idx = BM25Index.build(toks)
+    rng = np.random.default_rng(7)
+    mask = rng.random(idx.rows) > 0.3
+    queries = [a.analyze(q) for q in QUERIES] + [["zzz-none"], a.analyze("cell") * 3]
+    fast = [idx.search_batch(queries, k, m) for k in (1, 10, 300) for m in (None, mask)]
+    monkeypatch.setattr(kernels, "HAVE_NUMBA", False)
+    slow = [idx.search_batch(queries, k, m) for k in (1, 10, 300) for m in (None, mask)]
+    for (fr, fs), (sr, ss) in zip(fast, slow):
+        np.testing.assert_array_equal(fr, sr)
+        np.testing.assert_allclose(fs, ss, rtol=1e-6)
+    # the accumulator is left clean between queries
+    assert not idx._scores.any()
+
+
+def test_changing_k1_b_needs_no_rebuild(scifact_sample):
+    a, toks = scifact_sample
+    q = a.analyze("cancer cells in mice")
+    np.testing.assert_allclose(BM25Index.build(toks).with_params(0.9, 0.4).term_scores(q),
+                               BM25Index.build(toks, k1=0.9, b=0.4).term_scores(q), rtol=1e-6)

@@ -1,0 +1,103 @@
+"""Compiled BM25 query kernel (numba). ``HAVE_NUMBA`` is False when numba is missing; callers then use numpy.
+
+``score_top_k`` touches only the rows in the query terms' posting lists: O(postings + touched * log k), not
+O(rows), which is what makes a query on a million rows take about a millisecond.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # numba is a declared dependency; the numpy path is kept for platforms without a wheel
+    from numba import njit
+
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - exercised only without numba
+    HAVE_NUMBA = False
+
+    def njit(*args, **kwargs):  # type: ignore[no-redef]
+        def wrap(fn):
+            return fn
+
+        return wrap
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _worse(s1: float, r1: int, s2: float, r2: int) -> bool:
+    """(s1, r1) ranks below (s2, r2): lower score, or equal score and higher row id."""
+    return s1 < s2 or (s1 == s2 and r1 > r2)
+
+
+@njit(cache=True, nogil=True)
+def score_top_k(indptr, indices, tf, idf, norm, ids, mask, use_mask, scores, touched, out_rows, out_scores):
+    """Score the rows of the postings of term ids ``ids`` and write the best ``len(out_rows)`` of them.
+
+    Args:
+        indptr, indices, tf: term-major postings (CSC) of the index.
+        idf: float32 [terms]; norm: float32 [rows], ``k1 * (1 - b + b * |d| / avgdl)``.
+        ids: int64 distinct query term ids.
+        mask, use_mask: bool [rows] visibility; rows with False are skipped when ``use_mask``.
+        scores: float64 [rows] accumulator, all zero on entry and on return.
+        touched: int32 [rows] scratch space.
+        out_rows, out_scores: int64 / float32 [k] outputs, filled best first (ties: lower row first).
+
+    Returns:
+        How many output slots were filled.
+    """
+    n_touched = 0
+    for j in range(ids.shape[0]):
+        t = ids[j]
+        w = idf[t]
+        for p in range(indptr[t], indptr[t + 1]):
+            d = indices[p]
+            if use_mask and not mask[d]:
+                continue
+            if scores[d] == 0.0:
+                touched[n_touched] = d
+                n_touched += 1
+            f = np.float32(tf[p])
+            scores[d] += w * f / (f + norm[d])
+    k = out_rows.shape[0]
+    heap_s = np.empty(k, np.float64)
+    heap_r = np.empty(k, np.int64)
+    size = 0
+    for i in range(n_touched):
+        d = touched[i]
+        s = scores[d]
+        scores[d] = 0.0
+        if size < k:
+            pos = size
+            size += 1
+            while pos > 0:
+                parent = (pos - 1) // 2
+                if _worse(s, d, heap_s[parent], heap_r[parent]):
+                    heap_s[pos] = heap_s[parent]
+                    heap_r[pos] = heap_r[parent]
+                    pos = parent
+                else:
+                    break
+            heap_s[pos] = s
+            heap_r[pos] = d
+        elif _worse(heap_s[0], heap_r[0], s, d):
+            pos = 0
+            while True:
+                c = 2 * pos + 1
+                if c >= size:
+                    break
+                if c + 1 < size and _worse(heap_s[c + 1], heap_r[c + 1], heap_s[c], heap_r[c]):
+                    c += 1
+                if _worse(heap_s[c], heap_r[c], s, d):
+                    heap_s[pos] = heap_s[c]
+                    heap_r[pos] = heap_r[c]
+                    pos = c
+                else:
+                    break
+            heap_s[pos] = s
+            heap_r[pos] = d
+    by_row = np.argsort(heap_r[:size])
+    by_score = np.argsort(-heap_s[:size][by_row], kind="mergesort")
+    order = by_row[by_score]
+    for i in range(size):
+        out_rows[i] = heap_r[order[i]]
+        out_scores[i] = heap_s[order[i]]
+    return size
