@@ -28,7 +28,7 @@ def _worse(s1: float, r1: int, s2: float, r2: int) -> bool:
     return s1 < s2 or (s1 == s2 and r1 > r2)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=True)
 def score_top_k(indptr, indices, tf, idf, norm, ids, mask, use_mask, scores, touched, out_rows, out_scores):
     """Score the rows of the postings of term ids ``ids`` and write the best ``len(out_rows)`` of them.
 
@@ -52,11 +52,11 @@ def score_top_k(indptr, indices, tf, idf, norm, ids, mask, use_mask, scores, tou
             d = indices[p]
             if use_mask and not mask[d]:
                 continue
-            if scores[d] == 0.0:
-                touched[n_touched] = d
-                n_touched += 1
+            s = scores[d]
+            touched[n_touched] = d  # branch-free: the slot is kept only when the row was untouched
+            n_touched += s == 0.0
             f = np.float32(tf[p])
-            scores[d] += w * f / (f + norm[d])
+            scores[d] = s + w * f / (f + norm[d])
     k = out_rows.shape[0]
     heap_s = np.empty(k, np.float64)
     heap_r = np.empty(k, np.int64)
