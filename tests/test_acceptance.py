@@ -14,6 +14,9 @@ from openbook.eval.metrics import evaluate_run
 
 pytestmark = pytest.mark.slow
 
+# the BM25 figures; embedding all of SciFact or CMRC with the default embedder takes tens of minutes here
+BM25_ONLY = Config().with_overrides({"embedding.enabled": False})
+
 
 @pytest.fixture(scope="module")
 def lab(shared, tmp_path_factory):
@@ -59,7 +62,7 @@ def test_lab_acl_question(lab):
 
 def test_scifact_bm25_ndcg(shared, tmp_path):
     data = load_beir(shared / "datasets" / "scifact")
-    with Engine.open(tmp_path / "store", Config(), create=True) as engine:
+    with Engine.open(tmp_path / "store", BM25_ONLY, create=True) as engine:
         engine.ingest([data.corpus])
         qids = list(data.qrels)
         hits = engine.search_batch([data.queries[q] for q in qids], 300, load_chunks=False)
@@ -74,7 +77,7 @@ def test_cmrc2018_recall_at_10(shared, tmp_path):
     qids = sorted(data.qrels)
     random.Random(2018).shuffle(qids)
     qids = qids[:200]
-    with Engine.open(tmp_path / "store", Config(), create=True) as engine:
+    with Engine.open(tmp_path / "store", BM25_ONLY, create=True) as engine:
         engine.ingest([data.corpus])
         hits = engine.search_batch([data.queries[q] for q in qids], 50, load_chunks=False)
     run = {q: [d for d, _ in doc_ranking(h, 10)] for q, h in zip(qids, hits)}

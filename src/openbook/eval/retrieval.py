@@ -186,7 +186,8 @@ def compare_to_baseline(metrics: Mapping[str, float], baseline: Mapping[str, flo
 
 
 def run_retrieval_eval(dataset: Path, store: Path | None, config: Config, mode: str | None, out_dir: Path,
-                       baseline: Path | None = None, tolerance: float = DEFAULT_TOLERANCE) -> RetrievalReport:
+                       baseline: Path | None = None, tolerance: float = DEFAULT_TOLERANCE,
+                       progress: bool = False) -> RetrievalReport:
     """Evaluate retrieval on a BEIR folder end to end (what ``openbook eval retrieval`` runs).
 
     Ingests ``corpus.jsonl`` into ``store`` (created if missing, reused when unchanged) or into a throw-away
@@ -219,12 +220,13 @@ def run_retrieval_eval(dataset: Path, store: Path | None, config: Config, mode: 
         engine = Engine.open(store_dir, config, create=True)
         try:
             start = time.perf_counter()
-            ingest = engine.ingest([data.corpus], sync=True)
+            ingest = engine.ingest([data.corpus], sync=True, progress=progress)
             ingest_s = time.perf_counter() - start
             if not ingest.ok:
                 reasons = "; ".join(f"{p}: {r}" for p, r in ingest.failed[:3])
                 raise EvaluationError(f"could not ingest {data.corpus}: {reasons}")
-            result = evaluate_retrieval(engine, data, mode)
+            mode_name = engine.effective_mode(mode)
+            result = evaluate_retrieval(engine, data, mode_name)
         finally:
             engine.close()
     out_dir = Path(out_dir)
