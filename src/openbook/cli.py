@@ -226,6 +226,16 @@ def _answer_dict(answer: Answer) -> dict[str, Any]:
     }
 
 
+def _llm_flags(llm: str | None, base_url: str | None) -> dict[str, Any]:
+    """Config overrides for ``--llm BACKEND:MODEL`` and ``--base-url``."""
+    flags: dict[str, Any] = {"llm.base_url": base_url}
+    if llm:
+        from .answer.generate import parse_llm_spec
+
+        flags["llm.backend"], flags["llm.model"] = parse_llm_spec(llm)
+    return flags
+
+
 def _print_answer(answer: Answer) -> None:
     from .answer.context import format_sources
 
@@ -255,12 +265,7 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
         rerank: str | None, llm: str | None, base_url: str | None, stream: bool, show_prompt: bool, store: str | None,
         as_json: bool) -> None:
     """Answer a question from the documents with [n] citations, or refuse."""
-    flags: dict[str, Any] = {"llm.base_url": base_url, "retrieval.rerank": rerank}
-    if llm:
-        from .answer.generate import parse_llm_spec
-
-        flags["llm.backend"], flags["llm.model"] = parse_llm_spec(llm)
-    cfg = _config(ctx, store, flags)
+    cfg = _config(ctx, store, {"retrieval.rerank": rerank, **_llm_flags(llm, base_url)})
     if not question.strip():
         raise QueryError("empty question: ask something")
     with _engine(cfg) as engine:
@@ -348,13 +353,16 @@ def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: st
               help="Lab questions.jsonl (manifest.json beside it).")
 @click.option("--docs", type=click.Path(exists=True, file_okay=False), required=True, help="Lab documents.")
 @store_option
+@click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="Answer with an LLM (default offline).")
+@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL.")
 @json_option
 @click.pass_context
-def eval_answers(ctx: click.Context, questions: str, docs: str, store: str | None, as_json: bool) -> None:
+def eval_answers(ctx: click.Context, questions: str, docs: str, store: str | None, llm: str | None,
+                 base_url: str | None, as_json: bool) -> None:
     """Refusal accuracy, must_contain, citation validity, context recall, access leaks, per-trap table."""
     from .eval.answers import format_answer_report, run_answer_eval
 
-    cfg = _config(ctx, None)
+    cfg = _config(ctx, None, _llm_flags(llm, base_url))
     report = run_answer_eval(Path(questions), Path(docs), Path(store) if store else None, cfg)
     click.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else format_answer_report(report))
     if not report.ok:
