@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import chain
 from typing import Iterable, Sequence
 
 import Stemmer
@@ -41,6 +42,7 @@ _TOKEN_RE = re.compile(rf"[{_CJK}]+|{_WORD}(?:[-_./]{_WORD})*")
 _JOINER_RE = re.compile(r"[-_./]")
 _DIGIT_COMMA_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _CJK_START_RE = re.compile(rf"[{_CJK}]")
+_DIGIT_RE = re.compile(r"\d")
 _CACHE_LIMIT = 2_000_000
 
 
@@ -60,7 +62,7 @@ class Analyzer:
         self.stopwords = stopwords
         self._stemmer = Stemmer.Stemmer(language) if language else None
         self._stop = ENGLISH_STOP_WORDS if stopwords else frozenset()
-        self._cache: dict[str, tuple[str, ...]] = {}
+        self._cache = _TermCache(self._analyze_token)
 
     def settings(self) -> dict[str, object]:
         """Settings recorded in the index manifest; two analyzers with equal settings give equal terms."""
@@ -69,19 +71,11 @@ class Analyzer:
 
     def analyze(self, text: str) -> list[str]:
         """Index terms of ``text``, in text order (duplicates kept: they are term frequencies)."""
-        text = unicodedata.normalize("NFKC", text).casefold()
+        text = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
         if "," in text:
             text = _DIGIT_COMMA_RE.sub("", text)
-        cache = self._cache
-        out: list[str] = []
-        for raw in _TOKEN_RE.findall(text):
-            terms = cache.get(raw)
-            if terms is None:
-                terms = self._analyze_token(raw)
-                if len(cache) < _CACHE_LIMIT:
-                    cache[raw] = terms
-            out.extend(terms)
-        return out
+        # token -> terms through a dict whose misses compute and remember: the common path stays in C
+        return list(chain.from_iterable(map(self._cache.__getitem__, _TOKEN_RE.findall(text))))
 
     def analyze_batch(self, texts: Iterable[str]) -> list[list[str]]:
         """``[analyze(t) for t in texts]``."""
@@ -94,7 +88,7 @@ class Analyzer:
             return tuple(raw[i : i + 2] for i in range(len(raw) - 1))
         parts = _JOINER_RE.split(raw)
         out: list[str] = []
-        if len(parts) > 1 and any(c.isdigit() for c in raw):
+        if len(parts) > 1 and _DIGIT_RE.search(raw):
             out.append(raw)
         for part in parts:
             term = self._term(part)
@@ -105,11 +99,25 @@ class Analyzer:
     def _term(self, word: str) -> str | None:
         if word in self._stop:
             return None
-        if any(c.isdigit() for c in word):
+        if _DIGIT_RE.search(word):
             return word
         if len(word) == 1:
             return None
         return self._stemmer.stemWord(word) if self._stemmer else word
+
+
+class _TermCache(dict):
+    """Raw token -> analyzer terms, computed on first sight (bounded at ``_CACHE_LIMIT`` entries)."""
+
+    def __init__(self, compute) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, raw: str) -> tuple[str, ...]:
+        terms = self._compute(raw)
+        if len(self) < _CACHE_LIMIT:
+            self[raw] = terms
+        return terms
 
 
 def unique_terms(terms: Sequence[str]) -> list[str]:

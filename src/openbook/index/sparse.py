@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -262,17 +263,14 @@ def tf_matrix(token_lists: Iterable[Sequence[str]],
     Term ids are collected in a compact ``array('i')`` (4 bytes a token, not a Python int object each).
     """
     vocab = [] if vocab is None else vocab
-    term_ids = {t: i for i, t in enumerate(vocab)}
+    term_ids: defaultdict[str, int] = defaultdict(lambda: len(term_ids))  # a new term gets the next id
+    term_ids.update((t, i) for i, t in enumerate(vocab))
     flat = array("i")
     indptr = array("q", [0])
     for tokens in token_lists:
-        for t in tokens:
-            tid = term_ids.get(t)
-            if tid is None:
-                tid = term_ids[t] = len(vocab)
-                vocab.append(t)
-            flat.append(tid)
+        flat.extend(map(term_ids.__getitem__, tokens))  # dictionary lookups in C, not a Python loop
         indptr.append(len(flat))
+    vocab.extend(sorted(term_ids, key=term_ids.__getitem__)[len(vocab):])
     cols = np.frombuffer(flat, dtype=np.int32) if len(flat) else np.zeros(0, dtype=np.int32)
     ptr = np.frombuffer(indptr, dtype=np.int64)
     data = np.ones(len(cols), dtype=np.int32)
