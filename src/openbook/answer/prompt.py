@@ -193,8 +193,8 @@ def system_prompt(question: str) -> str:
         f"3. If the passages do not contain the answer, reply with exactly this sentence and nothing else: {refusal}\n"
         "4. If passages from different documents disagree about the same fact, answer with the value from the most "
         "recently updated or superseding document, then name the older document with its date and its value, "
-        "citing both, for example: Deleted files stay in the Trash for 14 days [2]; an older manual (updated "
-        "2023-02-14) says 30 days [5].\n"
+        "citing both, for example: The warranty lasts 24 months [2]; an older guide (updated "
+        "2021-06-01) says 12 months [5].\n"
         f"5. Answer briefly, in {lang}, the language of the question."
     )
 
