@@ -97,3 +97,26 @@ def test_lab_conflicts_and_versions_answered_from_the_newer_document(lab, qid):
     if q["trap"] == "dup":  # the superseded version is named with its date, never quoted or cited
         assert "supersedes an older version" in a.text
         assert all(not c.doc_id.startswith("doc-007") for c in a.citations)
+
+
+def test_lab_hybrid_finds_synonym_and_chinese_questions(lab):
+    engine, questions = lab
+    assert engine.effective_mode() == "hybrid"
+    for q in questions:
+        if q["answerable"] and q["trap"] in ("synonym", "cjk"):
+            hits = engine.search(q["question"], k=10, roles=q["user_acl"])
+            assert any(h.doc_id.startswith(r) for h in hits for r in q["relevant"]), q["id"]
+            if q["trap"] == "synonym":  # no keyword leads there: the dense leg does
+                assert any("dense" in h.legs for h in hits if h.doc_id.startswith(q["relevant"][0]))
+
+
+def test_lab_chinese_question_answered_from_an_english_document(lab):
+    engine, questions = lab
+    # the Chinese questions whose only relevant document is not Chinese (doc-029/030 are the Chinese ones)
+    cross = [q for q in questions if q["trap"] == "cjk" and q["answerable"]
+             and not any(r in ("doc-029", "doc-030") for r in q["relevant"])]
+    assert cross
+    for q in cross:
+        a = engine.ask(q["question"], roles=q["user_acl"])
+        assert not a.refused and all(s in a.text for s in q["must_contain"]), q["id"]
+        assert a.citations[0].doc_id.startswith(q["relevant"][0])

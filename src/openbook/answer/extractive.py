@@ -122,6 +122,7 @@ def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> fl
 
 
 SEMANTIC_WEIGHT = 0.5
+_CODE_RE = re.compile(r"^(?=.*\d)[^\W_]+(?:[-_./][^\W_]+)+$")  # analyzer's code-like compound terms
 SEMANTIC_CANDIDATES = 16
 
 
@@ -182,11 +183,16 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     pool.sort(key=lambda x: -x[0])
     semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]], embed)
     semantic += [0.0] * (len(pool) - len(semantic))
+    # an identifier in the question (E-4410, SL-PRO-500, v5.2) pins the subject: when some sentence holds
+    # every one of them, sentences that do not are demoted, whatever else they share with the question
+    codes = {t for t in terms if _CODE_RE.match(t)}
+    pinned = bool(codes) and any(codes <= x[4] for x in pool)
     candidates: list[_Candidate] = []
     for (lexical, scov, p, sent, st), sem in zip(pool, semantic):
         if scov <= 0 and sem < 0.5:
             continue
-        candidates.append(_Candidate(p, sent, lexical + SEMANTIC_WEIGHT * sem, scov, st))
+        score = lexical + SEMANTIC_WEIGHT * sem - (1.0 if pinned and not codes <= st else 0.0)
+        candidates.append(_Candidate(p, sent, score, scov, st))
     if not candidates:
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
                       notes=("refused: no sentence shares a content term with the question",))
