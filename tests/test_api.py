@@ -234,3 +234,17 @@ def test_dense_mode_on_a_bm25_only_store_says_how_to_embed(tmp_path, docs):
         assert e.search("purged")[0].doc_id == "trash.md"  # default hybrid falls back to BM25
         with pytest.raises(QueryError, match="--reembed"):
             e.search("purged", mode="hybrid")
+
+
+def test_versions_are_recorded_at_ingest(tmp_path, docs):
+    write(docs, "travel-v1.md", "---\ntitle: Travel Policy v1.3\nupdated: 2022-01-10\n---\nHotels up to USD 180.\n")
+    write(docs, "travel-v2.md", "---\ntitle: Travel Policy\nupdated: 2024-03-01\n---\nHotels up to USD 210.\n")
+    write(docs, "faq-new.md", "---\ntitle: FAQ\nsupersedes: faq-old\n---\nAnswers, revised.\n")
+    write(docs, "faq-old.md", "---\ntitle: Frequently asked\n---\nAnswers.\n")
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        assert e.store.versions() == {"travel-v1.md": "travel-v2.md", "faq-old.md": "faq-new.md"}
+        a = e.ask("What is the hotel limit in the travel policy?")
+        assert "210" in a.text and "180" not in a.text and "Travel Policy v1.3" in a.text
+        e.delete(["travel-v2.md"])
+        assert e.store.versions() == {"faq-old.md": "faq-new.md"}

@@ -191,6 +191,10 @@ class Engine:
                 removed |= self.store.chunk_ids_of(gone)
                 self.store.delete_documents(gone)
                 report.deleted.extend(sorted(gone))
+            if changed or report.deleted:
+                from .answer.context import version_links
+
+                self.store.set_versions(version_links(self.store.titles_and_metadata()))
             if changed or report.deleted or reembed:
                 new_chunks = [c for chunks in changed.values() for c in chunks]
                 self._write_generation(removed, new_chunks, embed=embed or reembed, reembed=reembed,
@@ -210,6 +214,9 @@ class Engine:
         with self.store.transaction():
             removed = self.store.chunk_ids_of(present)
             self.store.delete_documents(present)
+            from .answer.context import version_links
+
+            self.store.set_versions(version_links(self.store.titles_and_metadata()))
             index = self._loaded()
             self._write_generation(removed, [], embed=index is not None and index.dense is not None)
         self._after_write()
@@ -538,7 +545,7 @@ class Engine:
                 embedder = self.embedder()
                 embed = lambda texts, kind: embedder.embed(texts, kind=kind)  # noqa: E731
             return answer_extractive(question, passages, self, self.config.answer, dense_threshold=threshold,
-                                     embed=embed)
+                                     embed=embed, versions=self.store.versions())
         from .answer.llm import generate_answer
 
         return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)

@@ -59,42 +59,53 @@ def format_sources(citations: Sequence[Citation]) -> str:
     return "\n".join(lines)
 
 
-def superseded_docs(passages: Sequence[Passage]) -> dict[str, str]:
-    """Documents among the passages that another passage's document supersedes: doc id -> newer doc id.
+def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
+    """Which documents another one supersedes: older doc id -> newer doc id.
 
-    A document supersedes another when its metadata names it in ``supersedes`` (by doc id, file name, or
-    title, case-insensitive) or when both share a title-like version family (same title once version numbers
-    and words such as "v2" are removed) and it has the later ``updated`` date.
+    Args:
+        docs: doc id -> (title, metadata).
+
+    A document supersedes another when its metadata names it in ``supersedes`` (by doc id, part of a doc id,
+    title, or title family), or when both share a title family (the title without version marks such as "v2",
+    "1.3", "(draft)" and without a trailing "| Site name") and it has the later ``updated`` date. Runs in
+    about linear time, so the store records the links for the whole corpus at ingest.
     """
-    docs: dict[str, Mapping[str, Any]] = {}
-    titles: dict[str, str] = {}
-    for p in passages:
-        docs[p.chunk.doc_id] = p.chunk.metadata
-        titles[p.chunk.doc_id] = p.chunk.title
     out: dict[str, str] = {}
-    for newer, meta in docs.items():
+    by_title: dict[str, list[str]] = {}
+    by_family: dict[str, list[str]] = {}
+    for doc_id, (title, _) in docs.items():
+        by_title.setdefault(title.casefold(), []).append(doc_id)
+        fam = _family(title)
+        if fam:
+            by_family.setdefault(fam, []).append(doc_id)
+    for newer, (_, meta) in docs.items():
         sup = meta.get("supersedes")
         names = [sup] if isinstance(sup, str) else list(sup or [])
         for name in names:
             key = str(name).casefold().strip()
             if not key:
                 continue
-            for older in docs:
-                if older == newer:
-                    continue
-                if key in older.casefold() or key == titles[older].casefold() or \
-                        _family(key) == _family(titles[older]):
-                    out[older] = newer
-    for a in docs:
-        for b in docs:
-            if a >= b or a in out or b in out:
-                continue
-            fa, fb = _family(titles[a]), _family(titles[b])
-            if fa and fa == fb:
-                da, db = str(docs[a].get("updated") or ""), str(docs[b].get("updated") or "")
-                if da and db and da != db:
-                    older, newer = (a, b) if da < db else (b, a)
-                    out[older] = newer
+            targets = set(by_title.get(key, [])) | set(by_family.get(_family(key), []))
+            targets |= {d for d in docs if key in d.casefold()} if len(key) >= 4 else set()
+            for older in targets - {newer}:
+                out[older] = newer
+    for members in by_family.values():
+        dated = [(str(docs[d][1].get("updated") or ""), d) for d in members]
+        dated = [x for x in dated if x[0]]
+        if len(dated) < 2:
+            continue
+        newest_date, newest = max(dated)
+        for date, d in dated:
+            if date < newest_date and d not in out:
+                out[d] = newest
+    return out
+
+
+def superseded_docs(passages: Sequence[Passage], recorded: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``version_links`` among the passages' documents, plus links ``recorded`` at ingest for them."""
+    docs = {p.chunk.doc_id: (p.chunk.title, p.chunk.metadata) for p in passages}
+    out = {old: new for old, new in (recorded or {}).items() if old in docs}
+    out.update(version_links(docs))
     return out
 
 

@@ -139,7 +139,7 @@ def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None
 
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
                       config: AnswerConfig, dense_threshold: float | None = None,
-                      embed: Embedder | None = None) -> Answer:
+                      embed: Embedder | None = None, versions: Mapping[str, str] | None = None) -> Answer:
     """Answer ``question`` from ``passages`` by extraction, or refuse.
 
     Returns:
@@ -171,7 +171,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         notes.append(f"answered on semantic similarity: cosine {cosine:.3f} >= {dense_threshold:.3f} "
                      f"(query-term coverage {best:.2f})")
 
-    older = superseded_docs(passages)
+    older = superseded_docs(passages, versions)
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
         for sent in _sentences(p):

@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     page INTEGER
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
+CREATE TABLE IF NOT EXISTS versions (doc_id TEXT PRIMARY KEY, superseded_by TEXT NOT NULL);
 """
 
 
@@ -214,6 +215,20 @@ class EmbeddedStore:
         for d in doc_ids:
             out.update(r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ?", (d,)))
         return out
+
+    def titles_and_metadata(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """(title, metadata) of every document by id."""
+        rows = self.conn.execute("SELECT doc_id, title, metadata FROM documents")
+        return {r[0]: (r[1], json.loads(r[2])) for r in rows}
+
+    def set_versions(self, links: dict[str, str]) -> None:
+        """Replace the recorded version links (older doc id -> newer doc id); inside ``transaction``."""
+        self.conn.execute("DELETE FROM versions")
+        self.conn.executemany("INSERT INTO versions VALUES (?, ?)", sorted(links.items()))
+
+    def versions(self) -> dict[str, str]:
+        """Recorded version links: older doc id -> the doc id that supersedes it."""
+        return dict(self.conn.execute("SELECT doc_id, superseded_by FROM versions"))
 
     def document_metadata(self) -> dict[str, dict[str, Any]]:
         """Metadata of every document by id (for filters)."""
