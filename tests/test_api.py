@@ -248,3 +248,33 @@ def test_versions_are_recorded_at_ingest(tmp_path, docs):
         assert "210" in a.text and "180" not in a.text and "Travel Policy v1.3" in a.text
         e.delete(["travel-v2.md"])
         assert e.store.versions() == {"faq-old.md": "faq-new.md"}
+
+
+def test_same_relative_path_from_another_folder_is_refused_not_overwritten(tmp_path):
+    a, b = tmp_path / "notes", tmp_path / "papers"
+    write(a, "README.md", "The budget is 500 euros.\n")
+    write(b, "README.md", "Zebras are striped.\n")
+    with open_engine(tmp_path) as e:
+        e.ingest([a])
+        report = e.ingest([b])
+        assert report.added == [] and report.updated == []
+        assert "already taken" in report.failed[0][1] and "delete" in report.failed[0][1]
+        assert e.search("budget")[0].doc_id == "README.md" and e.search("zebras") == []
+
+
+def test_sync_of_one_file_keeps_the_folder_s_other_documents(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        report = e.ingest([docs / "trash.md"], sync=True)
+        assert report.deleted == [] and e.store.count()[0] == 3
+        (docs / "budget.md").unlink()
+        assert e.ingest([docs / "trash.md"], sync=True).deleted == ["budget.md"]  # its file is gone
+
+
+def test_sync_keeps_a_document_whose_file_now_fails_to_load(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        write(docs, "report.pdf", "placeholder")  # not a PDF: fails every time
+        e.ingest([docs])
+        (docs / "sub" / "leave.txt").write_bytes(b"\xff\xfe\x00bad")  # still a readable text file
+        report = e.ingest([docs], sync=True)
+        assert "sub/leave.txt" not in report.deleted

@@ -111,3 +111,14 @@ def test_ingest_reports_bad_files_and_continues(tmp_path, shared):
     assert "bad.pdf" in r.stderr and "notes.xyz" in r.stderr and "1 added" in r.stdout
     r = run("ingest", str(docs / "bad.pdf"), "--store", "s2", cwd=tmp_path)
     assert r.returncode == 1  # nothing could be ingested
+
+
+def test_top_k_must_be_positive(lab_store):
+    r = run("search", "x", "-k", "0", "--store", "s", cwd=lab_store)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_snippets_do_not_double_the_source_s_bold(lab_store):
+    r = run("search", "trash retention", "--role", "staff", "--json", "--store", "s", cwd=lab_store)
+    snippets = [h["snippet"] for h in json.loads(r.stdout)["hits"]]
+    assert snippets and not any("****" in s or "** **" in s for s in snippets)

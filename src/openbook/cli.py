@@ -91,7 +91,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
     else:
         for path, reason in report.failed:
-            click.echo(f"skipped {path}: {reason}", err=True)
+            click.echo(f"skipped: {reason}" if reason.startswith(path) else f"skipped {path}: {reason}", err=True)
         click.echo(
             f"{len(report.added)} added, {len(report.updated)} updated, {len(report.unchanged)} unchanged, "
             f"{len(report.deleted)} deleted, {len(report.failed)} failed; "
@@ -166,7 +166,8 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
 
 @cli.command()
 @click.argument("query", required=False)
-@click.option("-k", "--top-k", "top_k", type=int, default=None, help="Hits to return (default 10).")
+@click.option("-k", "--top-k", "top_k", type=click.IntRange(min=1), default=None,
+              help="Hits to return (default 10).")
 @where_option
 @role_option
 @mode_option
@@ -299,8 +300,6 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
         _print_answer(answer)
     for note in answer.notes:
         click.echo(f"note: {note}", err=True)
-    for sentence in answer.unsupported:
-        click.echo(f"unsupported: {sentence}", err=True)
 
 
 @cli.command()

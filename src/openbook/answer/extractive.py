@@ -233,6 +233,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
 
 _TABLE_SEP_RE = re.compile(r"^\|?\s*:?-{2,}")
+_EMPHASIS_RE = re.compile(r"(\*\*|__)(.+?)\1")  # Markdown bold, dropped from answer sentences
 
 
 def _sentences(p: Passage) -> list[str]:
@@ -247,7 +248,7 @@ def _sentences(p: Passage) -> list[str]:
         if prose:
             block = "\n".join(prose)
             for s, e in split_sentences(block):
-                sent = " ".join(block[s:e].split())
+                sent = _EMPHASIS_RE.sub(r"\2", " ".join(block[s:e].split()))
                 if sent and not sent.startswith("#"):
                     out.append(sent.lstrip("- ").strip())
             prose.clear()

@@ -84,6 +84,11 @@ def parse_where(expr: str) -> Clause:
             raise QueryError(f"filter {expr!r}: empty list")
     else:
         values = (_unquote(raw),)
+        if values[0][:1] in "<>=!":
+            raise QueryError(f"cannot parse filter {expr!r}: the value starts with {values[0][:1]!r}; write "
+                             f"one operator, e.g. updated>=2024-01-01")
+        if op in (">", ">=", "<", "<=") and _as_date(values[0]) is None and _as_number(values[0]) is None:
+            raise QueryError(f"filter {expr!r}: {op} compares dates (YYYY-MM-DD) or numbers, not {values[0]!r}")
     return Clause(m.group("field"), op, values)
 
 

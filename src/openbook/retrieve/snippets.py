@@ -8,6 +8,7 @@ from typing import Collection
 from ..index.analyzer import Analyzer
 
 _WORD_RE = re.compile(r"\S+")
+_EMPHASIS_RE = re.compile(r"(\*\*|__)(.+?)\1")
 
 
 def highlight(text: str, query_terms: Collection[str], analyzer: Analyzer, width: int = 40) -> str:
@@ -16,6 +17,7 @@ def highlight(text: str, query_terms: Collection[str], analyzer: Analyzer, width
     Words whose analyzer terms meet ``query_terms`` are wrapped in ``**``. Leading/trailing ``…`` mark a cut.
     CJK words (no spaces) are highlighted whole when any of their bigrams matches.
     """
+    text = _EMPHASIS_RE.sub(r"\2", text)  # the source's own **bold** would collide with the highlight marks
     words = [(m.start(), m.end()) for m in _WORD_RE.finditer(text)]
     if not words:
         return ""

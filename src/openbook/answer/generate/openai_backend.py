@@ -60,6 +60,11 @@ class OpenAIGenerator:
             )
         except self._openai.OpenAIError as exc:
             raise self._error(exc) from None
+        except ValueError as exc:  # a 200 reply whose body is not JSON (json.JSONDecodeError is a ValueError)
+            raise GenerationError(
+                f"openai backend (model {self.model!r} at {self.base_url}) sent a reply that is not JSON "
+                f"({exc}); is --base-url an OpenAI-compatible /v1 endpoint?"
+            ) from None
 
     def _error(self, exc: Exception) -> GenerationError:
         openai = self._openai
