@@ -122,3 +122,8 @@ def test_snippets_do_not_double_the_source_s_bold(lab_store):
     r = run("search", "trash retention", "--role", "staff", "--json", "--store", "s", cwd=lab_store)
     snippets = [h["snippet"] for h in json.loads(r.stdout)["hits"]]
     assert snippets and not any("****" in s or "** **" in s for s in snippets)
+
+
+def test_ingest_of_a_missing_path_creates_no_store(tmp_path):
+    r = run("ingest", "nope/", "--store", "fresh", cwd=tmp_path)
+    assert r.returncode == 1 and "no such file" in r.stderr and not (tmp_path / "fresh").exists()

@@ -20,7 +20,7 @@ from typing import Any, Iterator, Sequence
 import click
 
 from .config import Config, load_config
-from .errors import OpenbookError, QueryError
+from .errors import IngestError, OpenbookError, QueryError
 from .types import Answer, Hit
 
 EXIT_ERROR = 1
@@ -84,6 +84,9 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
            reembed: bool, embedder: str | None, as_json: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl); embeds new chunks."""
     cfg = _config(ctx, store, {"embedding.model": embedder})
+    for p in paths:  # before the store is created, so a typo leaves no empty store behind
+        if not Path(p).exists():
+            raise IngestError(f"{p}: no such file or folder")
     with _engine(cfg, create=True) as engine:
         report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty(),
                                embed=False if no_embed else None, reembed=reembed)
