@@ -65,7 +65,8 @@ class _LoadedIndex:
         self.doc_ids: list[str] = json.loads((folder / "docs.json").read_text(encoding="utf-8"))
         acl = json.loads((folder / "acl.json").read_text(encoding="utf-8"))
         self.acl: dict[int, list[str]] = {int(k): v for k, v in acl.items()}
-        self.chars: frozenset[str] | None = None
+        self.chars: frozenset[str] | None = None  # characters of the vocabulary, built on first use
+        self.row_of: dict[str, int] | None = None  # chunk id -> row, built on first use (rerankers)
         self.dense: VectorIndex | None = None
         if (folder / "dense").is_dir():
             self.dense = VectorIndex.load(folder / "dense")
@@ -207,7 +208,7 @@ class Engine:
             if changed or report.deleted:
                 from .answer.context import version_links
 
-                self.store.set_versions(version_links(self.store.titles_and_metadata()))
+                self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
             if changed or report.deleted or reembed:
                 new_chunks = [c for chunks in changed.values() for c in chunks]
                 self._write_generation(removed, new_chunks, embed=embed or reembed, reembed=reembed,
@@ -229,7 +230,7 @@ class Engine:
             self.store.delete_documents(present)
             from .answer.context import version_links
 
-            self.store.set_versions(version_links(self.store.titles_and_metadata()))
+            self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
             index = self._loaded()
             self._write_generation(removed, [], embed=index is not None and index.dense is not None)
         self._after_write()
@@ -267,9 +268,7 @@ class Engine:
         row_docs += [c.doc_id for c in new_chunks]
         doc_ids = list(dict.fromkeys(row_docs))
         ordinal = {d: i for i, d in enumerate(doc_ids)}
-        meta = self.store.document_metadata()
-        acl = {ordinal[d]: list(meta[d]["acl"]) if isinstance(meta[d]["acl"], list) else [meta[d]["acl"]]
-               for d in doc_ids if meta.get(d, {}).get("acl")}
+        acl = {ordinal[d]: roles for d, roles in self.store.access_lists().items() if d in ordinal}
         bm25.save(folder / "bm25")
         np.save(folder / "chunk_ids.npy", np.array(chunk_ids, dtype="S20") if chunk_ids else np.zeros(0, "S20"))
         np.save(folder / "doc_ord.npy", np.array([ordinal[d] for d in row_docs], dtype=np.int32))
@@ -490,7 +489,7 @@ class Engine:
         """Stored vectors of these chunks, float32 [len(chunk_ids), dim] (for rerankers)."""
         index = self._require_index()
         assert index.dense is not None
-        if getattr(index, "row_of", None) is None:
+        if index.row_of is None:
             index.row_of = {index.chunk_id(r): r for r in range(len(index.chunk_ids))}
         return np.asarray(index.dense.vectors[[index.row_of[c] for c in chunk_ids]], dtype=np.float32)
 
@@ -518,7 +517,7 @@ class Engine:
     def known_characters(self) -> frozenset[str]:
         """Every character that occurs in some index term (used to tell CJK word cuts from unknown words)."""
         index = self._require_index()
-        if getattr(index, "chars", None) is None:
+        if index.chars is None:
             index.chars = frozenset(ch for term in index.bm25.vocab for ch in term)
         return index.chars
 

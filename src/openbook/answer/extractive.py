@@ -35,6 +35,7 @@ import numpy as np
 from ..chunking import split_sentences
 from ..config import AnswerConfig
 from ..index.analyzer import Analyzer
+from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
 from .context import citation_for, superseded_docs
 from .refusal import refusal_sentence
@@ -233,7 +234,6 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
 
 _TABLE_SEP_RE = re.compile(r"^\|?\s*:?-{2,}")
-_EMPHASIS_RE = re.compile(r"(\*\*|__)(.+?)\1")  # Markdown bold, dropped from answer sentences
 
 
 def _sentences(p: Passage) -> list[str]:
@@ -248,7 +248,7 @@ def _sentences(p: Passage) -> list[str]:
         if prose:
             block = "\n".join(prose)
             for s, e in split_sentences(block):
-                sent = _EMPHASIS_RE.sub(r"\2", " ".join(block[s:e].split()))
+                sent = strip_emphasis(" ".join(block[s:e].split()))
                 if sent and not sent.startswith("#"):
                     out.append(sent.lstrip("- ").strip())
             prose.clear()

@@ -11,13 +11,18 @@ _WORD_RE = re.compile(r"\S+")
 _EMPHASIS_RE = re.compile(r"(\*\*|__)(.+?)\1")
 
 
+def strip_emphasis(text: str) -> str:
+    """``text`` without Markdown bold markers (``**x**``, ``__x__`` -> ``x``)."""
+    return _EMPHASIS_RE.sub(r"\2", text)
+
+
 def highlight(text: str, query_terms: Collection[str], analyzer: Analyzer, width: int = 40) -> str:
     """A window of about ``width`` words of ``text`` around the densest run of query terms.
 
     Words whose analyzer terms meet ``query_terms`` are wrapped in ``**``. Leading/trailing ``…`` mark a cut.
     CJK words (no spaces) are highlighted whole when any of their bigrams matches.
     """
-    text = _EMPHASIS_RE.sub(r"\2", text)  # the source's own **bold** would collide with the highlight marks
+    text = strip_emphasis(text)  # the source's own **bold** would collide with the highlight marks
     words = [(m.start(), m.end()) for m in _WORD_RE.finditer(text)]
     if not words:
         return ""

@@ -216,10 +216,32 @@ class EmbeddedStore:
             out.update(r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ?", (d,)))
         return out
 
-    def titles_and_metadata(self) -> dict[str, tuple[str, dict[str, Any]]]:
-        """(title, metadata) of every document by id."""
-        rows = self.conn.execute("SELECT doc_id, title, metadata FROM documents")
-        return {r[0]: (r[1], json.loads(r[2])) for r in rows}
+    def titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
+        """(title, metadata) of every document by id.
+
+        ``versioned_only``: only what version linking can use: every document when some document names a
+        ``supersedes``, otherwise only documents with an ``updated`` date (a BEIR corpus has none: no JSON parsed).
+        """
+        sql = "SELECT doc_id, title, metadata FROM documents"
+        if versioned_only and not self.conn.execute(
+                "SELECT 1 FROM documents WHERE json_extract(metadata, '$.supersedes') IS NOT NULL LIMIT 1").fetchone():
+            sql += " WHERE json_extract(metadata, '$.updated') IS NOT NULL"
+        return {r[0]: (r[1], json.loads(r[2])) for r in self.conn.execute(sql)}
+
+    def access_lists(self) -> dict[str, list[str]]:
+        """``acl`` of the documents that have one, by id (a single role string becomes a one-item list)."""
+        rows = self.conn.execute("SELECT doc_id, json_extract(metadata, '$.acl') FROM documents "
+                                 "WHERE json_extract(metadata, '$.acl') IS NOT NULL")
+        out: dict[str, list[str]] = {}
+        for doc_id, raw in rows:
+            try:
+                acl = json.loads(raw)
+            except ValueError:  # json_extract returns a plain string for a string value
+                acl = raw
+            acl = [acl] if isinstance(acl, str) else list(acl)
+            if acl:
+                out[doc_id] = [str(a) for a in acl]
+        return out
 
     def set_versions(self, links: dict[str, str]) -> None:
         """Replace the recorded version links (older doc id -> newer doc id); inside ``transaction``."""
