@@ -289,7 +289,8 @@ def _build_ann(vectors: np.ndarray, settings: AnnSettings) -> Any:
         ) from exc
     index = Index(ndim=vectors.shape[1], metric="cos", dtype="f32", connectivity=settings.connectivity,
                   expansion_add=settings.expansion_add, expansion_search=settings.expansion_search)
-    index.add(np.arange(vectors.shape[0], dtype=np.uint64), vectors)
+    # one thread: a multi-threaded insert order makes the graph, and so ANN results, differ run to run
+    index.add(np.arange(vectors.shape[0], dtype=np.uint64), vectors, threads=1)
     return index
 
 
