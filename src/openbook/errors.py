@@ -5,7 +5,7 @@ The tree::
     OpenbookError
     ├── ConfigError          bad or unknown configuration key, bad value
     ├── IngestError          a file could not be read or parsed (reported, batch continues)
-    │   └── UnsupportedFormatError
+    │   └── UnsupportedFormatError   not a failure: a file openbook does not read (type, binary); a skip
     ├── ChunkingError
     ├── IndexError_          an index could not be built or loaded
     │   └── ModelMismatchError   query embedder differs from the one the index was built with
@@ -35,7 +35,7 @@ class IngestError(OpenbookError):
 
 
 class UnsupportedFormatError(IngestError):
-    """No loader handles this file's extension."""
+    """No loader handles this file (its type, or binary content): the ingest report lists it as skipped."""
 
 
 class ChunkingError(OpenbookError):

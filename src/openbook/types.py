@@ -41,6 +41,8 @@ class Document:
         metadata: ``updated``/``created`` as ISO dates ``YYYY-MM-DD``, ``author``, ``tags`` (list of str),
             ``acl`` (list of role names), any other front-matter key as parsed.
         pages: start character offset of each page in ``text``; empty for unpaged sources.
+        warnings: one-line notes on what the loader could not read fully (a page with no text layer, a
+            truncated table); the ingest report lists them. Not part of ``content_hash``.
     """
 
     doc_id: str
@@ -50,6 +52,7 @@ class Document:
     format: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
     pages: tuple[int, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def content_hash(self) -> str:
