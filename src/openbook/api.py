@@ -344,6 +344,8 @@ class Engine:
             try:
                 index = _LoadedIndex(folder)
             except FileNotFoundError as exc:
+                if self.store.generation != gen:  # another process committed a newer one and removed this one
+                    return self._loaded()
                 raise StoreError(f"index files of {self.store.path} are missing ({exc.filename}); re-ingest "
                                  f"with `openbook ingest PATH --store {self.store.path}`") from None
             if index.manifest.get("format_version") != INDEX_FORMAT or \
@@ -357,6 +359,7 @@ class Engine:
             if (index.bm25.k1, index.bm25.b) != (bm.k1, bm.b):  # only the length norms change
                 index.bm25 = index.bm25.with_params(bm.k1, bm.b)
             self._index, self._index_gen = index, gen
+            self._metadata = None  # filters read metadata of this generation's documents, not a cached older one
         return self._index
 
     def _require_index(self) -> _LoadedIndex:
@@ -566,6 +569,36 @@ class Engine:
         from .answer.llm import generate_answer
 
         return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)
+
+    def documents(self, *, prefix: str = "", where: Sequence[str] = (), roles: Sequence[str] = ()
+                  ) -> list[dict[str, Any]]:
+        """The stored documents these ``roles`` may see that match ``where`` and whose id starts with ``prefix``.
+
+        Returns:
+            Dicts ``{doc_id, title, source, updated, chunks, metadata}`` ordered by doc id.
+
+        Raises:
+            QueryError: a bad ``where`` clause.
+        """
+        clauses = parse_filters(where)
+        return [{"doc_id": d, "title": title, "source": source, "updated": meta.get("updated"), "chunks": n,
+                 "metadata": meta}
+                for d, title, source, meta, n in self.store.document_rows()
+                if d.startswith(prefix) and document_passes(meta, clauses, roles)]
+
+    def document(self, doc_id: str, *, roles: Sequence[str] = ()) -> dict[str, Any] | None:
+        """One document with its chunks in order, or None when unknown or not visible to ``roles``.
+
+        Returns:
+            ``{doc_id, title, source, format, updated, metadata, chunks: [{chunk_id, section, page, text}]}``.
+        """
+        doc = self.store.get_document(doc_id)
+        if doc is None or not document_passes(doc.metadata, (), roles):
+            return None
+        chunks = [{"chunk_id": c.chunk_id, "section": c.section, "page": c.page, "text": c.text}
+                  for c in self.store.chunks_of(doc_id)]
+        return {"doc_id": doc.doc_id, "title": doc.title, "source": doc.source, "format": doc.format,
+                "updated": doc.metadata.get("updated"), "metadata": dict(doc.metadata), "chunks": chunks}
 
     def stats(self) -> dict[str, Any]:
         """Counts and the current manifest."""

@@ -19,6 +19,7 @@ from typing import Any, Iterator, Sequence
 
 import click
 
+from .answer.injection import looks_like_injection
 from .config import Config, load_config
 from .errors import IngestError, OpenbookError, QueryError
 from .types import Answer, Hit
@@ -142,7 +143,8 @@ def _hit_dict(hit: Hit, snippet: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"chunk_id": hit.chunk_id, "doc_id": hit.doc_id, "score": hit.score,
                            "legs": {k: {"rank": r, "score": s} for k, (r, s) in hit.legs.items()}}
     if c is not None:
-        out.update(title=c.title, section=c.section, page=c.page, updated=c.metadata.get("updated"))
+        out.update(title=c.title, section=c.section, page=c.page, updated=c.metadata.get("updated"),
+                   suspect_instructions=looks_like_injection(c.text))
     if snippet is not None:
         out["snippet"] = snippet
     return out
@@ -223,7 +225,8 @@ def _answer_dict(answer: Answer) -> dict[str, Any]:
                        "section": c.section, "updated": c.updated} for c in answer.citations],
         "passages": [{"n": p.n, "doc_id": p.chunk.doc_id, "chunk_id": p.chunk.chunk_id, "title": p.chunk.title,
                       "section": p.chunk.section, "page": p.chunk.page,
-                      "updated": p.chunk.metadata.get("updated"), "score": p.hit.score, "text": p.chunk.text}
+                      "updated": p.chunk.metadata.get("updated"), "score": p.hit.score, "text": p.chunk.text,
+                      "suspect_instructions": looks_like_injection(p.chunk.text)}
                      for p in answer.passages],
         "unsupported": list(answer.unsupported),
         "notes": list(answer.notes),
@@ -391,6 +394,169 @@ def quickstart(ctx: click.Context) -> None:
                 click.echo(f"$ openbook ask {json.dumps(question)}")
                 _print_answer(engine.ask(question))
                 click.echo("")
+
+
+# ---------------------------------------------------------------------- documents / show
+@cli.command()
+@click.option("--prefix", default="", metavar="PATH", help="Only ids starting with PATH (e.g. policies/).")
+@where_option
+@role_option
+@store_option
+@json_option
+@click.pass_context
+def documents(ctx: click.Context, prefix: str, where: tuple[str, ...], roles: tuple[str, ...], store: str | None,
+              as_json: bool) -> None:
+    """List the stored documents: id, title, source path, updated date, chunk count."""
+    cfg = _config(ctx, store)
+    with _engine(cfg) as engine:
+        docs = engine.documents(prefix=prefix, where=where, roles=roles)
+    if as_json:
+        click.echo(json.dumps({"documents": docs}, ensure_ascii=False))
+        return
+    if not docs:
+        click.echo("no documents")
+    for d in docs:
+        click.echo(f"{d['doc_id']}\t{d['title']}\t{d['updated'] or '-'}\t{d['chunks']} chunks\t{d['source']}")
+
+
+@cli.command()
+@click.argument("doc_id")
+@role_option
+@store_option
+@json_option
+@click.pass_context
+def show(ctx: click.Context, doc_id: str, roles: tuple[str, ...], store: str | None, as_json: bool) -> None:
+    """Show one document's metadata and chunks."""
+    cfg = _config(ctx, store)
+    with _engine(cfg) as engine:
+        doc = engine.document(doc_id, roles=roles)
+    if doc is None:
+        raise QueryError(f"no document {doc_id!r} visible to roles {list(roles) or '(none)'}: list ids with "
+                         f"`openbook documents`")
+    if as_json:
+        click.echo(json.dumps(doc, ensure_ascii=False))
+        return
+    click.echo(f"{doc['doc_id']} — {doc['title']}\nsource: {doc['source']}\nformat: {doc['format']}")
+    for key, value in doc["metadata"].items():
+        click.echo(f"{key}: {value}")
+    for i, c in enumerate(doc["chunks"], start=1):
+        where_in = f" § {c['section']}" if c["section"] else ""
+        click.echo(f"\n--- chunk {i} ({c['chunk_id']}){where_in}\n{c['text']}")
+
+
+# ---------------------------------------------------------------------- serve / keys / mcp
+@cli.command()
+@store_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback unless keys exist).")
+@click.option("--port", default=8848, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--no-embed", is_flag=True, help="Uploads are indexed BM25-only.")
+@click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="Answer with an LLM (default offline).")
+@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
+@click.option("--max-upload-mb", default=20.0, show_default=True, type=click.FloatRange(min=0.001))
+@click.option("--readers", default=None, type=click.IntRange(min=1), help="Reader threads (default: CPUs, max 4).")
+@click.option("--sample", is_flag=True, help="Ingest the bundled sample documents into the store first.")
+@click.pass_context
+def serve(ctx: click.Context, store: str | None, host: str, port: int, no_embed: bool, llm: str | None,
+          base_url: str | None, max_upload_mb: float, readers: int | None, sample: bool) -> None:
+    """Serve the HTTP API (/v1), the web page (/), MCP (/mcp) and /v1/chat/completions."""
+    import ipaddress
+
+    import uvicorn
+
+    from .server import KeyStore, create_app
+
+    cfg = _config(ctx, store, {**_llm_flags(llm, base_url), "embedding.enabled": False if no_embed else None})
+    keys = KeyStore(cfg.store)
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback and not keys.required:
+        raise click.UsageError(f"no API keys for store {cfg.store}: the server binds to loopback only. Create "
+                               f"one with `openbook keys add NAME --role ROLE --store {cfg.store}` to serve {host}")
+    if sample:
+        with resources.as_file(resources.files("openbook") / "data" / "sample") as sample_dir, \
+                _engine(cfg, create=True) as engine:
+            engine.ingest([sample_dir])
+    app = create_app(cfg.store, cfg, keys=keys, max_upload_mb=max_upload_mb, readers=readers, host=host)
+    click.echo(f"openbook serving {cfg.store} on http://{host}:{port}/ "
+               f"({'API keys required' if keys.required else 'no keys: public documents only'})", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@cli.group()
+def keys() -> None:
+    """API keys for `openbook serve`: each carries access roles (stored hashed in the store folder)."""
+
+
+@keys.command("add")
+@click.argument("name")
+@click.option("--role", "roles", multiple=True, metavar="ROLE", help="A role the key holds (repeatable).")
+@click.option("--write", is_flag=True, help="The key may also ingest and delete documents.")
+@store_option
+@click.pass_context
+def keys_add(ctx: click.Context, name: str, roles: tuple[str, ...], write: bool, store: str | None) -> None:
+    """Create a key; prints the token once (only its hash is kept)."""
+    from .server import KeyStore
+
+    token = KeyStore(_config(ctx, store).store).add(name, roles, write)
+    click.echo(token)
+    click.echo(f"key {name!r} created with roles {list(roles) or '(none: public documents only)'}"
+               f"{' and write access' if write else ''}; store the token now, it is not shown again", err=True)
+
+
+@keys.command("list")
+@store_option
+@json_option
+@click.pass_context
+def keys_list(ctx: click.Context, store: str | None, as_json: bool) -> None:
+    """List keys (name, roles, write, created, revoked); tokens are never shown."""
+    from .server import KeyStore
+
+    records = KeyStore(_config(ctx, store).store).records()
+    if as_json:
+        click.echo(json.dumps([{k: v for k, v in r.to_json().items() if k != "sha256"} for r in records]))
+        return
+    for r in records:
+        click.echo(f"{r.name}\t{','.join(r.roles) or '-'}\t{'write' if r.write else 'read'}\t{r.prefix}…\t"
+                   f"created {r.created}" + (f"\trevoked {r.revoked}" if r.revoked else ""))
+
+
+@keys.command("revoke")
+@click.argument("name")
+@store_option
+@click.pass_context
+def keys_revoke(ctx: click.Context, name: str, store: str | None) -> None:
+    """Revoke a key by name (a running server refuses it at the next request)."""
+    from .server import KeyStore
+
+    if not KeyStore(_config(ctx, store).store).revoke(name):
+        raise QueryError(f"no active key named {name!r}: see `openbook keys list`")
+    click.echo(f"key {name!r} revoked")
+
+
+@cli.command("mcp")
+@store_option
+@click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="Answer with an LLM (default offline).")
+@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
+@click.pass_context
+def mcp_command(ctx: click.Context, store: str | None, llm: str | None, base_url: str | None) -> None:
+    """MCP server over stdio (tools search and ask, documents as resources); roles from $OPENBOOK_API_KEY."""
+    from .server import KeyStore
+    from .server.keys import AuthError
+    from .server.mcp_tools import build_mcp
+    from .server.service import Service
+
+    cfg = _config(ctx, store, _llm_flags(llm, base_url))
+    try:
+        who = KeyStore(cfg.store).authenticate(os.environ.get("OPENBOOK_API_KEY") or None)
+    except AuthError as exc:
+        raise QueryError(f"{exc} (over stdio, set OPENBOOK_API_KEY)") from None
+    service = Service(cfg.store, cfg, readers=1)
+    try:
+        build_mcp(service, lambda _request: who).run("stdio")
+    finally:
+        service.close()
 
 
 # ---------------------------------------------------------------------- entry point

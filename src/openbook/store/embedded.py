@@ -256,6 +256,19 @@ class EmbeddedStore:
         """Metadata of every document by id (for filters)."""
         return {r[0]: json.loads(r[1]) for r in self.conn.execute("SELECT doc_id, metadata FROM documents")}
 
+    def document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
+        """(doc_id, title, source, metadata, chunk count) of every document, by doc id."""
+        rows = self.conn.execute(
+            "SELECT d.doc_id, d.title, d.source, d.metadata, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) "
+            "FROM documents d ORDER BY d.doc_id")
+        return [(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
+
+    def chunks_of(self, doc_id: str) -> list[Chunk]:
+        """The chunks of one document, in document order."""
+        ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ? ORDER BY ord", (doc_id,))]
+        chunks = self.get_chunks(ids)
+        return [chunks[c] for c in ids if c in chunks]
+
     def get_document(self, doc_id: str) -> Document | None:
         """The stored document, text included, or None."""
         r = self.conn.execute(

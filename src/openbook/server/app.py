@@ -1,0 +1,368 @@
+"""The HTTP application: REST API under ``/v1``, the web page at ``/``, MCP at ``/mcp``.
+
+Built on FastAPI (Starlette underneath) and served by uvicorn. FastAPI because its pydantic request models reject
+unknown fields (so a request cannot smuggle in ``roles``) and give the OpenAPI schema at ``/openapi.json`` for
+free, and because it is Starlette, so the MCP SDK's streamable HTTP app (a Starlette app) joins the same server
+and event loop. Every engine call runs on the ``Service``'s threads, never on the event loop.
+
+Errors keep the CLI's one-line messages: the body is ``{"error": {"type": "QueryError", "message": "..."}}``
+(the OpenAI error shape, so OpenAI clients show it too) with the status from ``STATUS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+import uuid
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Literal
+
+from fastapi import Depends, FastAPI, Query, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import Headers
+from starlette.routing import Route
+
+from ..api import Engine
+from ..config import Config
+from ..errors import (ConfigError, GenerationError, IngestError, ModelMismatchError, OpenbookError, QueryError,
+                      StoreError, UnsupportedFormatError)
+from .keys import AuthError, KeyStore, Principal
+from .service import Service
+from .shapes import answer_json, documents_json, search_json
+
+STATUS: list[tuple[type[Exception], int]] = [
+    (AuthError, 401), (QueryError, 400), (ConfigError, 400), (UnsupportedFormatError, 415), (IngestError, 422),
+    (ModelMismatchError, 409), (StoreError, 503), (GenerationError, 502), (OpenbookError, 500),
+]
+UPLOADS = "uploads"
+MODEL_NAME = "openbook"
+
+
+def status_for(exc: Exception) -> int:
+    """HTTP status of an openbook error (the first matching class of ``STATUS``)."""
+    return next((code for cls, code in STATUS if isinstance(exc, cls)), 500)
+
+
+class ApiError(Exception):
+    """An error with an HTTP status that is not an openbook error (403, 404, 413)."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind = status, kind
+
+
+def error_body(exc: Exception) -> dict[str, Any]:
+    kind = exc.kind if isinstance(exc, ApiError) else type(exc).__name__
+    return {"error": {"type": kind, "message": str(exc), "code": kind}}
+
+
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+# ---------------------------------------------------------------------- request models
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchRequest(_Strict):
+    query: str = Field(description="The words to search for.")
+    k: int = Field(10, ge=1, le=100, description="Hits to return.")
+    where: list[str] = Field(default_factory=list, description="Metadata filters, e.g. 'updated>=2024-01-01'.")
+    mode: Literal["bm25", "dense", "hybrid"] | None = None
+
+
+class Turn(_Strict):
+    role: Literal["user", "assistant", "system"]
+    content: str
+
+
+class AskRequest(_Strict):
+    question: str
+    where: list[str] = Field(default_factory=list)
+    mode: Literal["bm25", "dense", "hybrid"] | None = None
+    stream: bool = Field(False, description="Answer as Server-Sent Events: `token` events, then `answer`.")
+    history: list[Turn] = Field(default_factory=list, description="Earlier turns; the question is condensed "
+                                                                  "with them into a standalone query.")
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return " ".join(str(p.get("text", "")) for p in self.content if p.get("type") == "text")
+        return self.content or ""
+
+
+class ChatRequest(BaseModel):
+    """OpenAI chat-completions request; sampling fields a client sends (temperature, ...) are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str
+    messages: list[ChatMessage]
+    stream: bool = False
+
+
+# ---------------------------------------------------------------------- the app
+def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = None, max_upload_mb: float = 20,
+               readers: int | None = None, host: str = "127.0.0.1") -> FastAPI:
+    """The ASGI app for one store.
+
+    Args:
+        store: store folder (created when missing).
+        config: engine configuration (LLM backend, retrieval, embedding).
+        keys: the key store; default ``KeyStore(store)``.
+        max_upload_mb: largest file ``/v1/ingest`` accepts, in MiB.
+        readers: reader threads (see ``Service``).
+        host: the address served, for the MCP transport's DNS-rebinding protection on loopback.
+    """
+    from .mcp_tools import build_mcp
+
+    keys = keys or KeyStore(store)
+    service = Service(store, config, readers)
+    max_upload = int(max_upload_mb * 1024 * 1024)
+
+    def mcp_principal(request: Any) -> Principal:
+        return keys.principal_from_headers(request.headers if request is not None else {})
+
+    mcp = build_mcp(service, mcp_principal)
+    mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await asyncio.to_thread(service.warm)
+        async with mcp.session_manager.run():
+            yield
+        await asyncio.to_thread(service.close)
+
+    app = FastAPI(title="openbook", version="1", lifespan=lifespan,
+                  description="Answers from your own documents, with citations or an honest refusal.")
+    app.state.service = service
+    app.state.keys = keys
+
+    # ------------------------------------------------------------------ errors
+    @app.exception_handler(OpenbookError)
+    async def _openbook_error(_: Request, exc: OpenbookError) -> JSONResponse:
+        return JSONResponse(error_body(exc), status_code=status_for(exc))
+
+    @app.exception_handler(AuthError)
+    async def _auth_error(_: Request, exc: AuthError) -> JSONResponse:
+        return JSONResponse(error_body(exc), status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(error_body(exc), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = [f"{'.'.join(str(x) for x in e.get('loc', ()) if x != 'body') or 'body'}: {e.get('msg')}"
+                 for e in exc.errors()]
+        message = "bad request: " + "; ".join(parts)
+        return JSONResponse({"error": {"type": "ValidationError", "message": message, "code": "invalid_request"}},
+                            status_code=422)
+
+    # ------------------------------------------------------------------ who is asking
+    def principal(request: Request) -> Principal:
+        return keys.principal_from_headers(request.headers)
+
+    def writer(who: Principal = Depends(principal)) -> Principal:
+        if not who.write:
+            raise ApiError(403, "Forbidden", f"key {who.name!r} may not ingest or delete; create a key with "
+                                             f"`openbook keys add NAME --role ROLE --write`")
+        return who
+
+    # ------------------------------------------------------------------ API
+    @app.get("/v1/health", summary="Liveness and the index generation served")
+    async def health() -> dict[str, Any]:
+        stats = await service.read(Engine.stats)
+        return {"status": "ok", "generation": stats["generation"]}
+
+    @app.get("/v1/stats", summary="What the store holds")
+    async def stats(who: Principal = Depends(principal)) -> dict[str, Any]:
+        info = await service.read(Engine.stats)
+        return info | {"keys_required": keys.required, "you": {"name": who.name, "roles": list(who.roles),
+                                                              "write": who.write}}
+
+    @app.post("/v1/search", summary="Ranked passages (the shape of `openbook search --json`)")
+    async def search(req: SearchRequest, who: Principal = Depends(principal)) -> dict[str, Any]:
+        return await service.read(search_json, req.query, req.k, req.where, who.roles, req.mode)
+
+    @app.post("/v1/ask", summary="A cited answer or a refusal (`openbook ask --json`); SSE with stream: true")
+    async def ask(req: AskRequest, who: Principal = Depends(principal)) -> Any:
+        history = [t.model_dump() for t in req.history]
+        if not req.stream:
+            return await service.read(answer_json, req.question, req.where, who.roles, req.mode, history)
+        return _stream(lambda on_token: service.read(answer_json, req.question, req.where, who.roles, req.mode,
+                                                     history, on_token),
+                       lambda result: _sse("answer", result),
+                       lambda piece: _sse("token", {"text": piece}),
+                       lambda exc: _sse("error", error_body(exc)))
+
+    @app.get("/v1/documents", summary="Documents the caller may read (`openbook documents --json`)")
+    async def documents(prefix: str = "", where: list[str] = Query(default_factory=list),
+                        who: Principal = Depends(principal)) -> dict[str, Any]:
+        return await service.read(documents_json, prefix, where, who.roles)
+
+    @app.get("/v1/documents/{doc_id:path}", summary="One document with its chunks (`openbook show --json`)")
+    async def document(doc_id: str, who: Principal = Depends(principal)) -> dict[str, Any]:
+        doc = await service.read(Engine.document, doc_id, roles=who.roles)
+        if doc is None:
+            raise ApiError(404, "NotFound", f"no document {doc_id!r}: list ids with GET /v1/documents")
+        return doc
+
+    @app.delete("/v1/documents/{doc_id:path}", summary="Delete a document")
+    async def delete(doc_id: str, who: Principal = Depends(writer)) -> dict[str, Any]:
+        doc = await service.read(Engine.document, doc_id, roles=who.roles)
+        if doc is None:
+            raise ApiError(404, "NotFound", f"no document {doc_id!r}: list ids with GET /v1/documents")
+        gone = await service.write(Engine.delete, [doc_id])
+        source = Path(doc["source"])
+        if gone and source.parent == (service.store / UPLOADS).resolve():
+            source.unlink(missing_ok=True)
+        return {"deleted": gone}
+
+    @app.post("/v1/ingest", summary="Upload files; the report of `openbook ingest --json`")
+    async def ingest(files: list[UploadFile], who: Principal = Depends(writer)) -> JSONResponse:
+        folder = (service.store / UPLOADS).resolve()
+        incoming = folder / ".incoming"
+        incoming.mkdir(parents=True, exist_ok=True)
+        staged: list[tuple[Path, Path]] = []
+        try:
+            for f in files:
+                name = Path(f.filename or "").name
+                if not name or name.startswith(".") or not re.fullmatch(r"[\w .()+,@=-]+", name):
+                    raise ApiError(400, "BadFilename", f"{f.filename!r}: give the file a plain name (letters, "
+                                                       f"digits, spaces, . _ -)")
+                tmp = incoming / f"{uuid.uuid4().hex}-{name}"
+                size = 0
+                with open(tmp, "wb") as out:
+                    while chunk := await f.read(1 << 20):
+                        size += len(chunk)
+                        if size > max_upload:
+                            raise ApiError(413, "TooLarge", f"{name}: larger than the upload limit of "
+                                                            f"{max_upload_mb:g} MiB; start the server with a "
+                                                            f"larger --max-upload-mb or ingest it with the CLI")
+                        out.write(chunk)
+                staged.append((tmp, folder / name))
+            hidden = [dst.name for _, dst in staged
+                      if await service.read(_hidden_document, dst.name, who.roles)]
+            if hidden:
+                raise ApiError(403, "Forbidden", f"{', '.join(hidden)}: a document with this id exists and key "
+                                                 f"{who.name!r} may not read it; upload under another name")
+            report = await service.write(_ingest_staged, staged)
+        finally:
+            for tmp, _ in staged:
+                tmp.unlink(missing_ok=True)
+        return JSONResponse(report, status_code=200 if report["ok"] else 422)
+
+    # ------------------------------------------------------------------ OpenAI-compatible
+    @app.get("/v1/models", summary="OpenAI-compatible model list (one model: openbook)")
+    async def models() -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "created": 0,
+                                            "owned_by": "openbook"}]}
+
+    @app.post("/v1/chat/completions", summary="OpenAI-compatible chat: answers with [n] markers and sources")
+    async def chat(req: ChatRequest, who: Principal = Depends(principal)) -> Any:
+        from .chat import chat_chunks, chat_completion, split_conversation
+
+        if req.model != MODEL_NAME:
+            raise ApiError(404, "model_not_found", f"model {req.model!r} does not exist here; use {MODEL_NAME!r}")
+        history, question = split_conversation([(m.role, m.text()) for m in req.messages])
+        cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+        if not req.stream:
+            result = await service.read(answer_json, question, (), who.roles, None, history)
+            return chat_completion(result, cid, created)
+        chunks = chat_chunks(cid, created)
+        return _stream(lambda on_token: service.read(answer_json, question, (), who.roles, None, history,
+                                                     on_token),
+                       chunks.final, chunks.token, chunks.error, done="data: [DONE]\n\n")
+
+    # ------------------------------------------------------------------ MCP and the page
+    mcp_route = next(r for r in mcp_app.routes if getattr(r, "path", None) == "/mcp")
+    app.router.routes.append(Route("/mcp", endpoint=_Guarded(mcp_route.app, keys), methods=["GET", "POST",
+                                                                                               "DELETE"]))
+    static = resources.files("openbook.server") / "static"
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(str(static / "index.html"))
+
+    def _stream(run: Callable[[Callable[[str], None]], Any], final: Callable[[Any], str],
+                token: Callable[[str], str], error: Callable[[Exception], str], done: str = "") -> StreamingResponse:
+        """Server-Sent Events: a ``token`` event per text piece as the answerer produces it, then ``final``."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+
+        def on_token(piece: str) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, ("token", piece))
+
+        task = asyncio.ensure_future(run(on_token))
+        task.add_done_callback(lambda _: queue.put_nowait(("done", "")))
+
+        async def events() -> AsyncIterator[str]:
+            sent = False
+            while True:
+                kind, piece = await queue.get()
+                if kind == "done":
+                    break
+                sent = True
+                yield token(piece)
+            try:
+                result = task.result()
+            except (OpenbookError, AuthError) as exc:
+                yield error(exc)
+            else:
+                if not sent:  # the offline answerer does not stream: its whole text is one piece
+                    yield token(result["answer"])
+                yield final(result)
+            if done:
+                yield done
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    return app
+
+
+def _hidden_document(engine: Engine, doc_id: str, roles: tuple[str, ...]) -> bool:
+    """True when ``doc_id`` is stored but not visible to ``roles`` (an upload must not replace it)."""
+    return engine.document(doc_id, roles=roles) is None and engine.store.get_document(doc_id) is not None
+
+
+def _ingest_staged(engine: Engine, staged: list[tuple[Path, Path]]) -> dict[str, Any]:
+    """Move uploaded files into the uploads folder and ingest them (on the writer thread)."""
+    for tmp, dst in staged:
+        os.replace(tmp, dst)
+    report = engine.ingest([dst for _, dst in staged])
+    failed = {path for path, _ in report.failed}
+    for _, dst in staged:
+        if str(dst) in failed:
+            dst.unlink(missing_ok=True)  # not kept: it would fail again on the next upload
+    return report.to_dict()
+
+
+class _Guarded:
+    """The MCP endpoint behind the same API-key check as the REST API (401 before any MCP message)."""
+
+    def __init__(self, app: Any, keys: KeyStore) -> None:
+        self.app, self.keys = app, keys
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            self.keys.principal_from_headers(Headers(scope=scope))
+        except AuthError as exc:
+            await JSONResponse(error_body(exc), status_code=401)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

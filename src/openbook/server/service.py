@@ -1,0 +1,115 @@
+"""The engine behind the server: reader threads that never wait for the writer, and one writer thread.
+
+``Engine`` holds one SQLite connection, which may only be used by the thread that opened it. So each reader
+thread opens its own ``Engine`` on the store once and keeps it (the index files are memory-mapped, so their pages
+are shared between threads; the embedder is loaded once per process by ``get_embedder``). Ingest and delete run on
+one writer thread with its own ``Engine``. SQLite runs in WAL mode and an index update becomes visible only at
+its commit (see ``openbook.store.embedded``), so readers keep answering from the previous generation while a
+write is in progress, and every reader checks the store's generation on each call: a generation committed by
+this server's writer or by another process (``openbook ingest`` in a shell) is picked up without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from ..api import Engine
+from ..config import Config
+from ..errors import StoreError
+
+T = TypeVar("T")
+
+
+class Service:
+    """Runs engine calls off the event loop: ``await service.read(fn, ...)`` calls ``fn(engine, ...)`` on a
+    reader thread, ``await service.write(fn, ...)`` on the writer thread.
+
+    Args:
+        store: the store folder (created when missing, so a server can start empty and take uploads).
+        config: the configuration every engine uses.
+        readers: reader threads (default: the CPU count, at most 4).
+    """
+
+    def __init__(self, store: str | Path, config: Config, readers: int | None = None) -> None:
+        self.store = Path(store)
+        self.config = config
+        self.readers = readers or min(4, os.cpu_count() or 1)
+        Engine.open(self.store, config, create=True).close()
+        self._local = threading.local()
+        self._engines: list[Engine] = []
+        self._engines_lock = threading.Lock()
+        self._read_pool = ThreadPoolExecutor(self.readers, thread_name_prefix="openbook-read")
+        self._write_pool = ThreadPoolExecutor(1, thread_name_prefix="openbook-write")
+
+    def _engine(self) -> Engine:
+        engine = getattr(self._local, "engine", None)
+        if engine is None:
+            engine = Engine.open(self.store, self.config)
+            self._local.engine = engine
+            with self._engines_lock:
+                self._engines.append(engine)
+        return engine
+
+    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return fn(self._engine(), *args, **kwargs)
+
+    async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(engine, *args, **kwargs)`` on a reader thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._read_pool, lambda: self._call(fn, *args, **kwargs))
+
+    async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(engine, *args, **kwargs)`` on the writer thread (writes run one at a time)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._write_pool, lambda: self._call(fn, *args, **kwargs))
+
+    def read_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``read`` for callers without an event loop (blocks)."""
+        return self._read_pool.submit(self._call, fn, *args, **kwargs).result()
+
+    def _on_every_reader(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` once on each reader thread (a barrier keeps one task from taking two threads' turns)."""
+        barrier = threading.Barrier(self.readers)
+
+        def task() -> None:
+            barrier.wait(timeout=60)
+            fn()
+
+        for f in [self._read_pool.submit(task) for _ in range(self.readers)]:
+            f.result()
+
+    def warm(self) -> None:
+        """Load the index (and compile the search kernels, load the embedder) on every reader thread now,
+        so the first requests do not pay for it."""
+
+        def load() -> None:
+            engine = self._engine()
+            try:
+                engine.search("warm up", k=1)
+                if engine.effective_mode() != "bm25":
+                    engine.embedder()
+            except StoreError:
+                pass  # an empty store: nothing to load yet
+
+        self._on_every_reader(load)
+
+    def close(self) -> None:
+        """Close every engine (each on its own thread) and stop the threads."""
+
+        def close_mine() -> None:
+            engine = getattr(self._local, "engine", None)
+            if engine is not None:
+                engine.close()
+                self._local.engine = None
+
+        try:
+            self._on_every_reader(close_mine)
+            self._write_pool.submit(close_mine).result()
+        finally:
+            self._read_pool.shutdown(wait=True)
+            self._write_pool.shutdown(wait=True)

@@ -1,0 +1,53 @@
+"""Engine calls that return the JSON shapes of the CLI's ``--json`` output (the CLI's own helpers build them, so
+the two cannot drift). Each takes the engine first, to run on a ``Service`` thread."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from ..api import Engine
+from ..cli import _answer_dict, _hit_dict
+
+
+def search_json(engine: Engine, query: str, k: int | None, where: Sequence[str], roles: Sequence[str],
+                mode: str | None, with_text: bool = False) -> dict[str, Any]:
+    """``openbook search --json``: ``{"query", "hits": [{chunk_id, doc_id, score, legs, title, section, page,
+    updated, suspect_instructions, snippet[, text]}]}``, best first. Raises QueryError / StoreError."""
+    from ..retrieve.snippets import highlight
+
+    hits = engine.search(query, k, where=where, roles=roles, mode=mode)
+    terms = set(engine.query_terms(query))
+    rows = []
+    for h in hits:
+        row = _hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer) if h.chunk else "")
+        if with_text and h.chunk is not None:
+            row["text"] = h.chunk.text
+        rows.append(row)
+    return {"query": query, "hits": rows}
+
+
+def generator_for(engine: Engine) -> Any:
+    """The configured LLM generator, or None for the offline answerer."""
+    if not engine.config.llm.backend:
+        return None
+    from ..answer.generate import get_generator
+
+    return get_generator(engine.config.llm)
+
+
+def answer_json(engine: Engine, question: str, where: Sequence[str], roles: Sequence[str], mode: str | None,
+                history: Sequence[Mapping[str, str]] = (), on_token: Callable[[str], None] | None = None
+                ) -> dict[str, Any]:
+    """``openbook ask --json`` plus ``question``: the standalone question actually asked (a follow-up in
+    ``history`` is condensed first, see ``openbook.answer.condense``). Raises QueryError / StoreError /
+    GenerationError."""
+    from ..answer.condense import condense_question
+
+    standalone = condense_question(history, question, generator_for(engine)) if history else question
+    answer = engine.ask(standalone, roles=roles, where=where, mode=mode, on_token=on_token)
+    return {"question": standalone, **_answer_dict(answer)}
+
+
+def documents_json(engine: Engine, prefix: str, where: Sequence[str], roles: Sequence[str]) -> dict[str, Any]:
+    """``openbook documents --json``: ``{"documents": [{doc_id, title, source, updated, chunks, metadata}]}``."""
+    return {"documents": engine.documents(prefix=prefix, where=where, roles=roles)}
