@@ -12,6 +12,7 @@ from typing import Any, Callable
 from urllib.parse import quote, unquote
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp_types import ListResourcesResult
 from mcp_types import Resource as MCPResource
 
@@ -82,7 +83,7 @@ def build_mcp(service: Any, principal_of: PrincipalOf) -> MCPServer:
         who = principal_of(_request_of(ctx))
         doc = await service.read(Engine.document, unquote(doc_id), roles=who.roles)
         if doc is None:
-            raise ValueError(f"no document {unquote(doc_id)!r} (or not visible to key {who.name!r})")
+            raise ResourceNotFoundError(f"no document {unquote(doc_id)!r} (or not visible to key {who.name!r})")
         return doc
 
     return mcp
