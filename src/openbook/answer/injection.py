@@ -14,32 +14,47 @@ from __future__ import annotations
 
 import re
 
-_PATTERNS = [
+# (substrings one of which a match must contain, lowercased; pattern). The substring test is a cheap gate: a
+# pattern's regex runs only on texts that contain one of its words.
+_PATTERNS: list[tuple[tuple[str, ...], str]] = [
     # "ignore / disregard / forget (all) (the) previous / prior / above instructions / rules / context"
-    r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|preceding|all|any|"
-    r"your|the|these|those|system)\b[^.\n]{0,30}\b(instructions?|rules?|prompts?|context|guidelines|directions)\b",
-    r"\b(new|updated|real|actual)\s+(system\s+)?(instructions?|rules)\s*:",
-    r"\byou\s+are\s+now\b",
-    r"\b(act|behave|pretend)\s+as\s+(if\s+you\s+are\s+)?(an?\s+)?(ai|assistant|system|admin|developer|dan)\b",
-    r"\bsystem\s+prompt\b",
-    r"^\s*(system|assistant)\s*:",
-    r"<\s*/?\s*(system|instructions?|im_start|im_end)\s*>",
-    r"\b(answer|reply|respond|say)\s+(only\s+)?(with|that)\b[^.\n]{0,60}\b(regardless|no matter|whatever the question|"
-    r"to every|to all|to any)\b",
-    r"\b(do\s+not|don't|never)\s+(cite|mention|reveal|tell)\b[^.\n]{0,40}\b(sources?|passages?|user|citations?)\b",
-    r"\bas\s+an?\s+(ai|language\s+model|llm)\b[^.\n]{0,40}\byou\s+(must|should|will)\b",
+    (("ignor", "disregard", "forget", "overrid", "bypass"),
+     r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|preceding|all|any|"
+     r"your|the|these|those|system)\b[^.\n]{0,30}\b(instructions?|rules?|prompts?|context|guidelines|directions)\b"),
+    (("instruction", "rules"), r"\b(new|updated|real|actual)\s+(system\s+)?(instructions?|rules)\s*:"),
+    (("you are now",), r"\byou\s+are\s+now\b"),
+    (("act as", "behave as", "pretend as"),
+     r"\b(act|behave|pretend)\s+as\s+(if\s+you\s+are\s+)?(an?\s+)?(ai|assistant|system|admin|developer|dan)\b"),
+    (("system prompt",), r"\bsystem\s+prompt\b"),
+    (("system", "assistant"), r"^\s*(system|assistant)\s*:"),
+    (("<",), r"<\s*/?\s*(system|instructions?|im_start|im_end)\s*>"),
+    (("regardless", "no matter", "whatever the question", "to every", "to all", "to any"),
+     r"\b(answer|reply|respond|say)\s+(only\s+)?(with|that)\b[^.\n]{0,60}\b(regardless|no matter|"
+     r"whatever the question|to every|to all|to any)\b"),
+    (("not", "don't", "never"),
+     r"\b(do\s+not|don't|never)\s+(cite|mention|reveal|tell)\b[^.\n]{0,40}\b(sources?|passages?|user|citations?)\b"),
+    (("as a",), r"\bas\s+an?\s+(ai|language\s+model|llm)\b[^.\n]{0,40}\byou\s+(must|should|will)\b"),
 ]
-_RE = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE | re.MULTILINE)
+_COMPILED = [(needles, re.compile(p, re.IGNORECASE | re.MULTILINE)) for needles, p in _PATTERNS]
+
+
+def _matches(text: str) -> list[re.Match[str]]:
+    low = text.lower()
+    found = [m for needles, rx in _COMPILED if any(n in low for n in needles) for m in rx.finditer(text)]
+    return sorted(found, key=lambda m: m.start())
 
 
 def injection_markers(text: str) -> list[str]:
     """The phrases of ``text`` that read like instructions aimed at a model, in order of appearance (max 5)."""
-    return [m.group(0).strip() for m, _ in zip(_RE.finditer(text or ""), range(5))]
+    return [m.group(0).strip() for m in _matches(text or "")[:5]]
 
 
 def looks_like_injection(text: str) -> bool:
     """True when ``text`` contains a phrase that reads like an instruction aimed at the model."""
-    return _RE.search(text or "") is not None
+    if not text:
+        return False
+    low = text.lower()
+    return any(any(n in low for n in needles) and rx.search(text) for needles, rx in _COMPILED)
 
 
 __all__ = ["injection_markers", "looks_like_injection"]
