@@ -174,7 +174,10 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 
     # ------------------------------------------------------------------ who is asking
     def principal(request: Request) -> Principal:
-        return keys.principal_from_headers(request.headers)
+        try:
+            return keys.principal_from_headers(request.headers)
+        except ConfigError as exc:  # a damaged key file: fail closed, as a server fault, not a bad request
+            raise ApiError(503, "ConfigError", str(exc)) from None
 
     def writer(who: Principal = Depends(principal)) -> Principal:
         if not who.write:

@@ -110,6 +110,8 @@ class Service:
         try:
             self._on_every_reader(close_mine)
             self._write_pool.submit(close_mine).result()
+        except threading.BrokenBarrierError:
+            pass  # a reader still busy after 60 s: its connection closes with the process
         finally:
             self._read_pool.shutdown(wait=True)
             self._write_pool.shutdown(wait=True)

@@ -1,0 +1,44 @@
+"""``openbook documents`` and ``openbook show``: what is in the store, with the same roles as search."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers.served import FINANCE_SECRET, build_store
+from openbook.cli import main
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return str(build_store(tmp_path_factory.mktemp("cli-docs")))
+
+
+def run(capsys, *args: str) -> str:
+    main(list(args))
+    return capsys.readouterr().out
+
+
+def test_documents_lists_ids_titles_sources_dates_and_chunks(store, capsys):
+    out = json.loads(run(capsys, "documents", "--store", store, "--json"))["documents"]
+    leave = next(d for d in out if d["doc_id"] == "leave-policy.md")
+    assert leave["title"] == "Leave Policy" and leave["updated"] == "2025-02-01" and leave["chunks"] >= 1
+    assert leave["source"].endswith("leave-policy.md")
+    assert "finance/budget.md" not in [d["doc_id"] for d in out]  # no role: public documents only
+    text = run(capsys, "documents", "--store", store, "--role", "finance", "--prefix", "finance/")
+    assert text.startswith("finance/budget.md\tMarketing budget 2026\t2026-01-10\t1 chunks\t")
+    dated = json.loads(run(capsys, "documents", "--store", store, "--role", "staff", "--where",
+                           "updated>=2025-06-01", "--json"))["documents"]
+    assert "staff/parking.md" in [d["doc_id"] for d in dated] and "leave-policy.md" not in [d["doc_id"] for d in dated]
+
+
+def test_show_prints_metadata_and_chunks_and_hides_what_roles_cannot_see(store, capsys):
+    text = run(capsys, "show", "leave-policy.md", "--store", store)
+    assert text.startswith("leave-policy.md — Leave Policy\n") and "--- chunk 1" in text and "25 days" in text
+    doc = json.loads(run(capsys, "show", "finance/budget.md", "--role", "finance", "--store", store, "--json"))
+    assert FINANCE_SECRET in doc["chunks"][0]["text"] and doc["metadata"]["acl"] == ["finance"]
+    with pytest.raises(SystemExit) as exc:
+        main(["show", "finance/budget.md", "--role", "staff", "--store", store])
+    assert exc.value.code == 1
+    assert "no document 'finance/budget.md' visible to roles ['staff']" in capsys.readouterr().err
