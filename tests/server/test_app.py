@@ -196,3 +196,20 @@ def test_no_keys_serves_public_only_and_refuses_a_public_address(tmp_path):
     r = subprocess.run([sys.executable, "-m", "openbook", "serve", "--store", str(store), "--host", "0.0.0.0"],
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2 and "loopback only" in r.stderr
+
+
+def test_readers_do_not_wait_for_a_writer(served):
+    """While another writer holds the store's write lock (an ingest in progress), search and ask still answer."""
+    import time
+
+    from openbook.api import Engine
+
+    engine = Engine.open(served.store, server_config(served.store))
+    try:
+        with engine.store.transaction(), client(served) as c:
+            t = time.monotonic()
+            assert c.post("/v1/search", json={"query": "annual leave"}).status_code == 200
+            assert c.post("/v1/ask", json={"question": QUESTION}).json()["refused"] is False
+            assert time.monotonic() - t < 10  # SQLite's busy timeout is 30 s: no read waited for the lock
+    finally:
+        engine.close()
