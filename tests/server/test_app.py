@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import httpx
-import pytest
 
 from helpers.served import FINANCE_SECRET, Served, ServerThread, build_store, server_config
 

@@ -277,7 +277,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 
     @app.post("/v1/chat/completions", summary="OpenAI-compatible chat: answers with [n] markers and sources")
     async def chat(req: ChatRequest, who: Principal = Depends(principal)) -> Any:
-        from .chat import chat_chunks, chat_completion, split_conversation
+        from .chat import ChatChunks, chat_completion, split_conversation
 
         if req.model != MODEL_NAME:
             raise ApiError(404, "model_not_found", f"model {req.model!r} does not exist here; use {MODEL_NAME!r}")
@@ -286,7 +286,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
         if not req.stream:
             result = await service.read(answer_json, question, (), who.roles, None, history)
             return chat_completion(result, cid, created)
-        chunks = chat_chunks(cid, created)
+        chunks = ChatChunks(cid, created)
         return _stream(lambda on_token: service.read(answer_json, question, (), who.roles, None, history,
                                                      on_token),
                        chunks.final, chunks.token, chunks.error, done="data: [DONE]\n\n")

@@ -9,6 +9,7 @@ completion, and in the last chunk of a stream. OpenAI's SDK keeps such extra fie
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 from ..answer.context import format_sources
@@ -47,7 +48,7 @@ def chat_completion(result: dict[str, Any], cid: str, created: int) -> dict[str,
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}, **_extras(result)}
 
 
-class chat_chunks:  # noqa: N801 - used like a function that returns the three event formatters
+class ChatChunks:
     """``chat.completion.chunk`` server-sent events: a role chunk with the first token, token chunks, then the
     sources and a final chunk with ``finish_reason`` and the structured citations."""
 
@@ -55,8 +56,6 @@ class chat_chunks:  # noqa: N801 - used like a function that returns the three e
         self.cid, self.created, self.first = cid, created, True
 
     def _event(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-        import json
-
         body = {"id": self.cid, "object": "chat.completion.chunk", "created": self.created, "model": "openbook",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
         return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
@@ -72,6 +71,4 @@ class chat_chunks:  # noqa: N801 - used like a function that returns the three e
         return tail + self._event({}, "stop", **_extras(result))
 
     def error(self, exc: Exception) -> str:
-        import json
-
         return f"data: {json.dumps({'error': {'type': type(exc).__name__, 'message': str(exc)}})}\n\n"
