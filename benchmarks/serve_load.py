@@ -1,7 +1,7 @@
 """Bounded load on ``openbook serve`` over loopback: search and ask latency (p50/p99) and errors, with and
 without a concurrent ingest.
 
-    python benchmarks/serve_load.py                       # 8 and 32 clients, 400 requests each, BM25-only store
+    python benchmarks/serve_load.py                       # 8 and 32 clients, 1000 requests each, BM25-only store
     python benchmarks/serve_load.py --clients 8 --requests 200 --embed   # hybrid store (embeds the corpus first)
 
 The corpus is the Skyladder lab (``../shared/labs/skyladder/docs``, 30 documents); the requests cycle through its
@@ -127,7 +127,7 @@ async def _scenario(url: str, token: str, admin: str, clients: int, requests: in
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clients", default="8,32", help="Comma-separated concurrent client counts.")
-    ap.add_argument("--requests", type=int, default=400, help="Requests per scenario (half search, half ask).")
+    ap.add_argument("--requests", type=int, default=1000, help="Requests per scenario (half search, half ask).")
     ap.add_argument("--readers", type=int, default=None, help="Server reader threads (default: CPUs, max 4).")
     ap.add_argument("--embed", action="store_true", help="Embed the corpus (hybrid retrieval); default BM25 only.")
     ap.add_argument("--json", dest="json_out", default=None, help="Write the raw figures to this file.")
