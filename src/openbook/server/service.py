@@ -90,12 +90,13 @@ class Service:
         def load() -> None:
             engine = self._engine()
             try:
-                engine.search("warm up", k=1)
                 if engine.effective_mode() != "bm25":
-                    engine.embedder()
+                    engine.embedder()  # cached per process: later calls on other threads reuse it
+                engine.search("warm up", k=1)
             except StoreError:
                 pass  # an empty store: nothing to load yet
 
+        self.read_sync(lambda engine: load())  # the embedder first, on one thread, so it is loaded once
         self._on_every_reader(load)
 
     def close(self) -> None:
