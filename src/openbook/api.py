@@ -390,7 +390,7 @@ class Engine:
     # ------------------------------------------------------------------ search
     def search_batch(self, queries: Sequence[str], k: int | None = None, *, where: Sequence[str] = (),
                      roles: Sequence[str] = (), mode: str | None = None, rerank: str | None = None,
-                     load_chunks: bool = True) -> list[list[Hit]]:
+                     load_chunks: bool = True, hops: int | None = None) -> list[list[Hit]]:
         """Top-``k`` chunks per query, best first.
 
         Args:
@@ -404,6 +404,9 @@ class Engine:
             rerank: second stage (``dense-rrf``, ``dense-cosine``, ``cross-encoder:PATH``); None uses
                 ``config.retrieval.rerank``; "" for none.
             load_chunks: fetch chunk text and metadata into ``Hit.chunk`` (off for fast evaluation runs).
+            hops: 2 runs iterative retrieval (``openbook.retrieve.multihop``): a second hop per first-hop
+                document, then documents ranked in pairs, one hit per document; 1 is a single pass. None uses
+                ``config.retrieval.hops``.
 
         Returns:
             One list per query of at most ``k`` hits. ``Hit.score`` is raw BM25 (``bm25``), cosine
@@ -416,6 +419,11 @@ class Engine:
                 is not the one the store was embedded with.
         """
         k = self.config.retrieval.top_k if k is None else k
+        hops = self.config.retrieval.hops if hops is None else hops
+        if hops not in (1, 2):
+            raise QueryError(f"hops must be 1 or 2, not {hops!r}")
+        if hops == 2:
+            return self._search_hops(queries, k, where=where, roles=roles, mode=mode, rerank=rerank)
         index = self._require_index()
         explicit = mode is not None
         mode = mode or self.config.retrieval.mode
@@ -455,6 +463,24 @@ class Engine:
         if load_chunks:
             results = [self._attach_chunks(h) for h in results]
         return results
+
+    def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
+                     mode: str | None, rerank: str | None) -> list[list[Hit]]:
+        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop)."""
+        from .retrieve.multihop import MultiHopSettings, hop_queries, rank_pairs
+
+        settings = MultiHopSettings()
+        opts = dict(where=where, roles=roles, mode=mode, hops=1)
+        first = self.search_batch(queries, max(3 * k, 30), rerank=rerank, **opts)
+        follow = [hop_queries(q, hits, settings) for q, hits in zip(queries, first)]
+        flat = [x for qs in follow for x in qs]
+        second = self.search_batch(flat, settings.hop_k, rerank="", **opts) if flat else []
+        out, i = [], 0
+        for q, hits, qs in zip(queries, first, follow):
+            out.append(rank_pairs(q, hits, second[i : i + len(qs)], terms=lambda t: set(self.query_terms(t)),
+                                  idf=self.idf, k=k, settings=settings))
+            i += len(qs)
+        return out
 
     def effective_mode(self, mode: str | None = None) -> str:
         """The retrieval mode a search with ``mode`` runs: the configured one, ``bm25`` without embeddings."""

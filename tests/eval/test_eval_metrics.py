@@ -135,3 +135,14 @@ def test_missing_queries_count_as_zero_and_unjudged_are_ignored():
     assert list(table) == ["q1", "q2"]
     assert table["q2"]["ndcg@10"] == 0.0
     assert evaluate_run(run, qrels)["ndcg@10"] == pytest.approx(0.5)
+
+
+def test_full_support_recall_needs_every_relevant_document() -> None:
+    from openbook.eval.metrics import SUPPORT_METRICS, full_support_recall_at
+
+    judged = {"a": 1, "b": 1, "n": 0}
+    assert full_support_recall_at(["a", "x", "b"], judged, 2) == 0.0
+    assert full_support_recall_at(["a", "x", "b"], judged, 3) == 1.0
+    assert full_support_recall_at(["n"], {"n": 0}, 5) == 0.0  # nothing relevant: never "fully supported"
+    table = per_query({"q": ["b", "a"]}, {"q": judged}, tuple(SUPPORT_METRICS))
+    assert table["q"] == {"full_recall@2": 1.0, "full_recall@5": 1.0, "full_recall@10": 1.0}

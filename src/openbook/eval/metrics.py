@@ -91,6 +91,24 @@ METRICS: dict[str, tuple[MetricFn, int]] = {
 """The metrics a retrieval report shows: name -> (function, cutoff k)."""
 
 
+def full_support_recall_at(ranking: Ranking, judged: Mapping[str, int], k: int) -> float:
+    """1.0 when every relevant document of the query is in the top k, else 0.0 (0.0 with none relevant).
+
+    The multi-hop measure of HotpotQA-style sets ("both supporting documents retrieved"); for a query with one
+    relevant document it equals hit@k. Not a trec_eval measure.
+    """
+    relevant = {d for d, g in judged.items() if g > 0}
+    return float(bool(relevant) and relevant <= set(ranking[:k]))
+
+
+SUPPORT_METRICS: dict[str, tuple[MetricFn, int]] = {
+    "full_recall@2": (full_support_recall_at, 2),
+    "full_recall@5": (full_support_recall_at, 5),
+    "full_recall@10": (full_support_recall_at, 10),
+}
+"""Full-support recall, reported for sets whose queries have several relevant documents."""
+
+
 def per_query(run: Mapping[str, Ranking], qrels: Qrels, metrics: Sequence[str] = tuple(METRICS)) -> dict[str, dict[str, float]]:
     """Each metric for each judged query.
 
@@ -105,7 +123,8 @@ def per_query(run: Mapping[str, Ranking], qrels: Qrels, metrics: Sequence[str] =
     Raises:
         KeyError: for a metric name not in ``METRICS``.
     """
-    chosen = [(name, *METRICS[name]) for name in metrics]
+    table = METRICS | SUPPORT_METRICS
+    chosen = [(name, *table[name]) for name in metrics]
     return {
         qid: {name: fn(run.get(qid, ()), judged, k) for name, fn, k in chosen}
         for qid, judged in qrels.items()

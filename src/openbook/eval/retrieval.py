@@ -20,7 +20,7 @@ from openbook.config import Config
 from openbook.errors import EvaluationError
 
 from .beir import BeirDataset, doc_ranking, load_beir, write_trec_run
-from .metrics import METRICS, evaluate_run
+from .metrics import METRICS, SUPPORT_METRICS, evaluate_run
 
 DOCS_PER_QUERY = 100
 """Documents kept per query in the run (the deepest cutoff of ``METRICS``)."""
@@ -139,7 +139,10 @@ def evaluate_retrieval(engine: Any, dataset: BeirDataset, mode: str | None = Non
         latencies.append((time.perf_counter() - start) * 1000.0)
         run[qid] = doc_ranking(hits, docs_per_query)
     rankings = {qid: [doc for doc, _ in ranked] for qid, ranked in run.items()}
-    return RetrievalRun(run=run, metrics=evaluate_run(rankings, dataset.qrels), latencies_ms=latencies,
+    metrics = evaluate_run(rankings, dataset.qrels)
+    if any(sum(g > 0 for g in judged.values()) > 1 for judged in dataset.qrels.values()):
+        metrics |= evaluate_run(rankings, dataset.qrels, tuple(SUPPORT_METRICS))
+    return RetrievalRun(run=run, metrics=metrics, latencies_ms=latencies,
                         failed=failed)
 
 
@@ -259,9 +262,9 @@ def format_retrieval_report(report: RetrievalReport) -> str:
     """A human-readable table of the report: metrics (with deltas against the baseline), latency, files."""
     lines = [f"{report.dataset} ({report.queries} judged queries, mode {report.mode}, {report.chunks} chunks)"]
     with_base = bool(report.deltas)
-    lines.append(f"  {'metric':<11} {'value':>7}" + (f" {'delta':>8}" if with_base else ""))
+    lines.append(f"  {'metric':<14} {'value':>7}" + (f" {'delta':>8}" if with_base else ""))
     for name, value in report.metrics.items():
-        row = f"  {name:<11} {value:>7.4f}"
+        row = f"  {name:<14} {value:>7.4f}"
         if with_base and name in report.deltas:
             flag = "  REGRESSION" if name in report.regressions else ""
             row += f" {report.deltas[name]:>+8.4f}{flag}"
