@@ -10,12 +10,20 @@ from typing import Any, Mapping
 
 from dateutil import parser as _dateparser
 
+from ..errors import IngestError
+
 logger = logging.getLogger("openbook.ingest")
 
 # Keys that hold the "last changed" and "first published" dates, in order of preference.
 _UPDATED_KEYS = ("updated", "last_updated", "last_modified", "lastmod", "modified", "date_modified")
 _CREATED_KEYS = ("created", "date_created", "published")
-_LIST_KEYS = ("tags", "acl")
+# Keys openbook gives a meaning to; front matter matches them case-insensitively (see ``frontmatter``).
+RESERVED_KEYS = frozenset(
+    {"title", "author", "authors", "tags", "keywords", "acl", "date", "lang", "description", "summary",
+     *_UPDATED_KEYS, *_CREATED_KEYS}
+)
+# Spellings of the access list; every one is read as ``acl``.
+ACCESS_KEYS = frozenset({"acl", "acls", "allowed_roles"})
 
 _CJK_DATE = re.compile(r"(\d{4})\s*[年./-]\s*(\d{1,2})\s*[月./-]\s*(\d{1,2})\s*[日号]?")
 _ISO_PREFIX = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})(?:$|[T\s])")
@@ -55,7 +63,7 @@ def _jsonable(value: Any) -> Any:
     """Dates become ISO strings, recursively; everything else YAML can produce is left as is."""
     if isinstance(value, _dt.datetime):
         return value.isoformat()
-    if isinstance(value, _dt.date):
+    if isinstance(value, (_dt.date, _dt.time)):
         return value.isoformat()
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
@@ -73,6 +81,31 @@ def _string_list(value: Any) -> list[str]:
     return [text] if text else []
 
 
+def access_list(value: Any) -> list[str]:
+    """An ``acl`` value as a list of role names; fails closed on anything that is not clearly a role list.
+
+    Accepts a role name, a comma-separated string of role names, or a list of role names (strings or
+    numbers). Raises ``IngestError`` for an empty value (``acl:``, ``[]``, ``""``: the file would become
+    public), a mapping, a boolean, a nested list or an empty role name.
+    """
+    fix = "write the role names, e.g. acl: [hr, finance], or remove the key to make the file public"
+    if value is None or isinstance(value, bool) or isinstance(value, (Mapping, bytes, bytearray)):
+        shown = "empty" if value is None else type(value).__name__
+        raise IngestError(f"malformed acl ({shown}); {fix}")
+    items = value if isinstance(value, (list, tuple, set)) else str(value).split(",")
+    roles: list[str] = []
+    for item in items:
+        if item is None or isinstance(item, (bool, Mapping, list, tuple, set, bytes, bytearray)):
+            raise IngestError(f"malformed acl entry {item!r}; {fix}")
+        role = str(item).strip()
+        if not role:
+            raise IngestError(f"malformed acl (an empty role name); {fix}")
+        roles.append(role)
+    if not roles:
+        raise IngestError(f"malformed acl (no roles); {fix}")
+    return roles
+
+
 def _author(value: Any) -> str:
     if isinstance(value, Mapping):
         return str(value.get("name") or next(iter(value.values()), "")).strip()
@@ -86,10 +119,11 @@ def normalise_metadata(raw: Mapping[str, Any]) -> dict[str, Any]:
 
     ``updated``/``created`` become ISO ``YYYY-MM-DD`` (taken from the first of their usual aliases present,
     ``updated`` falling back to ``date``); an unparseable value is kept under ``updated_raw``/``created_raw``.
-    ``tags`` and ``acl`` become lists of strings, ``author`` a string; every other key is kept, with dates
+    ``tags`` becomes a list of strings and ``acl`` a list of role names (``access_list``: a malformed or empty
+    ``acl`` raises ``IngestError``, never reads as public), ``author`` a string; every other key is kept, with dates
     turned into ISO strings so that the result is JSON-serialisable. Keys whose value is None are dropped.
     """
-    meta: dict[str, Any] = {str(k): _jsonable(v) for k, v in raw.items() if v is not None}
+    meta: dict[str, Any] = {str(k): _jsonable(v) for k, v in raw.items() if v is not None or k == "acl"}
     for target, aliases in (("updated", _UPDATED_KEYS + ("date",)), ("created", _CREATED_KEYS)):
         source = next((k for k in aliases if raw.get(k) not in (None, "")), None)
         if source is None:
@@ -100,9 +134,10 @@ def normalise_metadata(raw: Mapping[str, Any]) -> dict[str, Any]:
         elif source == target:
             del meta[target]
             meta[f"{target}_raw"] = str(raw[source])
-    for key in _LIST_KEYS:
-        if key in meta:
-            meta[key] = _string_list(meta[key])
+    if "acl" in meta:
+        meta["acl"] = access_list(meta["acl"])
+    if "tags" in meta:
+        meta["tags"] = _string_list(meta["tags"])
     if "author" in meta:
         meta["author"] = _author(meta["author"])
     return meta

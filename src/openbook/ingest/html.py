@@ -46,6 +46,7 @@ from lxml import html as lxml_html
 from ..errors import IngestError
 from ..types import Document
 from ._common import iso_date, normalise_metadata, read_text, tidy, title_from_path
+from .frontmatter import canonical_key, split_front_matter
 
 _MIN_MAIN_CHARS = 20
 _MIN_ARTICLE_CHARS = 200
@@ -433,11 +434,14 @@ _DATE_META = {
 def page_metadata(root: etree._Element) -> tuple[str, dict[str, object]]:
     """Title and metadata (``updated``, ``created``, ``author``, ``tags``, ``acl``, ``lang``) from a raw page."""
     metas: dict[str, str] = {}
+    access: list[str] = []
     for m in root.iter("meta"):
-        key = (m.get("name") or m.get("property") or m.get("itemprop") or m.get("http-equiv") or "").strip().lower()
+        key = (m.get("name") or m.get("property") or m.get("itemprop") or m.get("http-equiv") or "").strip()
         content = (m.get("content") or "").strip()
-        if key and content and key not in metas:
-            metas[key] = content
+        if canonical_key(key) == "acl":
+            access.append(content)  # every <meta name="acl">, empty ones included: they fail closed below
+        elif key and content and key.lower() not in metas:
+            metas[key.lower()] = content
     raw: dict[str, object] = {}
     for target, keys in _DATE_META.items():
         for key in keys:
@@ -455,8 +459,10 @@ def page_metadata(root: etree._Element) -> tuple[str, dict[str, object]]:
         raw["author"] = metas["author"]
     if metas.get("keywords"):
         raw["tags"] = [k.strip() for k in metas["keywords"].split(",") if k.strip()]
-    if metas.get("acl"):
-        raw["acl"] = [a.strip() for a in metas["acl"].split(",") if a.strip()]
+    if len(set(access)) > 1:
+        raise IngestError(f"{len(access)} different <meta name=\"acl\"> tags; keep one listing every role")
+    if access:
+        raw["acl"] = access[0]  # normalise_metadata splits it at commas and refuses an empty one
     if metas.get("description"):
         raw["description"] = metas["description"]
     lang = root.get("lang") or metas.get("content-language")
@@ -487,11 +493,18 @@ def parse_html(source: str) -> etree._Element:
 def load_html(path: Path, doc_id: str) -> Document:
     """Load one HTML page as a Document holding its main content only.
 
+    Metadata comes from ``<meta>`` tags (``acl`` as a comma-separated role list; two different ``acl`` tags or
+    an empty one are refused) and from a front-matter block before ``<html>`` (Jekyll, Hugo), which wins.
+
     Raises:
-        IngestError: the file is empty, unparseable, or has no main text.
+        IngestError: the file is empty, unparseable, has no main text, or malformed access metadata.
     """
-    root = parse_html(read_text(path))
+    front, source = split_front_matter(read_text(path), plain_metadata=False)  # Jekyll/Hugo HTML pages
+    root = parse_html(source)
     title, metadata = page_metadata(root)
+    if front:
+        metadata = {**metadata, **normalise_metadata(front)}
+        title = str(front.get("title") or "").strip() or title
     text = extract_main_text(root)
     if not text:
         raise IngestError("no main text found in the HTML page")

@@ -1,4 +1,7 @@
-"""Markdown loader: YAML front matter -> metadata, body kept as Markdown with links and images reduced to text.
+"""Markdown loader: front matter -> metadata, body kept as Markdown with links and images reduced to text.
+
+Front matter: YAML, TOML, JSON, a Pandoc title block or MultiMarkdown metadata (see ``frontmatter``); a
+block that cannot be parsed, or a malformed ``acl``, refuses the file rather than publish it.
 
 Cleaning (outside fenced code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
 ``[text](url)`` and ``[text][ref]`` -> ``text``; reference definitions (``[ref]: url``) dropped; ``<url>``
@@ -15,17 +18,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from lxml import etree
 from lxml import html as lxml_html
 
-from ..errors import IngestError
 from ..types import Document
 from ._common import normalise_metadata, read_text, tidy, title_from_path
+from .frontmatter import split_front_matter
 from .html import blocks_to_text, render_blocks
 
-_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_EMPTY_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)")
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)|!\[([^\]]*)\]\[[^\]]*\]")
@@ -38,29 +38,6 @@ _INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _BULLET = re.compile(r"^([ \t]*)[*+][ \t]+", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _TABLE_SEPARATOR = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
-
-
-def split_front_matter(source: str) -> tuple[dict[str, Any], str]:
-    """Split ``source`` into (front matter mapping, body). No front matter gives ``({}, source)``.
-
-    Raises:
-        IngestError: the front matter is not valid YAML or not a mapping.
-    """
-    if _EMPTY_FRONT_MATTER.match(source):
-        return {}, source[_EMPTY_FRONT_MATTER.match(source).end():]  # type: ignore[union-attr]
-    m = _FRONT_MATTER.match(source)
-    if not m:
-        return {}, source
-    try:
-        data = yaml.safe_load(m[1])
-    except yaml.YAMLError as exc:
-        first = " ".join(str(exc).split())
-        raise IngestError(f"bad YAML front matter ({first}); fix the block between the '---' lines") from exc
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise IngestError("front matter is not a key: value mapping; fix the block between the '---' lines")
-    return data, source[m.end():]
 
 
 def _html_table(match: re.Match[str]) -> str:
@@ -154,10 +131,10 @@ def clean_markdown(body: str) -> str:
 
 
 def load_markdown(path: Path, doc_id: str) -> Document:
-    """Load one Markdown file (optional YAML front matter) as a Document.
+    """Load one Markdown file (optional front matter) as a Document.
 
     Raises:
-        IngestError: the front matter is not valid YAML.
+        IngestError: a front-matter block cannot be parsed, is not closed, or its ``acl`` is malformed.
     """
     front, body = split_front_matter(read_text(path))
     text = clean_markdown(body)

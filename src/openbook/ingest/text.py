@@ -1,6 +1,8 @@
 """Plain-text loader: a dated header line becomes ``updated``; heading-like lines become ``#`` headings.
 
-Header lines read as the update date (within the first ``_HEADER_LINES`` lines, anywhere on the line, so
+A fenced front-matter block (see ``frontmatter``) is read first. An ``ACL:`` / ``acl =`` / ``Allowed roles:``
+line among the first ``_HEADER_LINES`` lines is the access list (comma-separated roles; an empty or malformed
+one refuses the file). Header lines read as the update date (within the first ``_HEADER_LINES`` lines, anywhere on the line, so
 ``Owner: SRE | Revision: 2024-09-02`` works): ``Updated:``, ``Last updated:``, ``Revised``, ``Last revised``,
 ``Last reviewed:``, ``Reviewed:``, ``Revision:``, ``Modified:``, ``更新日期：``/``更新时间：``/``最后更新：``/``修订日期：``
 and ``更新日：``. Dates in any form python-dateutil reads, or Chinese/Japanese ``2024年5月1日``.
@@ -18,8 +20,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..errors import IngestError
 from ..types import Document
 from ._common import iso_date, normalise_metadata, read_text, tidy, title_from_path
+from .frontmatter import split_front_matter
 
 _HEADER_LINES = 12
 _MAX_TITLE_CHARS = 120
@@ -29,6 +33,7 @@ _DATE_LABEL = re.compile(
     r"|(?:更新日期|更新时间|更新時間|最后更新|最後更新|修订日期|修訂日期|更新日)[ \t]*[:：]?[ \t　]*(?P<cjk>[^|;\n　]+)",
     re.IGNORECASE,
 )
+_ACCESS_LINE = re.compile(r"^\s*(?:acls?|allowed[ _-]roles)\s*[:=：]\s*(.*?)\s*$", re.IGNORECASE)
 _TITLE_LINE = re.compile(r"^\s*title\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^([ \t]*)[*•·][ \t]+")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
@@ -95,14 +100,36 @@ def _title(text: str, path: Path) -> str:
     return title_from_path(path)
 
 
+def find_access(text: str) -> str | None:
+    """The value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` header line among the first lines, or None."""
+    for line in text.split("\n")[:_HEADER_LINES]:
+        m = _ACCESS_LINE.match(line)
+        if m:
+            return m[1]
+    return None
+
+
 def load_text(path: Path, doc_id: str) -> Document:
-    """Load one plain-text file as a Document (title and ``updated`` from its header lines)."""
-    raw = tidy(read_text(path))
-    metadata: dict[str, object] = {}
+    """Load one plain-text file as a Document (title, ``updated`` and ``acl`` from its header lines).
+
+    A fenced front-matter block (``---`` YAML, ``+++`` TOML) at the top is read as metadata and removed.
+
+    Raises:
+        IngestError: a front-matter block or an ``acl`` header line cannot be parsed (fails closed).
+    """
+    front, source = split_front_matter(read_text(path), plain_metadata=False)
+    raw = tidy(source)
+    metadata: dict[str, object] = dict(front)
     updated = find_updated(raw)
-    if updated:
+    if updated and not any(k in front for k in ("updated", "last_updated", "last_modified", "lastmod", "modified")):
         metadata["updated"] = updated
-    title = _title(raw, path)
+    access = find_access(raw)
+    if access is not None:
+        if "acl" in front:
+            raise IngestError("access list given twice (front matter and an 'acl:' header line); keep one")
+        inner = access[1:-1] if access.startswith("[") and access.endswith("]") else access
+        metadata["acl"] = [role.strip().strip("'\"") for role in inner.split(",")] if inner.strip() else None
+    title = str(front.get("title") or "").strip() or _title(raw, path)
     lines = raw.split("\n")
     if lines and lines[0].strip() == title:  # the title line becomes the top heading
         lines[0] = "# " + title

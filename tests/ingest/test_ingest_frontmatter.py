@@ -1,0 +1,104 @@
+"""Front matter in every common form; access metadata that cannot be parsed refuses the file (fails closed)."""
+
+import pytest
+
+from openbook.errors import IngestError
+from openbook.ingest import load_file
+from openbook.ingest.frontmatter import split_front_matter
+
+BODY = "\n\nBand Q9 salary ceiling is 95000 crowns.\n"
+
+
+def _load(tmp_path, name, source):
+    path = tmp_path / name
+    path.write_text(source, encoding="utf-8")
+    return load_file(path, name)[0]
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "---\ntitle: Band Q9\nacl: [hr]\n---",  # YAML
+        "---\ntitle: Band Q9\nacl: [hr]\n...",  # YAML closed the Pandoc way
+        "+++\ntitle = \"Band Q9\"\nacl = [\"hr\"]\n+++",  # TOML
+        "{\n  \"title\": \"Band Q9\",\n  \"acl\": [\"hr\"]\n}",  # JSON (Hugo)
+        "\ufeff---\ntitle: Band Q9\nacl: hr\n---",  # BOM before the fence
+        "\n\n---\ntitle: Band Q9\nacl: [hr]\n---",  # blank lines before the fence
+        "---\nTitle: Band Q9\nACL: [hr]\n---",  # reserved keys in capitals
+        "+++\nTITLE = \"Band Q9\"\nAcl = \"hr\"\n+++",
+        "---\ntitle: Band Q9\nallowed_roles:\n  - hr\n---",  # an alias of acl
+        "Title: Band Q9\nACL: hr",  # MultiMarkdown metadata
+        "---\r\ntitle: Band Q9\r\nacl: [hr]\r\n---",  # Windows line ends
+    ],
+)
+def test_every_front_matter_form_restricts(tmp_path, head):
+    doc = _load(tmp_path, "pay.md", head + BODY)
+    assert doc.metadata["acl"] == ["hr"]
+    assert doc.title == "Band Q9"
+    assert doc.text == "Band Q9 salary ceiling is 95000 crowns."
+
+
+@pytest.mark.parametrize(
+    "source, reason",
+    [
+        ("---\ntitle: Band Q9\nacl: [hr]\n" + BODY, "never closed"),  # the handed case's kind
+        ("+++\ntitle = \"Band Q9\"\nacl = [\"hr\"]\n" + BODY, "never closed"),
+        ("---\ntitle: Band Q9\nacl: [hr\n---" + BODY, "bad YAML"),
+        ("+++\nacl = [hr]\n+++" + BODY, "bad TOML"),
+        ("{\n \"acl\": [\"hr\"],\n}" + BODY, "bad JSON"),
+        ("---\nacl: [hr]\nACL: []\n---" + BODY, "twice"),
+        ("---\nacl: [hr]\nacl: [staff]\n---" + BODY, "duplicate key"),
+        ("---\nacl:\n---" + BODY, "malformed acl"),
+        ("---\nacl: []\n---" + BODY, "malformed acl"),
+        ("---\nacl: ''\n---" + BODY, "malformed acl"),
+        ("---\nacl: {hr: true}\n---" + BODY, "malformed acl"),
+        ("---\nacl: true\n---" + BODY, "malformed acl"),
+        ("---\nacl: [[hr]]\n---" + BODY, "malformed acl"),
+        ("---\n- acl\n- hr\n---" + BODY, "not a 'key: value' mapping"),
+        ("---\nacl [hr]\n---" + BODY, "not a 'key: value' mapping"),
+    ],
+)
+def test_unparseable_access_metadata_refuses_the_file(tmp_path, source, reason):
+    with pytest.raises(IngestError, match=reason) as info:
+        _load(tmp_path, "pay.md", source)
+    assert "pay.md" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_thematic_break_and_setext_heading_are_not_metadata(tmp_path):
+    doc = _load(tmp_path, "a.md", "---\n\nIntro paragraph.\n")
+    assert "Intro paragraph." in doc.text and "acl" not in doc.metadata
+    doc = _load(tmp_path, "b.md", "---\nA heading\n---\n\nText.\n")
+    assert "A heading" in doc.text and not doc.metadata
+
+
+def test_plain_first_paragraph_is_not_metadata(tmp_path):
+    doc = _load(tmp_path, "c.md", "Note: the gateway restarts nightly.\n\nMore.\n")
+    assert doc.text.startswith("Note: the gateway") and not doc.metadata
+
+
+def test_toml_dates_and_pandoc_title_block(tmp_path):
+    doc = _load(tmp_path, "t.md", "+++\ntitle = \"Rota\"\nupdated = 2024-03-01\ntags = [\"ops\"]\n+++\n\nText.\n")
+    assert doc.metadata["updated"] == "2024-03-01" and doc.metadata["tags"] == ["ops"]
+    data, body = split_front_matter("% Release notes\n% Ana; Bo\n% 2024-05-01\n\nText.\n")
+    assert data == {"title": "Release notes", "author": ["Ana", "Bo"], "date": "2024-05-01"}
+    assert body.strip() == "Text."
+
+
+def test_html_front_matter_and_meta_acl(tmp_path):
+    page = "<html><head><title>Pay</title>{meta}</head><body><main><p>Band Q9 salary ceiling.</p></main></body></html>"
+    doc = _load(tmp_path, "a.html", "---\nACL: [hr]\n---\n" + page.format(meta=""))
+    assert doc.metadata["acl"] == ["hr"] and "ACL" not in doc.text
+    doc = _load(tmp_path, "b.html", page.format(meta='<meta name="ACL" content="hr, finance">'))
+    assert doc.metadata["acl"] == ["hr", "finance"]
+    for i, meta in enumerate(['<meta name="acl" content="">', '<meta name="acl" content="hr"><meta name="acl" content="it">']):
+        with pytest.raises(IngestError, match="acl"):
+            _load(tmp_path, f"c{i}.html", page.format(meta=meta))
+
+
+def test_text_front_matter_and_acl_header_line(tmp_path):
+    doc = _load(tmp_path, "a.txt", "+++\nacl = [\"hr\"]\n+++\nPay bands\n\nBand Q9 salary ceiling.\n")
+    assert doc.metadata["acl"] == ["hr"] and "+++" not in doc.text
+    doc = _load(tmp_path, "b.txt", "Pay bands\nACL: [hr, finance]\n\nBand Q9 salary ceiling.\n")
+    assert doc.metadata["acl"] == ["hr", "finance"]
+    with pytest.raises(IngestError, match="malformed acl"):
+        _load(tmp_path, "c.txt", "Pay bands\nAcl:\n\nBand Q9 salary ceiling.\n")
