@@ -105,3 +105,28 @@ def test_cjk_pages_keep_their_text(name):
     path = need(SAMPLES / "html" / f"{name}.html")
     doc = load_file(path, path.name)[0]
     assert doc.title and len(doc.text) > 200
+
+
+def test_small_landmark_is_not_trusted(tmp_path):
+    """A <main> holding only a title and a menu, with the article outside it: the full extractor wins."""
+    story = " ".join(f"Paragraph {i} tells how the Harrow relay team rebuilt the gateway in week {i}." for i in range(40))
+    page = (
+        "<html><head><title>Relay story</title></head><body><main><h1>Relay story</h1><p>Home Blog</p></main>"
+        f"<div class='content'><p>{story}</p><p>{story.replace('Paragraph', 'Section')}</p></div></body></html>"
+    )
+    path = tmp_path / "story.html"
+    path.write_text(page, encoding="utf-8")
+    text = load_file(path, "story.html")[0].text
+    assert "Paragraph 39 tells how" in text and "Section 12 tells how" in text
+
+
+def test_pre_keeps_its_lines_without_main(tmp_path):
+    prose = "Follow these steps to install the relay on a fresh host; the service is managed by systemd. " * 3
+    page = (
+        f"<html><body><div><h1>Install</h1><p>{prose}</p><pre>apt-get install relay\nsystemctl enable relay\n"
+        f"relay --port 9090</pre><p>{prose}</p></div></body></html>"
+    )
+    path = tmp_path / "pre.html"
+    path.write_text(page, encoding="utf-8")
+    text = load_file(path, "pre.html")[0].text
+    assert "apt-get install relay\nsystemctl enable relay\nrelay --port 9090" in text

@@ -72,3 +72,16 @@ def test_jekyll_samples_load():
         doc = load_file(path, path.name)[0]
         assert doc.title
         assert "<!--" not in doc.text
+
+
+def test_inline_html_keeps_word_boundaries():
+    text = clean_markdown(
+        "Port<br/>7070 and <b>bold</b>er words.\n\n<div>alpha</div><div>beta</div>\n\n"
+        "| k | v |\n| --- | --- |\n| mode | <p>eco</p><p>turbo</p> |\n\n<ul><li>one</li><li>two</li></ul>\n\n"
+        "<h2 id=x>Limits</h2><span>gamma</span><x-note>delta</x-note>epsilon\n"
+    )
+    assert "Port\n7070" in text and "bolder words" in text
+    assert "alpha\n\nbeta" in text
+    assert "| mode | eco turbo |" in text
+    assert "- one\n- two" in text
+    assert "## Limits" in text and "gamma delta epsilon" in text

@@ -5,7 +5,10 @@ block that cannot be parsed, or a malformed ``acl``, refuses the file rather tha
 
 Cleaning (outside fenced code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
 ``[text](url)`` and ``[text][ref]`` -> ``text``; reference definitions (``[ref]: url``) dropped; ``<url>``
-autolinks -> ``url``; raw HTML tables rendered as pipe tables, other raw HTML tags stripped (their text kept);
+autolinks -> ``url``; raw HTML tables rendered as pipe tables, ``<h1>``..``<h6>`` as ``#`` headings, other raw
+HTML tags removed with their text kept: inline tags (``<b>``, ``<span>``) leave nothing, ``<br>`` a line break,
+block tags (``<p>``, ``<div>``) a paragraph break, ``<li>`` a ``- `` item, unknown tags a space, and any of
+them inside a pipe-table row a space, so words on either side never glue;
 setext headings (underlined with ``===``/``---``) become ``#``/``##`` lines; ``*``/``+`` bullets become
 ``- ``; pipe tables written without outer pipes get them. Title: front matter ``title``, else the first ``#``
 heading, else the file name.
@@ -33,7 +36,17 @@ _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)|\[
 _REF_DEF = re.compile(r"^[ \t]{0,3}\[[^\]]+\]:[ \t]*\S+.*$", re.MULTILINE)
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
 _HTML_TABLE = re.compile(r"<table\b.*?</table\s*>", re.DOTALL | re.IGNORECASE)
-_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_HTML_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>")
+_HTML_HEADING = re.compile(r"<h([1-6])(?:\s[^<>]*)?>(.*?)</h\1\s*>", re.DOTALL | re.IGNORECASE)
+_INLINE_TAGS = frozenset(
+    "a abbr b bdi bdo cite code data del dfn em font i img ins kbd mark q s samp small span strong sub sup "
+    "time u var wbr".split()
+)
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote center dd details dialog div dl dt fieldset figcaption figure footer "
+    "form h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section summary table tbody td tfoot th thead tr "
+    "ul".split()
+)
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _BULLET = re.compile(r"^([ \t]*)[*+][ \t]+", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -65,10 +78,30 @@ def _clean_prose(text: str) -> str:
     text = _LINK.sub(lambda m: m[1] or m[2], text)
     text = _REF_DEF.sub("", text)
     text = _AUTOLINK.sub(r"\1", text)
-    text = html.unescape(_HTML_TAG.sub("", text))
+    text = _HTML_HEADING.sub(lambda m: f"\n\n{'#' * int(m[1])} {' '.join(m[2].split())}\n\n", text)
+    text = html.unescape(_HTML_TAG.sub(_tag_boundary, text))
+    text = re.sub(r"(?m)^([ \t]*\|.*)$", lambda m: re.sub(r"[ \t]{2,}", " ", m[1]), text)
     text = _BULLET.sub(r"\1- ", text)
     text = _normalise_lines(text)
     return re.sub(r"\x00(\d+)\x00", lambda m: codes[int(m[1])], text)
+
+
+def _tag_boundary(m: re.Match[str]) -> str:
+    """What a raw HTML tag leaves behind: nothing (inline tags), a line break, a paragraph break or a bullet.
+
+    Inside a pipe-table row any break becomes a space, so the row stays one line.
+    """
+    name = m[1].lower()
+    if name in _INLINE_TAGS:
+        return ""
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    if m.string[line_start:m.start()].lstrip().startswith("|"):
+        return " "
+    if name == "br":
+        return "\n"
+    if name == "li":
+        return "" if m[0].startswith("</") else "\n- "
+    return "\n\n" if name in _BLOCK_TAGS else " "
 
 
 def _normalise_lines(text: str) -> str:
