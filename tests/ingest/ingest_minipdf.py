@@ -42,3 +42,51 @@ def write_pdf(path: Path, pages: list[list[str]]) -> Path:
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     path.write_bytes(bytes(out))
     return path
+
+
+def write_layout_pdf(path: Path, pages: list[list[tuple]], width: int = 612, height: int = 792) -> Path:
+    """Write a PDF whose pages are lists of drawing items; returns ``path``.
+
+    Items: ``("text", x, y, string)`` draws Helvetica 10 pt text with its baseline at (x, y);
+    ``("line", x0, y0, x1, y1)`` strokes a ruling line; ``("image",)`` paints an 8x8 grey image over the
+    page (a scanned page). Coordinates are PDF points from the bottom-left corner.
+    """
+    objects: list[bytes] = [b"", b"", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"]
+    objects.append(
+        b"<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 "
+        b"/Length 64 >>\nstream\n" + bytes(range(64, 128)) + b"\nendstream"
+    )
+    page_ids = []
+    for items in pages:
+        ops = []
+        for item in items:
+            if item[0] == "text":
+                _, x, y, string = item
+                ops.append(f"BT /F1 10 Tf {x} {y} Td ({_escape(string)}) Tj ET")
+            elif item[0] == "line":
+                _, x0, y0, x1, y1 = item
+                ops.append(f"0.5 w {x0} {y0} m {x1} {y1} l S")
+            elif item[0] == "image":
+                ops.append(f"q {width} 0 0 {height} 0 0 cm /Im1 Do Q")
+        stream = "\n".join(ops).encode("latin-1")
+        page_ids.append(len(objects) + 1)
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {width} {height}] /Resources << /Font << /F1 3 0 R >>"
+            f" /XObject << /Im1 4 0 R >> >> /Contents {len(objects) + 2} 0 R >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    kids = " ".join(f"{p} 0 R" for p in page_ids)
+    objects[1] = f"<< /Type /Pages /Kids [{kids}] /Count {len(page_ids)} >>".encode()
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path

@@ -4,7 +4,7 @@ from openbook.errors import IngestError
 from openbook.ingest import load_file
 from openbook.ingest.pdf import reflow, strip_headers_footers
 
-from ingest_minipdf import write_pdf
+from ingest_minipdf import write_layout_pdf, write_pdf
 from ingest_shared import SAMPLES, need
 
 PDFS = SAMPLES / "pdf"
@@ -107,3 +107,70 @@ def test_broken_file_is_malformed(tmp_path):
     with pytest.raises(IngestError, match=r"broken\.pdf: malformed PDF: ") as info:
         load_file(path, "broken.pdf")
     assert "\n" not in str(info.value)
+
+
+def test_compound_hyphens_kept_syllable_breaks_joined(tmp_path):
+    path = write_pdf(
+        tmp_path / "notes.pdf",
+        [[
+            "Release notes for the Tallowmere depot and its well-",
+            "known loading bay. The docu-",
+            "ment explains the follow-",
+            "up checks and the new Anti-",
+            "Corruption rules, and the infor-",
+            "mation desk hours.",
+        ]],
+    )
+    text = load_file(path, "notes.pdf")[0].text
+    assert "well-known" in text and "follow-up" in text and "Anti-Corruption" in text
+    assert "document" in text and "information" in text
+
+
+def test_document_spelling_decides_hyphens(tmp_path):
+    path = write_pdf(
+        tmp_path / "a.pdf",
+        [["The e-mail gateway and the co-", "operation team: every e-", "mail is logged by the cooperation desk."]],
+    )
+    text = load_file(path, "a.pdf")[0].text
+    assert "e-mail is logged" in text and "cooperation team" in text
+
+
+def test_partly_scanned_pdf_warns_per_page(tmp_path):
+    path = write_layout_pdf(
+        tmp_path / "manual.pdf",
+        [[("text", 72, 720, "Kestrel manual, part one: register within thirty days.")], [("image",)], [], [("image",)]],
+    )
+    doc = load_file(path, "manual.pdf")[0]
+    assert "register within thirty days" in doc.text
+    assert len(doc.warnings) == 2  # the blank page 3 is not a scan
+    assert doc.warnings[0].startswith("page 2 of 4 has no text layer") and "OCR" in doc.warnings[0]
+    assert doc.warnings[1].startswith("page 4 of 4")
+
+
+def test_two_columns_read_in_order(tmp_path):
+    left = [f"Left column sentence number {i} about the relay." for i in range(8)]
+    right = [f"Right column sentence number {i} about the gateway." for i in range(8)]
+    items = [("text", 72, 740, "A Title That Spans The Page Across Both Of The Columns Here")]
+    for i, (a, b) in enumerate(zip(left, right)):
+        items += [("text", 50, 700 - 14 * i, a), ("text", 330, 700 - 14 * i, b)]
+    doc = load_file(write_layout_pdf(tmp_path / "cols.pdf", [items]), "cols.pdf")[0]
+    order = [doc.text.index(s) for s in (left[0], left[7], right[0], right[7])]
+    assert order == sorted(order), doc.text
+    assert doc.text.index("A Title That Spans") < order[0]
+
+
+def test_ruled_table_becomes_pipe_table(tmp_path):
+    rows = [("State", "Permits", "Checks"), ("Alabama", "18,870", "23,022"), ("Alaska", "209", "3,062")]
+    items = [("text", 72, 740, "Background checks by state, November.")]
+    xs, top = [60, 200, 340, 480], 700
+    for i, row in enumerate(rows):
+        for j, cell in enumerate(row):
+            items.append(("text", xs[j] + 5, top - 20 * i - 14, cell))
+    for i in range(len(rows) + 1):
+        items.append(("line", xs[0], top - 20 * i, xs[-1], top - 20 * i))
+    for x in xs:
+        items.append(("line", x, top, x, top - 20 * len(rows)))
+    items.append(("text", 72, 600, "Totals are provisional."))
+    doc = load_file(write_layout_pdf(tmp_path / "checks.pdf", [items]), "checks.pdf")[0]
+    assert "| State | Permits | Checks |\n| --- | --- | --- |\n| Alabama | 18,870 | 23,022 |\n| Alaska | 209 | 3,062 |" in doc.text
+    assert doc.text.index("Background checks") < doc.text.index("| State") < doc.text.index("Totals are")

@@ -1,4 +1,4 @@
-"""PDF loader (pypdf): text by page with page offsets, repeated headers/footers removed, lines re-flowed.
+"""PDF loader (pypdf, plus pdfplumber for layout): text by page with page offsets, furniture removed, re-flowed.
 
 Steps:
 
@@ -7,12 +7,18 @@ Steps:
 2. ``extract_text()`` per page (all text orientations, so rotated pages work). pypdf's warnings and log
    records are kept out of the caller's output: its logger is raised to ERROR while a file is read and
    ``warnings`` it emits are logged at DEBUG on ``openbook.ingest``.
+   Pages with ruled tables or two columns of prose are laid out with pdfplumber instead (``pdf_layout``):
+   tables become pipe tables (first row the header), columns are read left first. A page with no text but an
+   image, in a PDF with text elsewhere, adds a warning ("page 2 of 4 has no text layer ...") to
+   ``Document.warnings``. Cost: pdfplumber parses every page again; about 3x pypdf alone on
+   ``shared/samples/pdf`` (68 s against about 20 s for its 41 files on one core).
 3. Repeated page furniture is removed: a line among the first or last ``_EDGE_LINES`` non-blank lines of a page
    whose digit-blind form (digits -> ``#``, case and spaces folded, so ``Page 3 of 9`` matches ``Page 4 of 9``)
-   sits at the top or bottom of at least ``_FURNITURE_SHARE`` of the pages (and at least 2; 40% so that running
+   sits at the top or bottom of at least ``_FURNITURE_SHARE`` of the pages (table rows never count) (and at least 2; 40% so that running
    heads alternating between odd and even pages are caught) is dropped there.
 4. Words hyphenated across a line or page break are re-joined (``infor-`` + ``mation`` -> ``information``,
-   only when the continuation starts with a lower-case letter); the lines of a paragraph are joined with spaces
+   only when the continuation starts with a lower-case letter), except real compounds (``self-`` +
+   ``service`` -> ``self-service``; see ``keeps_hyphen``) and capitalised continuations (``Anti-Corruption``); the lines of a paragraph are joined with spaces
    (no space between CJK characters). A paragraph ends at a blank line, or after a line that ends a sentence and
    is clearly shorter than the page's longest lines, before a bullet / numbered item, and around a short
    capitalised line without closing punctuation that follows a finished sentence (a heading).
@@ -38,6 +44,7 @@ from typing import Iterator
 from ..errors import IngestError
 from ..types import Document
 from ._common import iso_date, logger, normalise_metadata, title_from_path
+from .pdf_layout import page_layouts
 
 _EDGE_LINES = 3
 _FURNITURE_SHARE = 0.4
@@ -47,6 +54,11 @@ _SENTENCE_END = tuple(".!?:;。！？：；")
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
 _ITEM = re.compile(r"^(?:[-•▪●◦*–]\s|\(?\d{1,3}[.)]\s|\(?[a-z][.)]\s)")
 _HYPHEN_END = re.compile(r"(\w)-$")
+_TABLE_ROW = re.compile(r"^\|.*\|$")
+_LAST_WORD = re.compile(r"([^\W\d_]+)-$")
+_FIRST_WORD = re.compile(r"^([^\W\d_]+)")
+_COMMON = 3.0  # Zipf frequency (wordfreq) from which a fragment counts as a word of its own
+_RARER = 1.5  # how much rarer (Zipf) the joined form must be than its parts for the hyphen to stay
 
 
 @contextlib.contextmanager
@@ -105,6 +117,8 @@ def _page_texts(reader) -> list[str]:  # reader: pypdf.PdfReader
 
 
 def _furniture_key(line: str) -> str:
+    if _TABLE_ROW.match(line.strip()):
+        return "\0table"  # a table's header row repeated on every page is content, not furniture
     return re.sub(r"\d+", "#", " ".join(line.lower().split()))
 
 
@@ -126,8 +140,8 @@ def strip_headers_footers(pages: list[list[str]]) -> list[list[str]]:
         top.update({_furniture_key(line) for line in body[:k]})
         bottom.update({_furniture_key(line) for line in body[len(body) - k:]})
     needed = max(2, math.ceil(_FURNITURE_SHARE * n))
-    heads = {k for k, c in top.items() if c >= needed}
-    foots = {k for k, c in bottom.items() if c >= needed}
+    heads = {k for k, c in top.items() if c >= needed} - {"\0table"}
+    foots = {k for k, c in bottom.items() if c >= needed} - {"\0table"}
     if not heads and not foots:
         return pages
     out = []
@@ -144,25 +158,66 @@ def strip_headers_footers(pages: list[list[str]]) -> list[list[str]]:
     return out
 
 
-def _join(left: str, right: str) -> str:
-    """Join two pieces of one paragraph: de-hyphenate, else a space (none between CJK characters)."""
+def keeps_hyphen(head: str, tail: str, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether ``head-`` at a line end + ``tail`` on the next line is a real compound (``self-service``).
+
+    The document's own spelling decides first: ``head-tail`` written elsewhere in it keeps the hyphen,
+    ``headtail`` removes it. Otherwise word frequencies (wordfreq, English) decide: the hyphen stays when
+    both parts are common words (Zipf >= ``_COMMON``) and the joined form is at least ``_RARER`` rarer than
+    the rarer part ("self"/"service" vs "selfservice"); a syllable break ("infor"/"mation") is joined.
+    """
+    h, t = head.lower(), tail.lower()
+    if f"{h}-{t}" in seen:
+        return True
+    if h + t in seen:
+        return False
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:  # pragma: no cover - a dependency; without it every line-end hyphen is joined
+        return False
+    parts = min(zipf_frequency(h, "en"), zipf_frequency(t, "en"))
+    return len(h) > 1 and parts >= _COMMON and zipf_frequency(h + t, "en") <= parts - _RARER
+
+
+def _vocabulary(text: str) -> frozenset[str]:
+    """Lower-cased words and hyphenated compounds written inside lines (for ``keeps_hyphen``)."""
+    return frozenset(w.lower() for w in re.findall(r"[^\W\d_]+(?:-[^\W\d_]+)*(?!-\n)", text) if w)
+
+
+def _join(left: str, right: str, seen: frozenset[str] = frozenset()) -> str:
+    """Join two pieces of one paragraph: de-hyphenate (compounds keep their hyphen), else a space."""
     if not left:
         return right
-    if _HYPHEN_END.search(left) and right[:1].islower():
+    if _HYPHEN_END.search(left) and right[:1].isalpha():
+        head, tail = _LAST_WORD.search(left), _FIRST_WORD.match(right)
+        if not right[:1].islower() or (head and tail and keeps_hyphen(head[1], tail[1], seen)):
+            return left + right  # "self-" + "service", "Anti-" + "Corruption"
         return left[:-1] + right
     if _CJK.match(left[-1]) and _CJK.match(right[0]):
         return left + right
     return left + " " + right
 
 
-def reflow(lines: list[str]) -> str:
-    """Join a page's lines into paragraphs separated by blank lines (see the module docstring, step 4)."""
+def reflow(lines: list[str], seen: frozenset[str] = frozenset()) -> str:
+    """Join a page's lines into paragraphs separated by blank lines (see the module docstring, step 4).
+
+    ``seen``: the document's vocabulary (``_vocabulary``), which decides line-end hyphens first.
+    """
     lines = [" ".join(line.split()) for line in lines]
     widths = sorted(len(line) for line in lines if line)
     full = widths[int(len(widths) * 0.8)] if widths else 0
     paragraphs: list[str] = []
     current = ""
     for line in lines:
+        if _TABLE_ROW.match(line):
+            if current and not _TABLE_ROW.match(current.rsplit("\n", 1)[-1]):
+                paragraphs.append(current)
+                current = ""
+            current = f"{current}\n{line}" if current else line
+            continue
+        if current and _TABLE_ROW.match(current.rsplit("\n", 1)[-1]):
+            paragraphs.append(current)
+            current = ""
         if not line:
             if current:
                 paragraphs.append(current)
@@ -175,7 +230,7 @@ def reflow(lines: list[str]) -> str:
             paragraphs.append(current)
             current = ""
         standalone_heading = heading and not current
-        current = _join(current, line)
+        current = _join(current, line, seen)
         if standalone_heading or (short and line.endswith(_SENTENCE_END)):
             paragraphs.append(current)
             current = ""
@@ -209,8 +264,35 @@ def _pdf_metadata(reader) -> tuple[str, dict[str, object]]:
     return title, normalise_metadata({k: v for k, v in raw.items() if v is not None})
 
 
+def _has_image(page) -> bool:  # page: pypdf.PageObject
+    """Whether a page paints an XObject (``Do``) or an inline image (``BI``) and has an image among them."""
+    try:
+        contents = page.get_contents()
+        data = contents.get_data() if contents is not None else b""
+        return bool(re.search(rb"\bDo\b|\bBI\b", data)) and bool(page.images)
+    except Exception:  # noqa: BLE001 - a broken resource dictionary: read as no image
+        return False
+
+
+def _scan_warnings(raw_pages: list[str], reader) -> list[str]:  # reader: pypdf.PdfReader
+    """One warning per page that has no text layer but an image on it (a scanned page), e.g. pages 2-4."""
+    n = len(raw_pages)
+    out = []
+    for number, text in enumerate(raw_pages, 1):
+        if len("".join(text.split())) < _MIN_CHARS_PER_PAGE and _has_image(reader.pages[number - 1]):
+            out.append(
+                f"page {number} of {n} has no text layer (a scanned image?): its text is missing; "
+                "run OCR first, e.g. ocrmypdf --skip-text"
+            )
+    return out
+
+
 def load_pdf(path: Path, doc_id: str) -> Document:
     """Load one PDF as a paged Document (``pages`` holds each page's start offset in ``text``).
+
+    Pages with ruled tables or several columns are laid out with pdfplumber (``pdf_layout``: tables as pipe
+    tables, columns in reading order); other pages keep pypdf's text. A page without a text layer in a PDF
+    that has text elsewhere adds one line to ``Document.warnings`` ("page 3 of 4 has no text layer ...").
 
     Raises:
         IngestError: empty, password-protected, malformed, or text-less (scanned) file; one-line message.
@@ -222,16 +304,27 @@ def load_pdf(path: Path, doc_id: str) -> Document:
         except (RecursionError, Exception) as exc:  # noqa: BLE001 - broken page tree
             raise IngestError(f"malformed PDF: {_one_line(exc)}") from exc
         title, metadata = _pdf_metadata(reader)
+        if raw_pages and sum(len("".join(t.split())) for t in raw_pages) >= _MIN_CHARS_PER_PAGE * len(raw_pages):
+            warnings_ = _scan_warnings(raw_pages, reader)
+        else:
+            warnings_ = []
     if not raw_pages:
         raise IngestError("malformed PDF: no pages")
-    raw_pages = [t.translate(_LIGATURES) for t in raw_pages]
     if sum(len("".join(t.split())) for t in raw_pages) < _MIN_CHARS_PER_PAGE * len(raw_pages):
         raise IngestError("no text layer (scanned?); run OCR first, e.g. ocrmypdf")
-    pages = strip_headers_footers([t.replace("\r", "\n").split("\n") for t in raw_pages])
-    texts = [reflow(lines) for lines in pages]
-    text, offsets = _join_pages(texts)
+    with _quiet_pypdf():
+        layouts = page_layouts(path, len(raw_pages))
+    page_lines = [
+        layout if layout is not None else text.replace("\r", "\n").split("\n")
+        for text, layout in zip(raw_pages, layouts)
+    ]
+    page_lines = [[line.translate(_LIGATURES) for line in lines] for lines in page_lines]
+    seen = _vocabulary("\n".join("\n".join(lines) for lines in page_lines))
+    pages = strip_headers_footers(page_lines)
+    texts = [reflow(lines, seen) for lines in pages]
+    text, offsets = _join_pages(texts, seen)
     if not title:
-        first = next((line for line in text.split("\n") if line.strip()), "")
+        first = next((line for line in text.split("\n") if line.strip() and not line.startswith("|")), "")
         title = first if 0 < len(first) <= 100 else title_from_path(path)
     return Document(
         doc_id=doc_id,
@@ -241,10 +334,11 @@ def load_pdf(path: Path, doc_id: str) -> Document:
         format="pdf",
         metadata=metadata,
         pages=tuple(offsets),
+        warnings=tuple(warnings_),
     )
 
 
-def _join_pages(texts: list[str]) -> tuple[str, list[int]]:
+def _join_pages(texts: list[str], seen: frozenset[str] = frozenset()) -> tuple[str, list[int]]:
     """Concatenate page texts; a word or sentence broken across pages is re-joined onto the earlier page."""
     out = ""
     offsets: list[int] = []
@@ -253,7 +347,9 @@ def _join_pages(texts: list[str]) -> tuple[str, list[int]]:
         if out and page:
             if _HYPHEN_END.search(out) and page[:1].islower():
                 word, _, rest = page.partition(" ")
-                out = out[:-1] + word
+                head, tail = _LAST_WORD.search(out), _FIRST_WORD.match(word)
+                keep = bool(head and tail and keeps_hyphen(head[1], tail[1], seen))
+                out = (out if keep else out[:-1]) + word
                 page = rest.lstrip()
                 sep = " " if page else ""
             elif not out.endswith(_SENTENCE_END) and page[:1].islower():

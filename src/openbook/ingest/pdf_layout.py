@@ -1,0 +1,240 @@
+"""Page layout for the PDF loader, from pdfplumber: ruled tables as pipe tables, columns in reading order.
+
+For each page, pdfplumber (pdfminer.six underneath) gives the words with their boxes and the tables drawn
+with ruling lines (``find_tables``, its default ``lines`` strategy). A page is laid out here only when it
+needs it; otherwise ``page_layouts`` returns None for it and the loader keeps pypdf's text.
+
+- **Tables**: a found table with at least 2 rows and 2 columns, and at least 2 cells that hold text in at
+  least 2 rows, becomes a pipe table (``types`` module convention: first row is the header row). Leading
+  rows with a single text cell across the table (a caption or title) become a line above it; a ruled band
+  that holds several lines in every cell (rows drawn without lines between them) is split into one row per
+  line; ``None`` cells of merged spans become empty cells. The page's other text is read around the tables,
+  in vertical order.
+- **Columns**: lines of words are grouped top to bottom; a line that crosses the page's vertical gutter (a
+  title or a full-width paragraph) is read as one line; a run of lines that do not is read left column first,
+  then right column. A gutter is a vertical strip at least ``_MIN_GUTTER`` points wide in the middle
+  ``_GUTTER_ZONE`` of the page that at most ``_MAX_SPANNING`` of the lines cross, with at least
+  ``_MIN_COLUMN_LINES`` lines of at least ``_MIN_WORDS_PER_LINE`` words (median) of prose on each side
+  (``_is_prose``), so that forms, menus and tables drawn without ruling lines are not read column-wise. Two columns at most (a third is read with its neighbour).
+
+Any pdfplumber failure on a page leaves that page to pypdf (logged at DEBUG on ``openbook.ingest``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from ._common import logger
+
+_MIN_GUTTER = 12.0  # points
+_GUTTER_ZONE = (0.3, 0.7)  # fraction of the page width where a gutter may lie
+_MIN_COLUMN_LINES = 5
+_MIN_WORDS_PER_LINE = 4
+_LINE_TOLERANCE = 3.0  # points: words whose tops differ by less are on one line
+_WORD_PAD = 2.0  # points added on each side of a word when looking for a gutter
+_PROSE_WORDS = 0.7  # share of words with a letter in a column of prose
+_PROSE_LOWER = 0.4  # share of cased words starting lower-case in a column of prose
+_MAX_SPANNING = 0.25  # share of lines that may cross the gutter (titles, full-width paragraphs)
+
+
+def _cell(value: Any) -> str:
+    return " ".join(str(value or "").split()).replace("|", "\\|")
+
+
+def table_to_markdown(rows: list[list[Any]]) -> tuple[str, str] | None:
+    """(caption, pipe table) for extracted table rows, or None when they do not form a real table."""
+    rows = [list(r) for r in rows if any(c not in (None, "") and str(c).strip() for c in r)]
+    caption: list[str] = []
+    while rows and sum(1 for c in rows[0] if c is not None and str(c).strip()) == 1 and len(rows[0]) > 1:
+        if len(rows) > 1 and sum(1 for c in rows[1] if c is not None and str(c).strip()) == 1:
+            caption.append(_cell(next(c for c in rows[0] if c)))
+            rows = rows[1:]
+            continue
+        if all(c is None for c in rows[0][1:]):
+            caption.append(_cell(rows[0][0]))
+            rows = rows[1:]
+            continue
+        break
+    split: list[list[str]] = []
+    for row in rows:
+        cells = ["" if c is None else str(c) for c in row]
+        counts = {len(c.split("\n")) for c in cells if c.strip()}
+        if len(counts) == 1 and (k := counts.pop()) > 1 and sum(1 for c in cells if c.strip()) >= 2:
+            parts = [c.split("\n") if c.strip() else [""] * k for c in cells]
+            split.extend([p[i] for p in parts] for i in range(k))
+        else:
+            split.append(cells)
+    width = max((len(r) for r in split), default=0)
+    rich = [r for r in split if sum(1 for c in r if c.strip()) >= 2]
+    if len(split) < 2 or width < 2 or len(rich) < 2:
+        return None
+    # drop columns that are empty in every row (merged spans)
+    keep = [j for j in range(width) if any(j < len(r) and r[j].strip() for r in split)]
+    lines = []
+    for i, row in enumerate(split):
+        cells = [_cell(row[j]) if j < len(row) else "" for j in keep]
+        lines.append("| " + " | ".join(cells) + " |")
+        if i == 0:
+            lines.append("|" + " --- |" * len(keep))
+    return " ".join(caption), "\n".join(lines)
+
+
+def _lines_of(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    lines: list[list[dict[str, Any]]] = []
+    for w in sorted(words, key=lambda w: (round(w["top"]), w["x0"])):
+        if lines and abs(lines[-1][0]["top"] - w["top"]) < _LINE_TOLERANCE:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    return [sorted(line, key=lambda w: w["x0"]) for line in lines]
+
+
+def _line_text(line: list[dict[str, Any]]) -> str:
+    return " ".join(w["text"] for w in line)
+
+
+def _gutter(lines: list[list[dict[str, Any]]], width: float) -> float | None:
+    """x of the middle of a vertical gutter between two columns of prose, or None for a one-column page.
+
+    Every x in the gutter zone gets the number of lines with a word over it (words widened by
+    ``_WORD_PAD`` so that spaces between words count as covered). The gutter is the widest run at least
+    ``_MIN_GUTTER`` wide of the least covered x positions, crossed by at most ``_MAX_SPANNING`` of the lines
+    (titles and full-width paragraphs); each side must then hold a column of prose.
+    """
+    if len(lines) < _MIN_COLUMN_LINES:
+        return None
+    lo, hi = int(_GUTTER_ZONE[0] * width), int(_GUTTER_ZONE[1] * width)
+    diff = [0] * (hi - lo + 2)
+    for line in lines:  # each line adds 1 over the union of its (padded) words, clipped to the zone
+        end = lo - 1
+        for w in line:
+            a = max(lo, math.floor(w["x0"] - _WORD_PAD), end + 1)
+            b = min(hi, math.ceil(w["x1"] + _WORD_PAD))
+            if a <= b:
+                diff[a - lo] += 1
+                diff[b - lo + 1] -= 1
+                end = b
+    coverage = list(itertools.accumulate(diff[:-1]))
+    least = min(coverage)
+    if least > _MAX_SPANNING * len(lines):
+        return None
+    best: tuple[int, int] | None = None
+    start = None
+    for i, c in enumerate([*coverage, least + 1]):
+        if c == least and start is None:
+            start = i
+        elif c != least and start is not None:
+            if best is None or i - start > best[1] - best[0]:
+                best = (start, i)
+            start = None
+    if best is None or best[1] - best[0] < _MIN_GUTTER:
+        return None
+    mid = lo + (best[0] + best[1]) / 2
+    narrow = [line for line in lines if not any(w["x0"] < mid < w["x1"] for w in line)]
+    left = [part for line in narrow if (part := [w for w in line if w["x1"] <= mid])]
+    right = [part for line in narrow if (part := [w for w in line if w["x0"] >= mid])]
+    for side in (left, right):
+        if len(side) < _MIN_COLUMN_LINES or statistics.median(len(line) for line in side) < _MIN_WORDS_PER_LINE:
+            return None
+        if not _is_prose([w["text"] for line in side for w in line]):
+            return None
+    return mid
+
+
+def _is_prose(words: list[str]) -> bool:
+    """Running text rather than table cells or a menu: mostly words of letters, mostly lower-case in
+    scripts with case (a table's rows of numbers, codes or Capitalised Names are not)."""
+    letters = [w for w in words if any(c.isalpha() for c in w)]
+    if len(letters) < _PROSE_WORDS * len(words):
+        return False
+    cased = [w for w in letters if w[:1].isupper() or w[:1].islower()]
+    return not cased or sum(w[:1].islower() for w in cased) >= _PROSE_LOWER * len(cased)
+
+
+def _column_text(words: list[dict[str, Any]], width: float) -> list[str]:
+    """Lines of text in reading order: full-width lines as they come, column runs left column first."""
+    lines = _lines_of(words)
+    mid = _gutter(lines, width)
+    if mid is None:
+        return [_line_text(line) for line in lines]
+    out: list[str] = []
+    run: list[list[dict[str, Any]]] = []
+
+    def flush() -> None:
+        left = [[w for w in line if w["x1"] <= mid] for line in run]
+        right = [[w for w in line if w["x1"] > mid] for line in run]
+        out.extend(_line_text(line) for line in left if line)
+        if any(right):
+            out.append("")
+        out.extend(_line_text(line) for line in right if line)
+        run.clear()
+
+    for line in lines:
+        if any(w["x0"] < mid < w["x1"] for w in line):
+            if run:
+                flush()
+            out.append(_line_text(line))
+        else:
+            run.append(line)
+    if run:
+        flush()
+    return out
+
+
+def _inside(word: dict[str, Any], bbox: tuple[float, float, float, float]) -> bool:
+    x = (word["x0"] + word["x1"]) / 2
+    y = (word["top"] + word["bottom"]) / 2
+    return bbox[0] <= x <= bbox[2] and bbox[1] <= y <= bbox[3]
+
+
+def layout_page(page: Any) -> list[str] | None:
+    """Lines of one pdfplumber page in reading order with tables as pipe-table lines, or None when plain."""
+    tables = []
+    for table in page.find_tables():
+        md = table_to_markdown(table.extract())
+        if md is not None:
+            tables.append((table.bbox, md))
+    words = page.extract_words(keep_blank_chars=False, use_text_flow=False)
+    words = [w for w in words if not any(_inside(w, bbox) for bbox, _ in tables)]
+    width = float(page.width)
+    columns = _gutter(_lines_of(words), width) is not None
+    if not tables and not columns:
+        return None
+    out: list[str] = []
+    top = float("-inf")
+    for bbox, (caption, md) in sorted(tables, key=lambda t: t[0][1]):
+        above = [w for w in words if top <= w["top"] < bbox[1]]
+        out.extend(_column_text(above, width))
+        out.append("")
+        if caption:
+            out.extend([caption, ""])
+        out.extend(md.split("\n"))
+        out.append("")
+        top = bbox[3]
+    out.extend(_column_text([w for w in words if w["top"] >= top], width))
+    return out
+
+
+def page_layouts(path: Path, n_pages: int) -> list[list[str] | None]:
+    """``layout_page`` for each page of the PDF at ``path``; None for plain pages and on any failure."""
+    result: list[list[str] | None] = [None] * n_pages
+    try:
+        import pdfplumber
+    except ImportError:  # pragma: no cover - a dependency; without it pypdf's text is used as is
+        return result
+    try:
+        with pdfplumber.open(str(path)) as pdf:
+            for i, page in enumerate(pdf.pages[:n_pages]):
+                try:
+                    result[i] = layout_page(page)
+                except Exception as exc:  # noqa: BLE001 - pdfminer raises many types on odd pages
+                    logger.debug("pdfplumber could not lay out page %d of %s: %s", i + 1, path, exc)
+                finally:
+                    page.close()
+    except Exception as exc:  # noqa: BLE001 - the file opens in pypdf; keep its text
+        logger.debug("pdfplumber could not open %s: %s", path, exc)
+    return result
