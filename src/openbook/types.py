@@ -37,10 +37,12 @@ class Document:
         text: cleaned, Markdown-like text (see the module docstring).
         title: title from front matter, ``<title>``, first heading, or the file name.
         source: absolute path of the file it came from.
-        format: loader name: ``markdown``, ``html``, ``text``, ``csv``, ``pdf``, ``beir``.
+        format: loader name: ``markdown``, ``html``, ``text``, ``csv``, ``pdf``, ``rst``, ``docx``, ``pptx``,
+            ``epub``, ``man``, ``beir``.
         metadata: ``updated``/``created`` as ISO dates ``YYYY-MM-DD``, ``author``, ``tags`` (list of str),
             ``acl`` (list of role names), any other front-matter key as parsed.
-        pages: start character offset of each page in ``text``; empty for unpaged sources.
+        pages: start character offset of each page (PDF page, PPTX slide, EPUB spine document) in ``text``;
+            empty for unpaged sources.
         warnings: one-line notes on what the loader could not read fully (a page with no text layer, a
             truncated table); the ingest report lists them. Not part of ``content_hash``.
     """

@@ -29,3 +29,45 @@ def test_unsupported_suffix_is_reported(tmp_path):
     with pytest.raises(UnsupportedFormatError, match=r"image\.png: unsupported file type '\.png'"):
         load_file(path, "image.png")
     assert {".md", ".html", ".txt", ".csv", ".pdf", ".jsonl"} <= SUPPORTED_SUFFIXES
+
+
+@pytest.mark.parametrize(
+    "name, data, kind",
+    [
+        ("notes.txt", b"\x7fELF\x02\x01\x01" + bytes(200), "ELF executable"),
+        ("random.txt", bytes((i * 197 + 13) % 256 for i in range(4096)), "binary content"),
+        ("page.html", b"PK\x03\x04" + bytes(100), "zip archive"),
+        ("table.csv", b"a,b\n1,2\n\x00\x00\x00", "NUL bytes"),
+        ("ls.1", b"\x89PNG\r\n\x1a\n" + bytes(50), "PNG image"),
+    ],
+)
+def test_binary_content_is_skipped(tmp_path, name, data, kind):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(UnsupportedFormatError, match=f"{name}: binary content.*{kind}|{name}: binary content") as info:
+        load_file(path, name)
+    assert kind in str(info.value) or kind == "binary content"
+
+
+def test_utf16_text_is_text(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_bytes("Relay notes\n\nPort 9090 is the default.\n".encode("utf-16"))
+    assert "Port 9090" in load_file(path, "notes.txt")[0].text
+
+
+def test_unsupported_and_compressed_binary_types_are_skips(tmp_path):
+    for name in ("archive.tar.gz", "data.bin", "README"):
+        (tmp_path / name).write_bytes(b"x")
+        with pytest.raises(UnsupportedFormatError, match="unsupported"):
+            load_file(tmp_path / name, name)
+
+
+def test_symlinked_folders_followed_once(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.md").write_text("# A\n", encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "b.md").write_text("# B\n", encoding="utf-8")
+    (tmp_path / "docs" / "linked").symlink_to(tmp_path / "real", target_is_directory=True)
+    (tmp_path / "docs" / "loop").symlink_to(tmp_path / "docs", target_is_directory=True)
+    found = [doc_id for _, doc_id in discover([tmp_path / "docs"])]
+    assert found == ["b.md", "linked/a.md"]

@@ -1,24 +1,33 @@
 """Stage 1, ingest: files and folders -> ``Document`` objects with cleaned, Markdown-like text.
 
-One module per format: ``markdown`` (YAML front matter), ``html`` (main content only), ``text`` (dated header
-lines), ``tabular`` (CSV/TSV as one pipe table), ``pdf`` (pypdf, page offsets, header/footer removal) and
-``beir`` (``corpus.jsonl``, one document per line). ``discover`` lists the files of a batch; ``load_file``
-turns one file into documents or raises ``IngestError`` with a one-line message naming the file, so that a
-batch can report the file and go on.
+One module per format: ``markdown`` (front matter, see ``frontmatter``), ``html`` (main content only),
+``text`` (dated header lines), ``tabular`` (CSV/TSV as one pipe table), ``pdf`` (pypdf + pdfplumber: page
+offsets, header/footer removal, tables, columns), ``rst`` (docutils), ``office`` (DOCX, PPTX), ``epub``
+(ebooklib), ``man`` (roff) and ``beir`` (``corpus.jsonl``, one document per line). A ``.gz`` file of a text
+format (``notes.md.gz``, ``ls.1.gz``) is read decompressed by that format's loader. ``discover`` lists the
+files of a batch; ``load_file`` turns one file into documents or raises ``IngestError`` with a one-line
+message naming the file, so that a batch can report the file and go on; ``UnsupportedFormatError`` (a
+subclass) means the file was skipped: an unsupported type, or binary content in a text format.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import IngestError, UnsupportedFormatError
 from ..types import Document
+from ._common import binary_kind, read_bytes
 from .beir import iter_beir, load_beir
+from .epub import load_epub
 from .html import load_html
+from .man import load_man
 from .markdown import load_markdown
+from .office import load_docx, load_pptx
 from .pdf import load_pdf
+from .rst import load_rst
 from .tabular import load_csv
 from .text import load_text
 
@@ -38,16 +47,38 @@ _LOADERS: dict[str, Callable[[Path, str], Document]] = {
     ".csv": load_csv,
     ".tsv": load_csv,
     ".pdf": load_pdf,
+    ".rst": load_rst,
+    ".rest": load_rst,
+    ".docx": load_docx,
+    ".pptx": load_pptx,
+    ".epub": load_epub,
+    ".man": load_man,
+    **{f".{n}": load_man for n in "123456789"},
 }
+# formats read as text: binary content in them is skipped; each may also come gzip-compressed (``.gz``)
+_TEXT_SUFFIXES = frozenset({".md", ".markdown", ".html", ".htm", ".txt", ".csv", ".tsv", ".rst", ".rest", ".man",
+                            *(f".{n}" for n in "123456789")})
+_MAN_SECTION = re.compile(r"^\.[1-9][a-z]{1,4}$")  # ls.1ssl, perl.3pm
 
-SUPPORTED_SUFFIXES: frozenset[str] = frozenset({*_LOADERS, ".jsonl"})
+SUPPORTED_SUFFIXES: frozenset[str] = frozenset({*_LOADERS, ".jsonl", ".gz"})
+
+
+def _format_suffix(path: Path) -> str:
+    """The suffix that picks the loader: ``.md`` for ``a.md``, ``.1`` for ``ls.1.gz`` and ``perl.3pm``."""
+    suffix = path.suffix.lower()
+    if suffix == ".gz":
+        inner = Path(path.stem).suffix.lower()
+        return ".gz" + (".1" if _MAN_SECTION.match(inner) else inner)
+    return ".1" if _MAN_SECTION.match(suffix) else suffix
 
 
 def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
     """Files under the given files and folders, each with its doc id.
 
-    Folders are walked recursively; hidden files and folders (name starting with ``.``) are skipped. The doc id
-    is the path relative to the folder given, with POSIX separators; a file given directly gets its file name.
+    Folders are walked recursively, symbolic links to folders included (a link back to a folder already being
+    walked, a loop, is not followed again); hidden files and folders (name starting with ``.``) are skipped.
+    The doc id is the path relative to the folder given, with POSIX separators; a file given directly gets
+    its file name.
     Files are sorted by doc id within each given path; the paths keep the order given; a file reached twice
     is listed once. Unsupported suffixes are still returned, so that ``load_file`` reports each one.
 
@@ -64,7 +95,13 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
             entries = [(root, root.name)]
         else:
             entries = []
-            for folder, dirs, files in os.walk(root):
+            walked: set[str] = set()
+            for folder, dirs, files in os.walk(root, followlinks=True):
+                real = os.path.realpath(folder)
+                if real in walked:  # a symlink loop, or a second link to a folder already listed
+                    dirs[:] = []
+                    continue
+                walked.add(real)
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in files:
                     if not name.startswith("."):
@@ -94,14 +131,30 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         IngestError: the file cannot be read or parsed; the message is one line, ``<path>: <reason>``.
     """
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
-        supported = " ".join(sorted(SUPPORTED_SUFFIXES))
-        raise UnsupportedFormatError(f"{path}: unsupported file type {suffix or '(none)'!r}; supported: {supported}")
+    suffix = _format_suffix(path)
+    inner = suffix.removeprefix(".gz")
+    if suffix == ".gz" or (suffix.startswith(".gz") and inner not in _TEXT_SUFFIXES):
+        raise UnsupportedFormatError(
+            f"{path}: unsupported compressed file type {inner or '(none)'!r}.gz; gzip is read for text formats "
+            f"({' '.join(sorted(_TEXT_SUFFIXES - {f'.{n}' for n in '23456789'}))})"
+        )
+    if inner not in SUPPORTED_SUFFIXES:
+        supported = " ".join(sorted(SUPPORTED_SUFFIXES - {f".{n}" for n in "23456789"}))
+        raise UnsupportedFormatError(
+            f"{path}: unsupported file type {inner or '(none)'!r}; supported: {supported} (and man sections .1-.9)"
+        )
     try:
-        if suffix == ".jsonl":
+        if inner in _TEXT_SUFFIXES or inner == ".jsonl":
+            with open(path, "rb") as fh:
+                head = fh.read(8192)
+            if suffix.startswith(".gz"):
+                head = read_bytes(path)[:8192]
+            kind = binary_kind(head)
+            if kind:
+                raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text; skipped")
+        if inner == ".jsonl":
             return load_beir(path)
-        return [_LOADERS[suffix](path, doc_id)]
+        return [_LOADERS[inner](path, doc_id)]
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc
     except OSError as exc:

@@ -149,7 +149,7 @@ def title_from_path(path: Path) -> str:
     A leading sort or id prefix (``01-``, ``doc-027-``, ``2024-06-23-``) is dropped when something remains;
     ``-`` and ``_`` become spaces.
     """
-    stem = path.stem
+    stem = Path(path.stem).stem if path.suffix.lower() == ".gz" else path.stem
     trimmed = _ID_PREFIX.sub("", stem)
     words = re.sub(r"[-_\s]+", " ", trimmed or stem).strip()
     return words or stem
@@ -161,9 +161,65 @@ def tidy(text: str) -> str:
     return _BLANK_RUN.sub("\n\n", text).strip()
 
 
+_MAX_DECOMPRESSED = 256 * 1024 * 1024  # bytes: a larger .gz member is refused (a decompression bomb)
+_SNIFF = 8192  # bytes read to tell text from binary content
+_MAGIC = (
+    (b"\x7fELF", "an ELF executable"), (b"MZ", "a Windows executable"), (b"PK\x03\x04", "a zip archive"),
+    (b"\x1f\x8b", "gzip data"), (b"%PDF", "a PDF"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"), (b"SQLite format 3\x00", "an SQLite database"), (b"\xca\xfe\xba\xbe", "a Mach-O or Java class file"),
+    (b"\xcf\xfa\xed\xfe", "a Mach-O executable"), (b"7z\xbc\xaf", "a 7-zip archive"), (b"BZh", "bzip2 data"),
+    (b"\xfd7zXZ\x00", "xz data"), (b"\x00asm", "WebAssembly"), (b"OggS", "Ogg media"), (b"RIFF", "RIFF media"),
+)
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+_CONTROL = frozenset(range(32)) - {9, 10, 12, 13, 27, 8} | {127}
+
+
+def binary_kind(data: bytes) -> str | None:
+    """What binary content ``data`` (the start of a file) holds, or None when it reads as text.
+
+    Binary: a known file signature (ELF, zip, PNG, ...), a NUL byte, or more than 10% control characters
+    (random bytes have about 12%), unless the data starts with a UTF-16/32 byte-order mark.
+    """
+    head = data[:_SNIFF]
+    if any(head.startswith(bom) for bom, _ in _BOMS):
+        return None
+    for magic, kind in _MAGIC:
+        if head.startswith(magic) and (magic != b"MZ" or b"\x00" in head[:64]):
+            return kind
+    if b"\x00" in head:
+        return "NUL bytes"
+    if head and sum(b in _CONTROL for b in head) > 0.1 * len(head):
+        return "control characters"
+    return None
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes; a ``.gz`` file is decompressed (``IngestError`` when corrupt or too large)."""
+    if path.suffix.lower() != ".gz":
+        return path.read_bytes()
+    import gzip
+    import zlib
+
+    try:
+        with gzip.open(path, "rb") as fh:
+            data = fh.read(_MAX_DECOMPRESSED + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise IngestError(f"corrupt gzip file ({' '.join(str(exc).split())}); check the file") from exc
+    if len(data) > _MAX_DECOMPRESSED:
+        raise IngestError(f"decompresses to more than {_MAX_DECOMPRESSED // 2**20} MiB; decompress it first")
+    return data
+
+
 def read_text(path: Path) -> str:
-    """Decode a text file: UTF-8 (BOM stripped), else cp1252, else latin-1 (which never fails)."""
-    data = path.read_bytes()
+    """Decode a text file (``.gz`` decompressed): a UTF-16/32 BOM's encoding, UTF-8 (BOM stripped), else cp1252,
+    else latin-1 (which never fails)."""
+    data = read_bytes(path)
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise IngestError(f"not valid {encoding.upper()} text ({exc.reason}); re-save the file as UTF-8") from exc
     for encoding in ("utf-8-sig", "cp1252"):
         try:
             return data.decode(encoding)
