@@ -35,6 +35,7 @@ _GUTTER_ZONE = (0.3, 0.7)  # fraction of the page width where a gutter may lie
 _MIN_COLUMN_LINES = 5
 _MIN_WORDS_PER_LINE = 4
 _LINE_TOLERANCE = 3.0  # points: words whose tops differ by less are on one line
+_RULE = 3.0  # points: a path this thin is a rule (line), thicker ones in both directions are boxes
 _WORD_PAD = 2.0  # points added on each side of a word when looking for a gutter
 _PROSE_WORDS = 0.7  # share of words with a letter in a column of prose
 _PROSE_LOWER = 0.4  # share of cased words starting lower-case in a column of prose
@@ -138,9 +139,10 @@ def _gutter(lines: list[list[dict[str, Any]]], width: float) -> float | None:
     left = [part for line in narrow if (part := [w for w in line if w["x1"] <= mid])]
     right = [part for line in narrow if (part := [w for w in line if w["x0"] >= mid])]
     for side in (left, right):
-        if len(side) < _MIN_COLUMN_LINES or statistics.median(len(line) for line in side) < _MIN_WORDS_PER_LINE:
+        words_per_line = statistics.median(sum(len(w["text"].split()) for w in line) for line in side)
+        if len(side) < _MIN_COLUMN_LINES or words_per_line < _MIN_WORDS_PER_LINE:
             return None
-        if not _is_prose([w["text"] for line in side for w in line]):
+        if not _is_prose([word for line in side for w in line for word in w["text"].split()]):
             return None
     return mid
 
@@ -191,16 +193,13 @@ def _inside(word: dict[str, Any], bbox: tuple[float, float, float, float]) -> bo
     return bbox[0] <= x <= bbox[2] and bbox[1] <= y <= bbox[3]
 
 
-def layout_page(page: Any) -> list[str] | None:
-    """Lines of one pdfplumber page in reading order with tables as pipe-table lines, or None when plain."""
-    tables = []
-    for table in page.find_tables():
-        md = table_to_markdown(table.extract())
-        if md is not None:
-            tables.append((table.bbox, md))
-    words = page.extract_words(keep_blank_chars=False, use_text_flow=False)
+def layout_words(words: list[dict[str, Any]], tables: list[tuple[Any, tuple[str, str]]], width: float) -> list[str] | None:
+    """Lines in reading order from positioned words and found tables, or None for a plain one-column page.
+
+    ``words``: dicts with ``x0``, ``x1``, ``top``, ``bottom`` (points, from the top) and ``text``;
+    ``tables``: (bbox, (caption, pipe table)) pairs; the words inside a table's bbox are left out.
+    """
     words = [w for w in words if not any(_inside(w, bbox) for bbox, _ in tables)]
-    width = float(page.width)
     columns = _gutter(_lines_of(words), width) is not None
     if not tables and not columns:
         return None
@@ -219,16 +218,106 @@ def layout_page(page: Any) -> list[str] | None:
     return out
 
 
+def layout_page(page: Any) -> list[str] | None:
+    """``layout_words`` for one pdfplumber page: its ruled tables and its words."""
+    tables = []
+    for table in page.find_tables():
+        md = table_to_markdown(table.extract())
+        if md is not None:
+            tables.append((table.bbox, md))
+    words = page.extract_words(keep_blank_chars=False, use_text_flow=False)
+    return layout_words(words, tables, float(page.width))
+
+
+def _may_hold_ruled_table(paths: Any, pdfium_c: Any) -> bool:
+    """Whether a page's path objects could form a ruled table: two horizontal and two vertical rules, or
+    two boxes (a path of 8 or more segments, a whole grid, counts as two)."""
+    horizontal = vertical = boxes = 0
+    for obj in paths:
+        left, bottom, right, top = obj.get_bounds()
+        w, h = right - left, top - bottom
+        if h <= _RULE and w > _RULE:
+            horizontal += 1
+        elif w <= _RULE and h > _RULE:
+            vertical += 1
+        elif w > _RULE and h > _RULE:
+            boxes += 2 if pdfium_c.FPDFPath_CountSegments(obj.raw) >= 8 else 1
+        if boxes >= 2 or (horizontal >= 2 and vertical >= 2):
+            return True
+    return False
+
+
+def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], bool, float]] | None:
+    """Per page, from pypdfium2 (fast): text segments as positioned words, whether its paths could form a
+    ruled table (``_may_hold_ruled_table``), and its width; None when pypdfium2 cannot read the file."""
+    try:
+        import pypdfium2 as pdfium
+        import pypdfium2.raw as pdfium_c
+    except ImportError:  # pragma: no cover - installed with pdfplumber
+        return None
+    out = []
+    try:
+        doc = pdfium.PdfDocument(str(path))
+    except Exception as exc:  # noqa: BLE001 - pdfium's errors on odd files; pdfplumber is tried instead
+        logger.debug("pypdfium2 could not open %s: %s", path, exc)
+        return None
+    try:
+        for i in range(min(n_pages, len(doc))):
+            page = doc[i]
+            textpage = page.get_textpage()
+            try:
+                height = page.get_height()
+                words = []
+                for k in range(textpage.count_rects()):
+                    left, bottom, right, top = textpage.get_rect(k)
+                    text = textpage.get_text_bounded(left, bottom, right, top)
+                    if text.strip():
+                        words.append({"x0": left, "x1": right, "top": height - top, "bottom": height - bottom,
+                                      "text": " ".join(text.split())})
+                paths = page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=3)
+                out.append((words, _may_hold_ruled_table(paths, pdfium_c), page.get_width()))
+            finally:
+                textpage.close()
+                page.close()
+    except Exception as exc:  # noqa: BLE001
+        logger.debug("pypdfium2 could not read %s: %s", path, exc)
+        return None
+    finally:
+        doc.close()
+    return out
+
+
 def page_layouts(path: Path, n_pages: int) -> list[list[str] | None]:
-    """``layout_page`` for each page of the PDF at ``path``; None for plain pages and on any failure."""
+    """Laid-out lines for each page of the PDF at ``path``; None for plain pages and on any failure.
+
+    pypdfium2 reads every page quickly: a page whose paths cannot form a ruled table is laid out from
+    pdfium's text segments (columns only); pdfplumber parses only the pages that may hold a ruled table.
+    """
     result: list[list[str] | None] = [None] * n_pages
+    fast = _pdfium_pages(path, n_pages)
+    wanted = list(range(n_pages))
+    if fast is not None and len(fast) == n_pages:
+        wanted = []
+        for i, (words, has_paths, width) in enumerate(fast):
+            if has_paths:
+                wanted.append(i)
+            else:
+                try:
+                    result[i] = layout_words(words, [], width)
+                except Exception as exc:  # noqa: BLE001
+                    logger.debug("could not lay out page %d of %s: %s", i + 1, path, exc)
+    if not wanted:
+        return result
     try:
         import pdfplumber
     except ImportError:  # pragma: no cover - a dependency; without it pypdf's text is used as is
         return result
     try:
         with pdfplumber.open(str(path)) as pdf:
-            for i, page in enumerate(pdf.pages[:n_pages]):
+            for i in wanted:
+                if i >= len(pdf.pages):
+                    break
+                page = pdf.pages[i]
                 try:
                     result[i] = layout_page(page)
                 except Exception as exc:  # noqa: BLE001 - pdfminer raises many types on odd pages
