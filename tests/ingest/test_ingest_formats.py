@@ -105,6 +105,29 @@ def test_pptx_one_page_per_slide(tmp_path):
     assert "## Relay rollout\n\n- Week 1: staging\n- Week 2: production\n\nNotes: Mention the 9090 port." in doc.text
     assert "| Item | Cost |\n| --- | --- |\n| Servers | 1200 |" in doc.text
     assert doc.page_at(doc.text.index("Servers")) == 2
+    assert doc.warnings == ()
+
+
+def test_pptx_picture_only_slide_warns(tmp_path):
+    import pptx
+    from pptx.util import Inches
+
+    png = tmp_path / "dot.png"
+    png.write_bytes(
+        bytes.fromhex(
+            "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002"
+            "0001e221bc330000000049454e44ae426082"
+        )
+    )
+    deck = pptx.Presentation()
+    first = deck.slides.add_slide(deck.slide_layouts[5])
+    first.shapes.title.text = "Overview"
+    pictures = deck.slides.add_slide(deck.slide_layouts[6])
+    pictures.shapes.add_picture(str(png), Inches(1), Inches(1))
+    path = tmp_path / "deck.pptx"
+    deck.save(str(path))
+    doc = load_file(path, "deck.pptx")[0]
+    assert doc.warnings == ("slide 2 has only pictures, no text: its content is missing",)
 
 
 def test_epub_chapters_in_spine_order(tmp_path):

@@ -15,7 +15,7 @@ EXPECTED_FAILURES = {
 }
 
 
-@pytest.mark.slow  # about 15 s: every PDF, HTML and Markdown sample
+@pytest.mark.slow  # about 50 s: every PDF (layout with pdfplumber included), HTML and Markdown sample
 def test_every_sample_loads_or_fails_cleanly():
     found = discover([need(SAMPLES)])
     assert len(found) > 150

@@ -6,6 +6,8 @@ item (``Document.pages``), so a citation names the chapter file's position. Meta
 Core: ``title``, ``author`` (creators), ``created``/``updated`` (``dc:date``; ``dcterms:modified``),
 ``lang``, ``tags`` (``dc:subject``), ``publisher``.
 
+A spine document that cannot be parsed adds a line to ``Document.warnings``.
+
 Errors (``IngestError``): not a zip package, or ebooklib cannot read the package (missing OPF, bad XML).
 """
 
@@ -55,6 +57,7 @@ def load_epub(path: Path, doc_id: str) -> Document:
         raise IngestError(f"not a readable EPUB ({' '.join(str(exc).split())[:150]})") from exc
     text = ""
     offsets: list[int] = []
+    notes: list[str] = []
     for item_id, _linear in book.spine:
         item = book.get_item_with_id(item_id)
         if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT or isinstance(item, epub.EpubNav):
@@ -64,7 +67,8 @@ def load_epub(path: Path, doc_id: str) -> Document:
             continue
         try:
             root = lxml_html.document_fromstring(content)
-        except (etree.ParserError, ValueError):
+        except (etree.ParserError, ValueError) as exc:
+            notes.append(f"{item.get_name()} could not be parsed ({' '.join(str(exc).split())[:80]}); its text is missing")
             continue
         clean_tree(root)
         body = root.find(".//body")
@@ -105,4 +109,5 @@ def load_epub(path: Path, doc_id: str) -> Document:
         format="epub",
         metadata=normalise_metadata(raw),
         pages=tuple(offsets),
+        warnings=tuple(notes),
     )

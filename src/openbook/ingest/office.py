@@ -6,7 +6,8 @@ paragraphs (``List ...`` styles or numbering) become ``- `` lines, tables become
 row as the header (merged cells read once). PPTX: one page per slide (``Document.pages`` holds each slide's
 offset, so a citation names the slide): ``## <slide title>`` (or ``## Slide n``), its text frames in
 reading order (top, then left), indented paragraphs as ``- `` lines, tables as pipe tables, speaker notes
-after ``Notes:``; grouped shapes are read too.
+after ``Notes:``; grouped shapes are read too. A slide made only of pictures adds a line to
+``Document.warnings``.
 
 Metadata of both: core properties ``title``, ``author``, ``created``, ``updated`` (modified), ``tags``
 (keywords, comma- or semicolon-separated), ``subject``, ``category``; custom properties
@@ -229,9 +230,12 @@ def load_pptx(path: Path, doc_id: str) -> Document:
     text = ""
     offsets: list[int] = []
     first_title = ""
+    notes: list[str] = []
     for number, slide in enumerate(deck.slides, 1):
         title, blocks = _slide_blocks(slide)
         first_title = first_title or title
+        if not title and not blocks and any(getattr(shape, "shape_type", None) == 13 for shape in slide.shapes):
+            notes.append(f"slide {number} has only pictures, no text: its content is missing")
         page = "\n\n".join([f"## {title or f'Slide {number}'}", *blocks])
         if text:
             text += "\n\n"
@@ -242,5 +246,5 @@ def load_pptx(path: Path, doc_id: str) -> Document:
     title = str(raw.get("title") or "").strip() or first_title or title_from_path(path)
     return Document(
         doc_id=doc_id, text=text, title=title, source=str(path.resolve()), format="pptx",
-        metadata=normalise_metadata(raw), pages=tuple(offsets),
+        metadata=normalise_metadata(raw), pages=tuple(offsets), warnings=tuple(notes),
     )
