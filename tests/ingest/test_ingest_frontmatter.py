@@ -102,3 +102,28 @@ def test_text_front_matter_and_acl_header_line(tmp_path):
     assert doc.metadata["acl"] == ["hr", "finance"]
     with pytest.raises(IngestError, match="malformed acl"):
         _load(tmp_path, "c.txt", "Pay bands\nAcl:\n\nBand Q9 salary ceiling.\n")
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ROLE = st.text(alphabet=st.characters(categories=("L", "N")), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(roles=st.lists(_ROLE, min_size=1, max_size=4), form=st.sampled_from(["yaml", "toml", "json"]),
+       key=st.sampled_from(["acl", "ACL", "Acl", "allowed_roles"]), lead=st.sampled_from(["", "\n", "\ufeff", " \n\n"]))
+def test_access_list_survives_every_form(roles, form, key, lead):
+    import json
+
+    quoted = ", ".join(json.dumps(r, ensure_ascii=False) for r in roles)
+    head = {
+        "yaml": f"---\n{key}: [{quoted}]\n---",
+        "toml": f"+++\n{key} = [{quoted}]\n+++",
+        "json": f"{{\n{json.dumps(key)}: [{quoted}]\n}}",
+    }[form]
+    data, body = split_front_matter(lead + head + "\n\nBody text.\n")
+    from openbook.ingest._common import normalise_metadata
+
+    assert normalise_metadata(data)["acl"] == [r.strip() for r in roles]
+    assert body.strip() == "Body text."

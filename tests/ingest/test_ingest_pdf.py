@@ -174,3 +174,18 @@ def test_ruled_table_becomes_pipe_table(tmp_path):
     doc = load_file(write_layout_pdf(tmp_path / "checks.pdf", [items]), "checks.pdf")[0]
     assert "| State | Permits | Checks |\n| --- | --- | --- |\n| Alabama | 18,870 | 23,022 |\n| Alaska | 209 | 3,062 |" in doc.text
     assert doc.text.index("Background checks") < doc.text.index("| State") < doc.text.index("Totals are")
+
+
+def test_info_acl_and_keywords(tmp_path):
+    from pypdf import PdfReader, PdfWriter
+
+    source = write_pdf(tmp_path / "plain.pdf", [["Band Q9 salary ceiling is 95000 crowns."]])
+    for name, acl in (("ok.pdf", "hr, finance"), ("bad.pdf", " ")):
+        writer = PdfWriter(clone_from=PdfReader(source))
+        writer.add_metadata({"/ACL": acl, "/Keywords": "pay; bands"})
+        with open(tmp_path / name, "wb") as fh:
+            writer.write(fh)
+    doc = load_file(tmp_path / "ok.pdf", "ok.pdf")[0]
+    assert doc.metadata["acl"] == ["hr", "finance"] and doc.metadata["tags"] == ["pay", "bands"]
+    with pytest.raises(IngestError, match="bad.pdf: malformed acl"):
+        load_file(tmp_path / "bad.pdf", "bad.pdf")

@@ -46,6 +46,7 @@ from typing import Iterator
 from ..errors import IngestError
 from ..types import Document
 from ._common import iso_date, logger, normalise_metadata, title_from_path
+from .frontmatter import canonical_key
 from .pdf_layout import page_layouts
 
 _EDGE_LINES = 3
@@ -242,6 +243,8 @@ def reflow(lines: list[str], seen: frozenset[str] = frozenset()) -> str:
 
 
 def _pdf_metadata(reader) -> tuple[str, dict[str, object]]:
+    """Title and metadata from the /Info dictionary: author, dates, /Keywords as tags, a custom /ACL entry as
+    the access list (malformed: ``IngestError``, the file is refused)."""
     raw: dict[str, object] = {"page_count": len(reader.pages)}
     title = ""
     try:
@@ -250,6 +253,12 @@ def _pdf_metadata(reader) -> tuple[str, dict[str, object]]:
             title = str(info.title or "").strip()
             if info.author:
                 raw["author"] = str(info.author)
+            keywords = info.get("/Keywords")
+            if isinstance(keywords, str) and keywords.strip():
+                raw["tags"] = [k.strip() for k in re.split(r"[,;]", keywords) if k.strip()]
+            for key in list(info.keys()):
+                if canonical_key(str(key).lstrip("/")) == "acl":  # a custom /ACL entry: the access list
+                    raw["acl"] = str(info[key])
             for key, target in (("/ModDate", "updated"), ("/CreationDate", "created")):
                 value = info.get(key)
                 if isinstance(value, str):
