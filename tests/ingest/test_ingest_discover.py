@@ -56,7 +56,7 @@ def test_utf16_text_is_text(tmp_path):
 
 
 def test_unsupported_and_compressed_binary_types_are_skips(tmp_path):
-    for name in ("archive.tar.gz", "data.bin", "README"):
+    for name in ("archive.tar.gz", "data.bin", "Makefile"):
         (tmp_path / name).write_bytes(b"x")
         with pytest.raises(UnsupportedFormatError, match="unsupported"):
             load_file(tmp_path / name, name)
@@ -71,3 +71,13 @@ def test_symlinked_folders_followed_once(tmp_path):
     (tmp_path / "docs" / "loop").symlink_to(tmp_path / "docs", target_is_directory=True)
     found = [doc_id for _, doc_id in discover([tmp_path / "docs"])]
     assert found == ["b.md", "linked/a.md"]
+
+
+def test_conventional_text_names_are_text(tmp_path):
+    import gzip
+
+    (tmp_path / "README").write_text("Relay\n\nInstall with make.\n", encoding="utf-8")
+    (tmp_path / "changelog.Debian.gz").write_bytes(gzip.compress(b"relay (2.3-1) unstable; urgency=low\n\n  * New upstream.\n"))
+    assert load_file(tmp_path / "README", "README")[0].format == "text"
+    doc = load_file(tmp_path / "changelog.Debian.gz", "changelog.Debian.gz")[0]
+    assert doc.format == "text" and "New upstream" in doc.text

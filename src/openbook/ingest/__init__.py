@@ -63,13 +63,25 @@ _MAN_SECTION = re.compile(r"^\.[1-9][a-z]{1,4}$")  # ls.1ssl, perl.3pm
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset({*_LOADERS, ".jsonl", ".gz"})
 
 
+# plain-text files that conventionally have no suffix (or a non-format one: changelog.Debian, NEWS.old)
+_TEXT_NAMES = re.compile(
+    r"^(?:readme|news|changelog|changes|history|authors|contributors|copying|copyright|license|licence|install|"
+    r"todo|thanks|notice|contributing|credits|bugs|faq)(?:\.[^.]*)?$",
+    re.IGNORECASE,
+)
+
+
 def _format_suffix(path: Path) -> str:
-    """The suffix that picks the loader: ``.md`` for ``a.md``, ``.1`` for ``ls.1.gz`` and ``perl.3pm``."""
+    """The suffix that picks the loader: ``.md`` for ``a.md``, ``.1`` for ``ls.1.gz`` and ``perl.3pm``,
+    ``.txt`` for conventional text names (``README``, ``NEWS.gz``, ``changelog.Debian.gz``)."""
     suffix = path.suffix.lower()
-    if suffix == ".gz":
-        inner = Path(path.stem).suffix.lower()
-        return ".gz" + (".1" if _MAN_SECTION.match(inner) else inner)
-    return ".1" if _MAN_SECTION.match(suffix) else suffix
+    name = path.stem if suffix == ".gz" else path.name
+    inner = Path(name).suffix.lower() if suffix == ".gz" else suffix
+    if _MAN_SECTION.match(inner):
+        inner = ".1"
+    elif inner not in _LOADERS and _TEXT_NAMES.match(name):
+        inner = ".txt"
+    return (".gz" + inner) if suffix == ".gz" else inner
 
 
 def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
@@ -126,8 +138,12 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
     Returns:
         The documents, in file order.
 
+    Plain-text files named by convention (``README``, ``NEWS``, ``changelog.Debian``, ``COPYING`` ..., also
+    gzip-compressed) are read as text.
+
     Raises:
-        UnsupportedFormatError: no loader for the suffix (message lists the supported ones).
+        UnsupportedFormatError: no loader for the suffix (message lists the supported ones), or binary
+            content in a text format.
         IngestError: the file cannot be read or parsed; the message is one line, ``<path>: <reason>``.
     """
     path = Path(path)
