@@ -93,11 +93,11 @@ def test_skyladder_tables_kept_with_header():
 
 
 def test_main_content_quality_vs_readability():
-    """Macro token P/R/F1 vs Readability's expected output (measured 0.925 / 0.967 / 0.933 on 29 pages)."""
+    """Macro token P/R/F1 vs Readability's expected output (measured 0.944 / 0.960 / 0.939 on 29 pages)."""
     need(SAMPLES / "html")
     assert len(sample_names()) >= 25
     precision, recall, f1 = macro("auto")
-    assert recall >= 0.95 and precision >= 0.90 and f1 >= 0.92, (precision, recall, f1)
+    assert recall >= 0.95 and precision >= 0.93 and f1 >= 0.935, (precision, recall, f1)
 
 
 @pytest.mark.parametrize("name", ["gmw", "hukumusume", "qq", "pixnet"])
