@@ -127,3 +127,8 @@ def test_access_list_survives_every_form(roles, form, key, lead):
 
     assert normalise_metadata(data)["acl"] == [r.strip() for r in roles]
     assert body.strip() == "Body text."
+
+
+def test_json_text_file_is_text(tmp_path):
+    doc = _load(tmp_path, "dump.txt", '{\n  "relay": 9090\n}\n')
+    assert '"relay": 9090' in doc.text and not doc.metadata.get("relay")

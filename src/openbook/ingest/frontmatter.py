@@ -214,7 +214,8 @@ def split_front_matter(source: str, *, plain_metadata: bool = True) -> tuple[dic
 
     Args:
         source: the decoded file.
-        plain_metadata: also read unfenced blocks (Pandoc ``%`` title block, MultiMarkdown ``Key: value``).
+        plain_metadata: also read the forms without a ``---``/``+++`` fence (JSON object, Pandoc ``%`` title
+            block, MultiMarkdown ``Key: value``); the Markdown loader does, others read fenced blocks only.
 
     Returns:
         The block's mapping, reserved keys in canonical spelling (values as parsed: lists, dates, numbers),
@@ -239,12 +240,12 @@ def split_front_matter(source: str, *, plain_metadata: bool = True) -> tuple[dic
             return {}, source
         data, body_start = found
         return data, "\n".join(lines[body_start:])
+    if not plain_metadata:
+        return {}, source
     if first == "{":
         offset = sum(len(line) + 1 for line in lines[:start])
         data, end = _json_block("\n".join(lines), offset)
         return data, "\n".join(lines)[end:].lstrip(" \t\r").removeprefix("\n")
-    if not plain_metadata:
-        return {}, source
     if first.startswith("%") and start == 0:
         data, body_start = _pandoc_title_block(lines, start)
         return data, "\n".join(lines[body_start:])
