@@ -116,13 +116,14 @@ def test_compound_hyphens_kept_syllable_breaks_joined(tmp_path):
             "Release notes for the Tallowmere depot and its well-",
             "known loading bay. The docu-",
             "ment explains the follow-",
-            "up checks and the new Anti-",
+            "up checks for COVID-",
+            "19 and the new Anti-",
             "Corruption rules, and the infor-",
             "mation desk hours.",
         ]],
     )
     text = load_file(path, "notes.pdf")[0].text
-    assert "well-known" in text and "follow-up" in text and "Anti-Corruption" in text
+    assert "well-known" in text and "follow-up" in text and "Anti-Corruption" in text and "COVID-19" in text
     assert "document" in text and "information" in text
 
 

@@ -191,10 +191,10 @@ def _join(left: str, right: str, seen: frozenset[str] = frozenset()) -> str:
     """Join two pieces of one paragraph: de-hyphenate (compounds keep their hyphen), else a space."""
     if not left:
         return right
-    if _HYPHEN_END.search(left) and right[:1].isalpha():
+    if _HYPHEN_END.search(left) and right[:1].isalnum():
         head, tail = _LAST_WORD.search(left), _FIRST_WORD.match(right)
         if not right[:1].islower() or (head and tail and keeps_hyphen(head[1], tail[1], seen)):
-            return left + right  # "self-" + "service", "Anti-" + "Corruption"
+            return left + right  # "self-" + "service", "Anti-" + "Corruption", "COVID-" + "19"
         return left[:-1] + right
     if _CJK.match(left[-1]) and _CJK.match(right[0]):
         return left + right
