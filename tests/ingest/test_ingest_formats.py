@@ -273,3 +273,10 @@ def test_gzip_markdown_and_text(tmp_path):
     (tmp_path / "corrupt.txt.gz").write_bytes(b"\x1f\x8b\x08\x00broken")
     with pytest.raises(IngestError, match="corrupt gzip"):
         load_file(tmp_path / "corrupt.txt.gz", "corrupt.txt.gz")
+
+
+def test_numbered_file_without_macros_is_text(tmp_path):
+    path = tmp_path / "relay.log.1"
+    path.write_text("2024-05-01 relay started on port 9090\n2024-05-01 relay stopped\n", encoding="utf-8")
+    doc = load_file(path, "relay.log.1")[0]
+    assert doc.format == "text" and "port 9090" in doc.text

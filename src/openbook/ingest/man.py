@@ -13,7 +13,8 @@ reads the macros man pages actually use and leaves the rest as text:
   their words; escapes ``\\fB`` ``\\fI`` ``\\fR`` ``\\f(CW`` ``\\-`` ``\\(em`` ``\\(aq`` ``\\e`` ``\\&`` ``\\*(lq``
   and others are resolved; comments (``.\\"``, ``\\"``) and unknown requests are dropped.
 
-Raises nothing of its own: a file with no macros reads as plain text under its title.
+A file without ``.TH``/``.Dt``/``.Dd``/``.SH`` macros (a rotated log named ``syslog.1``) is read by the
+plain-text loader instead. Raises nothing of its own.
 """
 
 from __future__ import annotations
@@ -237,7 +238,12 @@ def load_man(path: Path, doc_id: str) -> Document:
     Title: ``name(section)`` from ``.TH``/``.Dt`` plus the NAME line's description, else the file name.
     Metadata: ``updated`` from the ``.TH``/``.Dd`` date, ``source`` and ``manual`` when given.
     """
-    text, head = roff_to_text(read_text(path))
+    source = read_text(path)
+    if not re.search(r"^[.'][ \t]*(?:TH|Dt|Dd|SH|Sh)\b", source[:20000], re.MULTILINE):
+        from .text import load_text  # a rotated log (syslog.1) or notes named like a man page
+
+        return load_text(path, doc_id)
+    text, head = roff_to_text(source)
     name = head.get("name", "").strip()
     title = f"{name.lower() if name.isupper() else name}({head['section']})" if name and head.get("section") else name
     m = re.search(r"^## NAME\s*\n+(.+)$", text, re.MULTILINE | re.IGNORECASE)
