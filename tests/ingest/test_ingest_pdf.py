@@ -160,10 +160,8 @@ def test_two_columns_read_in_order(tmp_path):
     assert doc.text.index("A Title That Spans") < order[0]
 
 
-def test_ruled_table_becomes_pipe_table(tmp_path):
-    rows = [("State", "Permits", "Checks"), ("Alabama", "18,870", "23,022"), ("Alaska", "209", "3,062")]
-    items = [("text", 72, 740, "Background checks by state, November.")]
-    xs, top = [60, 200, 340, 480], 700
+def _ruled_table(rows, top=700):
+    items, xs = [], [60, 200, 340, 480]
     for i, row in enumerate(rows):
         for j, cell in enumerate(row):
             items.append(("text", xs[j] + 5, top - 20 * i - 14, cell))
@@ -171,6 +169,12 @@ def test_ruled_table_becomes_pipe_table(tmp_path):
         items.append(("line", xs[0], top - 20 * i, xs[-1], top - 20 * i))
     for x in xs:
         items.append(("line", x, top, x, top - 20 * len(rows)))
+    return items
+
+
+def test_ruled_table_becomes_pipe_table(tmp_path):
+    rows = [("State", "Permits", "Checks"), ("Alabama", "18,870", "23,022"), ("Alaska", "209", "3,062")]
+    items = [("text", 72, 740, "Background checks by state, November."), *_ruled_table(rows)]
     items.append(("text", 72, 600, "Totals are provisional."))
     doc = load_file(write_layout_pdf(tmp_path / "checks.pdf", [items]), "checks.pdf")[0]
     assert "| State | Permits | Checks |\n| --- | --- | --- |\n| Alabama | 18,870 | 23,022 |\n| Alaska | 209 | 3,062 |" in doc.text
@@ -190,3 +194,11 @@ def test_info_acl_and_keywords(tmp_path):
     assert doc.metadata["acl"] == ["hr", "finance"] and doc.metadata["tags"] == ["pay", "bands"]
     with pytest.raises(IngestError, match="bad.pdf: malformed acl"):
         load_file(tmp_path / "bad.pdf", "bad.pdf")
+
+
+def test_table_continued_on_next_page_gets_its_header(tmp_path):
+    first = _ruled_table([("State", "Permits", "Checks"), ("Alabama", "18,870", "23,022"), ("Alaska", "209", "3,062")])
+    second = _ruled_table([("Arizona", "2,303", "12,382"), ("Arkansas", "3,298", "6,359")])
+    doc = load_file(write_layout_pdf(tmp_path / "checks.pdf", [first, second]), "checks.pdf")[0]
+    page2 = doc.text[doc.pages[1]:]
+    assert page2.startswith("| State | Permits | Checks |\n| --- | --- | --- |\n| Arizona | 2,303 | 12,382 |"), page2

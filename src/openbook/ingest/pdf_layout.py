@@ -9,7 +9,9 @@ needs it; otherwise ``page_layouts`` returns None for it and the loader keeps py
   rows with a single text cell across the table (a caption or title) become a line above it; a ruled band
   that holds several lines in every cell (rows drawn without lines between them) is split into one row per
   line; ``None`` cells of merged spans become empty cells. The page's other text is read around the tables,
-  in vertical order.
+  in vertical order. A table whose first row holds values (most cells with a digit), on a page after a
+  table with the same number of columns whose first row held names, gets that header row
+  (``carry_headers``: a table continued across a page break).
 - **Columns**: lines of words are grouped top to bottom; a line that crosses the page's vertical gutter (a
   title or a full-width paragraph) is read as one line; a run of lines that do not is read left column first,
   then right column. A gutter is a vertical strip at least ``_MIN_GUTTER`` points wide in the middle
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -287,6 +290,39 @@ def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], 
     return out
 
 
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
+
+
+def _data_like(cells: list[str]) -> bool:
+    """A row of values rather than column names: most non-empty cells hold a digit."""
+    filled = [c for c in cells if c]
+    return bool(filled) and sum(any(ch.isdigit() for ch in c) for c in filled) > len(filled) / 2
+
+
+def carry_headers(pages: list[list[str] | None]) -> None:
+    """Give a table that continues a previous page's table (same number of columns, a first row of values
+    where the earlier table had names) the earlier table's header row, in place."""
+    header: list[str] | None = None
+    for lines in pages:
+        if lines is None:
+            continue
+        i = 0
+        while i < len(lines):
+            if lines[i].startswith("|") and i + 1 < len(lines) and lines[i + 1].startswith("| ---"):
+                first = _cells(lines[i])
+                if header is not None and _data_like(first) and len(first) == len(_cells(header[0])):
+                    lines[i:i] = header
+                    i += len(header)
+                elif not _data_like(first):
+                    header = [lines[i], lines[i + 1]]
+                i += 2
+                while i < len(lines) and lines[i].startswith("|"):
+                    i += 1
+            else:
+                i += 1
+
+
 def page_layouts(path: Path, n_pages: int) -> list[list[str] | None]:
     """Laid-out lines for each page of the PDF at ``path``; None for plain pages and on any failure.
 
@@ -326,4 +362,5 @@ def page_layouts(path: Path, n_pages: int) -> list[list[str] | None]:
                     page.close()
     except Exception as exc:  # noqa: BLE001 - the file opens in pypdf; keep its text
         logger.debug("pdfplumber could not open %s: %s", path, exc)
+    carry_headers(result)
     return result
