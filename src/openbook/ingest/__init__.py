@@ -167,7 +167,7 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
                 head = read_bytes(path)[:8192]
             kind = binary_kind(head)
             if kind:
-                raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text; skipped")
+                raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":
             return load_beir(path)
         return [_LOADERS[inner](path, doc_id)]
