@@ -9,8 +9,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from dataclasses import asdict, dataclass, field
+import time
+import unicodedata
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -18,39 +21,158 @@ import numpy as np
 
 from .chunking import chunk_document
 from .config import Config
-from .errors import IngestError, ModelMismatchError, QueryError, StoreError, StoreVersionError
+from .errors import IngestError, QueryError, StoreError, StoreVersionError, UnsupportedFormatError
 from .index.analyzer import Analyzer
 from .index.dense import VectorIndex
 from .index.sparse import BM25Index
 from .ingest import discover, load_file
 from .retrieve.filters import document_passes, parse_filters
 from .store.embedded import EmbeddedStore, write_json_atomic
-from .types import Answer, Chunk, Hit, Passage, content_hash
+from .types import Answer, Chunk, Document, Hit, Passage, content_hash
 
 INDEX_FORMAT = 1
 
 
+BATCH_MIN_CHUNKS = 1000
+"""A long ingest commits a batch once this many new chunks are pending, or as many as the index already holds
+when that is more (at most ``BATCH_MAX_EMBED_CHUNKS`` while embedding): an interrupted ingest keeps every
+committed batch, and rewriting the index per batch stays a bounded share of the work (doubling batches)."""
+
+BATCH_MAX_EMBED_CHUNKS = 4000
+"""Largest batch while embedding (about 2-4 minutes of embedding on 2 CPU cores)."""
+
+
 @dataclass
 class IngestReport:
-    """What one ``ingest`` call did; lists hold document ids (``failed``: path and one-line reason)."""
+    """What one ``ingest`` call did.
+
+    Attributes:
+        added, updated, unchanged, deleted: document ids.
+        failed: ``(path, one-line reason)`` of files or documents that could not be read, cleaned or chunked.
+        skipped: ``(path, reason)`` of files openbook does not read (their type, binary content); not failures.
+        empty: ``(path, doc_id)`` of documents with no indexable text (0 chunks); not stored.
+        warnings: ``(path, message)`` from the loaders (``Document.warnings``).
+        notes: one-line remarks on the batch (an empty folder, a symbolic link to a folder not followed).
+        chunks_added, chunks_removed: index rows written and dropped; chunks_embedded: vectors computed
+            (a changed document's unchanged chunks keep their stored vectors).
+        chunks_total, documents_total: what the store holds afterwards.
+        seconds: wall time of the ingest.
+        interrupted: Ctrl-C stopped it; the lists hold what was committed before (the next run resumes).
+    """
 
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    empty: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     chunks_added: int = 0
     chunks_removed: int = 0
+    chunks_embedded: int = 0
     chunks_total: int = 0
     documents_total: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
 
     @property
     def ok(self) -> bool:
         """False only when files failed and nothing at all could be ingested."""
         return not (self.failed and not (self.added or self.updated or self.unchanged))
 
+    def skip_summary(self) -> str:
+        """``skipped`` in one line, grouped by reason and file type (``""`` when nothing was skipped).
+
+        Example: ``skipped 86 files: 80 .rst, 4 .docx (unsupported type); 2 .txt (binary content)``.
+        """
+        if not self.skipped:
+            return ""
+        groups: dict[str, dict[str, int]] = {}
+        for path, reason in self.skipped:
+            why = _skip_reason(path, reason)
+            suffix = Path(path).suffix.lower() or "(no suffix)"
+            groups.setdefault(why, {}).setdefault(suffix, 0)
+            groups[why][suffix] += 1
+        parts = []
+        for why, counts in groups.items():
+            kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            parts.append(f"{kinds} ({why})")
+        n = len(self.skipped)
+        return f"skipped {n} file{'s' if n != 1 else ''}: " + "; ".join(parts)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"ok": self.ok}
+
+
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped ``Engine.ingest``; ``report`` holds what was committed before it.
+
+    A ``KeyboardInterrupt``, so code that does not know it still stops; the next ingest of the same paths
+    resumes (committed documents are unchanged and skipped).
+    """
+
+    def __init__(self, report: IngestReport) -> None:
+        super().__init__("ingest interrupted")
+        self.report = report
+
+
+@dataclass
+class _Batch:
+    """What the open transaction has written to SQLite but not yet indexed and committed."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    tokens: list[list[str]] = field(default_factory=list)
+    removed: set[str] = field(default_factory=set)
+    reuse: set[str] = field(default_factory=set)  # new chunk ids whose committed vector is still valid
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    def touched(self) -> bool:
+        return bool(self.chunks or self.removed or self.added or self.updated or self.deleted)
+
+
+def nfc(text: str) -> str:
+    """Unicode NFC form of a document id or path, so an id typed on one system matches one stored by another."""
+    return unicodedata.normalize("NFC", text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _failure(file: Path, exc: BaseException, doc_id: str | None = None) -> str:
+    """One line naming the file (and the document of a multi-document file) and the reason."""
+    message = _one_line(str(exc))
+    if not isinstance(exc, IngestError):
+        message = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    where = f"{file} (document {doc_id})" if doc_id else str(file)
+    return message if message.startswith(str(file)) else f"{where}: {message}"
+
+
+def _skip_reason(path: str, reason: str) -> str:
+    """The short reason of a skip: ``unsupported type``, or the loader's words after the path."""
+    text = reason[len(path):].lstrip(" :") if reason.startswith(path) else reason
+    if text.startswith("unsupported file type"):
+        return "unsupported type"
+    return text.split(";")[0].strip() or "skipped"
+
+
+def _symlinked_folders(root: Path) -> list[Path]:
+    """Symbolic links to folders under ``root`` (hidden ones excluded), which ``discover`` does not follow."""
+    found = []
+    for folder, dirs, _ in os.walk(root):
+        for d in list(dirs):
+            if not d.startswith(".") and os.path.islink(os.path.join(folder, d)):
+                found.append(Path(folder) / d)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+    return sorted(found)
+
+
+def _under(source: str, roots: set[str]) -> bool:
+    return any(source == r or source.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
 class _LoadedIndex:
@@ -88,6 +210,7 @@ class Engine:
         self._index: _LoadedIndex | None = None
         self._index_gen = -1
         self._metadata: dict[str, dict[str, Any]] | None = None
+        self._fields: set[str] | None = None
 
     @classmethod
     def open(cls, store: str | Path | None = None, config: Config | None = None, create: bool = False) -> "Engine":
@@ -118,131 +241,249 @@ class Engine:
                           sort_keys=True)
 
     def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False,
-               embed: bool | None = None, reembed: bool = False) -> IngestReport:
+               embed: bool | None = None, reembed: bool = False,
+               on_wait: Callable[[str], None] | None = None) -> IngestReport:
         """Ingest files and folders (recursively); unchanged documents are left alone.
 
+        One file is one document (a BEIR ``corpus.jsonl``: one per line). A document's id is its path relative
+        to the folder it was first ingested from (NFC, POSIX separators); the same file reached again from
+        another folder (its parent, say) is the same document and keeps that id.
+
         Args:
-            paths: files or folders. A document's id is its path relative to the folder given.
-            sync: also delete stored documents that came from these folders but whose files are gone.
+            paths: files or folders.
+            sync: also delete stored documents under these folders whose files are gone.
             progress: show a progress bar on stderr.
             embed: embed new and changed chunks with ``config.embedding.model`` (default
-                ``config.embedding.enabled``). Unchanged chunks keep their stored vectors. A store that already
-                holds chunks but no vectors stays BM25-only until ``reembed``.
+                ``config.embedding.enabled``). Chunks whose text did not change keep their stored vectors. A
+                store that already holds chunks but no vectors stays BM25-only until ``reembed``.
             reembed: (re)compute the vectors of every chunk with ``config.embedding.model``.
+            on_wait: hears one line when another process is writing to the store (this call then waits).
 
         Returns:
-            An ``IngestReport``. Unreadable files are listed in ``failed``; the batch continues.
+            An ``IngestReport``. Every file or document that fails to load, clean or chunk is listed in
+            ``failed`` with a one-line reason and the rest of the batch lands; unsupported files are
+            ``skipped``; documents without text are ``empty``.
 
         Raises:
             IngestError: a given path does not exist.
             ModelMismatchError: the store was embedded with another model (use ``reembed``).
+            StoreError: the store is read-only.
+            IngestInterrupted: Ctrl-C; batches committed before it are kept (the next run resumes).
         """
+        start = time.perf_counter()
         report = IngestReport()
         embed = self.config.embedding.enabled if embed is None else embed
+        files, roots = self._files(paths, report)
+        with self.store.write_lock(on_wait):
+            try:
+                self._ingest_locked(files, roots, report, sync=sync, progress=progress, embed=embed,
+                                    reembed=reembed)
+            except KeyboardInterrupt:
+                report.interrupted = True
+                report.documents_total, report.chunks_total = self.store.count()
+                report.seconds = time.perf_counter() - start
+                raise IngestInterrupted(report) from None
+        report.documents_total, report.chunks_total = self.store.count()
+        report.seconds = time.perf_counter() - start
+        return report
+
+    @staticmethod
+    def _files(paths: Sequence[str | Path], report: IngestReport) -> tuple[list[tuple[Path, str, str]], set[str]]:
+        """``(file, path-derived doc id, root folder)`` for every file under ``paths``, and the root folders."""
+        files: list[tuple[Path, str, str]] = []
+        roots: set[str] = set()
+        for p in paths:
+            path = Path(p).expanduser()
+            if not path.exists():
+                raise IngestError(f"{p}: no such file or folder")
+            root = str(path.resolve() if path.is_dir() else path.resolve().parent)
+            roots.add(root)
+            found = discover([path])
+            if path.is_dir():
+                for link in _symlinked_folders(path):
+                    report.notes.append(f"{link}: a symbolic link to a folder, not followed; ingest "
+                                        f"{link.resolve()} itself to include it")
+                if not found:
+                    report.notes.append(f"{p}: no files to ingest (hidden files and folders are skipped)")
+            files.extend((f, nfc(doc_id), root) for f, doc_id in found)
+        return files, roots
+
+    def _ingest_locked(self, files: list[tuple[Path, str, str]], roots: set[str], report: IngestReport, *,
+                       sync: bool, progress: bool, embed: bool, reembed: bool) -> None:
+        """The body of ``ingest``, under the store's writer lock: load, chunk and commit in batches."""
         old = self._loaded()
         if embed and not reembed and old is not None and old.dense is not None:
             if self.config.embedding.model:
                 old.dense.check_model(self.config.embedding.model)
         sig = self._pipeline_signature()
-        files: list[tuple[Path, str, str]] = []
-        roots: set[str] = set()
-        for p in paths:
-            path = Path(p)
-            if not path.exists():
-                raise IngestError(f"{p}: no such file or folder")
-            root = str(path.resolve() if path.is_dir() else path.resolve().parent)
-            roots.add(root)
-            files.extend((f, doc_id, root) for f, doc_id in discover([path]))
         stored = self.store.documents()
+        sources = self.store.sources()
         seen: set[str] = set()
-        changed: dict[str, list[Chunk]] = {}
-        removed: set[str] = set()
         read_ok: set[str] = set()
-
         iterator: Any = files
         if progress:
             from tqdm import tqdm
 
             iterator = tqdm(files, desc="ingest", unit="file", file=sys.stderr, leave=False)
-        with self.store.transaction():
+        batch = _Batch()
+        first = True
+        self.store.begin()
+        try:
             for file, doc_id, root in iterator:
                 try:
                     docs = load_file(file, doc_id)
-                except IngestError as exc:
-                    report.failed.append((str(file), str(exc)))
+                except UnsupportedFormatError as exc:
+                    report.skipped.append((str(file), _one_line(str(exc))))
+                    continue
+                except Exception as exc:  # noqa: BLE001 - one bad file never stops the batch
+                    report.failed.append((str(file), _failure(file, exc)))
                     continue
                 read_ok.add(str(file.resolve()))
+                path_keyed = len(docs) == 1 and nfc(docs[0].doc_id) == doc_id
                 for doc in docs:
-                    if doc.doc_id in seen:
-                        report.failed.append((str(file), f"duplicate document id {doc.doc_id!r}; skipped"))
-                        continue
-                    seen.add(doc.doc_id)
-                    digest = content_hash(doc.content_hash, sig)
-                    old = stored.get(doc.doc_id)
-                    if old is not None and old.root != root and old.source != doc.source:
-                        report.failed.append((str(file), (
-                            f"document id {doc.doc_id!r} is already taken by {old.source} (ingested from "
-                            f"{old.root}); skipped. Ingest both from a common parent folder, or "
-                            f"`openbook delete {doc.doc_id}` first")))
-                        continue
-                    if old is not None and old.content_hash == digest:
-                        report.unchanged.append(doc.doc_id)
-                        continue
-                    chunks = chunk_document(doc, self.config.chunking)
-                    if old is not None:
-                        removed |= self.store.chunk_ids_of([doc.doc_id])
-                        report.updated.append(doc.doc_id)
-                    else:
-                        report.added.append(doc.doc_id)
-                    self.store.put_document(doc, root, chunks, digest)
-                    changed[doc.doc_id] = chunks
+                    report.warnings.extend((str(file), _one_line(w)) for w in doc.warnings)
+                    try:
+                        self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report)
+                    except Exception as exc:  # noqa: BLE001 - a cleaner/chunker/analyzer bug: this document only
+                        report.failed.append((str(file), _failure(file, exc, None if path_keyed else doc.doc_id)))
+                if len(batch.chunks) >= self._batch_limit(embed):
+                    self._commit_batch(batch, report, embed=embed, reembed=reembed and first, progress=progress)
+                    first, batch = False, _Batch()
+                    self.store.begin()
             if sync:
-                # gone: under a given root, not seen now, and either its file no longer exists or its file
+                # gone: under a given folder, not seen now, and either its file no longer exists or its file
                 # was read in this run without it (a document removed from a BEIR corpus.jsonl); a file that
                 # failed to load keeps its previous version
-                gone = [d for d, s in stored.items() if s.root in roots and d not in seen
-                        and (s.source in read_ok or not Path(s.source).exists())]
-                removed |= self.store.chunk_ids_of(gone)
+                done = set(report.deleted) | set(batch.deleted)
+                gone = sorted(d for d, s in stored.items() if d not in seen and d not in done
+                              and (s.root in roots or _under(s.source, roots))
+                              and (s.source in read_ok or not Path(s.source).exists()))
+                batch.removed |= self.store.chunk_ids_of(gone)
                 self.store.delete_documents(gone)
-                report.deleted.extend(sorted(gone))
-            if changed or report.deleted:
+                batch.deleted.extend(gone)
+            if batch.touched() or (reembed and first):
+                self._commit_batch(batch, report, embed=embed, reembed=reembed and first, progress=progress)
+            else:
+                self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+
+    def _batch_limit(self, embed: bool) -> int:
+        """Pending new chunks that trigger a commit (see ``BATCH_MIN_CHUNKS``)."""
+        index = self._loaded()
+        rows = index.bm25.rows if index is not None else 0
+        limit = max(BATCH_MIN_CHUNKS, rows)
+        return min(limit, BATCH_MAX_EMBED_CHUNKS) if embed else limit
+
+    def _ingest_document(self, doc: Document, root: str, path_keyed: bool, stored: dict[str, Any],
+                         sources: dict[str, list[str]], seen: set[str], sig: str, batch: _Batch,
+                         report: IngestReport) -> None:
+        """Chunk one document and write it (or nothing) into the open transaction; raises on any failure,
+        leaving the transaction as it was."""
+        doc = replace(doc, doc_id=nfc(doc.doc_id))
+        duplicates: list[str] = []
+        if path_keyed:  # one file, one document: a file already stored under another id keeps that id
+            known = [d for d in sources.get(doc.source, []) if d in stored and d not in batch.deleted]
+            if known and doc.doc_id not in known:
+                doc = replace(doc, doc_id=known[0])
+            duplicates = [d for d in known if d != doc.doc_id]
+        if doc.doc_id in seen:
+            raise IngestError(f"duplicate document id {doc.doc_id!r}; skipped")
+        seen.add(doc.doc_id)
+        digest = content_hash(doc.content_hash, sig)
+        old = stored.get(doc.doc_id)
+        if old is not None and old.root != root and old.source != doc.source:
+            raise IngestError(
+                f"document id {doc.doc_id!r} is already taken by {old.source} (ingested from {old.root}); "
+                f"skipped. Ingest both from a common parent folder, or `openbook delete {doc.doc_id}` first")
+        if old is not None and old.content_hash == digest and not duplicates:
+            report.unchanged.append(doc.doc_id)
+            return
+        chunks = chunk_document(doc, self.config.chunking)
+        tokens = [self.analyzer.analyze(c.indexed_text()) for c in chunks]
+        with self.store.savepoint():
+            removed = self.store.chunk_ids_of([doc.doc_id, *duplicates]) if (old or duplicates) else set()
+            common = removed & {c.chunk_id for c in chunks}
+            before = {cid: c.indexed_text() for cid, c in self.store.get_chunks(sorted(common)).items()}
+            reuse = {c.chunk_id for c in chunks if before.get(c.chunk_id) == c.indexed_text()}
+            self.store.delete_documents([doc.doc_id, *duplicates])
+            if chunks:
+                self.store.put_document(doc, root, chunks, digest)
+        batch.removed |= removed
+        batch.deleted.extend(duplicates)
+        if not chunks:  # reported, not stored; a previous version is removed (its text is gone)
+            report.empty.append((doc.source, doc.doc_id))
+            return
+        batch.reuse |= reuse
+        batch.chunks.extend(chunks)
+        batch.tokens.extend(tokens)
+        (batch.updated if old is not None else batch.added).append(doc.doc_id)
+
+    def _commit_batch(self, batch: _Batch, report: IngestReport, *, embed: bool, reembed: bool,
+                      progress: bool) -> None:
+        """Index the batch as the next generation and commit it with its documents (one transaction)."""
+        from .answer.context import version_links
+
+        self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
+        embedded = self._write_generation(batch.removed, batch.chunks, tokens=batch.tokens, reuse=batch.reuse,
+                                          embed=embed or reembed, reembed=reembed, progress=progress)
+        self.store.commit()
+        report.added += batch.added
+        report.updated += batch.updated
+        report.deleted += batch.deleted
+        report.chunks_added += len(batch.chunks)
+        report.chunks_removed += len(batch.removed)
+        report.chunks_embedded += embedded
+        self._after_write()
+
+    def delete(self, doc_ids: Sequence[str], *, on_wait: Callable[[str], None] | None = None) -> list[str]:
+        """Delete documents by id (NFC-normalised), or by the path of the file they came from.
+
+        Returns:
+            The ids deleted, in the order given; unknown ids are ignored.
+
+        Raises:
+            StoreError: the store is read-only.
+        """
+        with self.store.write_lock(on_wait):
+            stored = self.store.documents()
+            sources = self.store.sources()
+            present: list[str] = []
+            for given in doc_ids:
+                d = nfc(given)
+                if d in stored:
+                    present.append(d)
+                elif Path(given).is_file():
+                    present.extend(sources.get(str(Path(given).resolve()), []))
+            present = list(dict.fromkeys(present))
+            if not present:
+                return []
+            with self.store.transaction():
+                removed = self.store.chunk_ids_of(present)
+                self.store.delete_documents(present)
                 from .answer.context import version_links
 
                 self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
-            if changed or report.deleted or reembed:
-                new_chunks = [c for chunks in changed.values() for c in chunks]
-                self._write_generation(removed, new_chunks, embed=embed or reembed, reembed=reembed,
-                                       progress=progress)
-                report.chunks_added = len(new_chunks)
-                report.chunks_removed = len(removed)
-        self._after_write()
-        report.documents_total, report.chunks_total = self.store.count()
-        return report
-
-    def delete(self, doc_ids: Sequence[str]) -> list[str]:
-        """Delete documents by id; returns the ids that existed (unknown ids are ignored)."""
-        stored = self.store.documents()
-        present = [d for d in doc_ids if d in stored]
-        if not present:
-            return []
-        with self.store.transaction():
-            removed = self.store.chunk_ids_of(present)
-            self.store.delete_documents(present)
-            from .answer.context import version_links
-
-            self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
-            index = self._loaded()
-            self._write_generation(removed, [], embed=index is not None and index.dense is not None)
-        self._after_write()
+                index = self._loaded()
+                self._write_generation(removed, [], embed=index is not None and index.dense is not None)
+            self._after_write()
         return present
 
     def _after_write(self) -> None:
         self.store.remove_stale_generations(keep=self.store.generation)
+        self.store.checkpoint()
         self._metadata = None
+        self._fields = None
 
-    def _write_generation(self, removed: set[str], new_chunks: list[Chunk], *, embed: bool = False,
-                          reembed: bool = False, progress: bool = False) -> None:
-        """Write the next index generation and record it (inside the caller's transaction)."""
+    def _write_generation(self, removed: set[str], new_chunks: list[Chunk], *,
+                          tokens: list[list[str]] | None = None, reuse: set[str] = frozenset(),
+                          embed: bool = False, reembed: bool = False, progress: bool = False) -> int:
+        """Write the next index generation and record it (inside the caller's transaction).
+
+        Returns:
+            How many chunk vectors were computed.
+        """
         old = self._loaded()
         gen, folder = self.store.new_generation_dir()
         if old is not None:
@@ -255,7 +496,8 @@ class Engine:
             keep = np.zeros(0, dtype=bool)
             kept_rows = np.zeros(0, dtype=np.int64)
             chunk_ids, row_docs = [], []
-        token_lists = (self.analyzer.analyze(c.indexed_text()) for c in new_chunks)
+        token_lists: Any = tokens if tokens is not None else (self.analyzer.analyze(c.indexed_text())
+                                                              for c in new_chunks)
         bm = self.config.bm25
         extra = {"analyzer": self.analyzer.settings()}
         if old is not None and old.bm25.rows:
@@ -263,7 +505,7 @@ class Engine:
             bm25 = bm25.with_params(bm.k1, bm.b) if (bm25.k1, bm25.b) != (bm.k1, bm.b) else bm25
         else:
             bm25 = BM25Index.build(token_lists, k1=bm.k1, b=bm.b, extra=extra)
-        dense = self._dense_rows(old, kept_rows, chunk_ids, new_chunks, embed, reembed, progress)
+        dense, embedded = self._dense_rows(old, kept_rows, chunk_ids, new_chunks, reuse, embed, reembed, progress)
         chunk_ids += [c.chunk_id for c in new_chunks]
         row_docs += [c.doc_id for c in new_chunks]
         doc_ids = list(dict.fromkeys(row_docs))
@@ -289,6 +531,7 @@ class Engine:
         }
         write_json_atomic(folder / "manifest.json", manifest)
         self.store.set_meta("generation", str(gen))
+        return embedded
 
     def embedder(self):
         """The embedder in use, loaded once per process: ``config.embedding.model`` when set, else the one the
@@ -314,38 +557,61 @@ class Engine:
         return np.vstack(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
 
     def _dense_rows(self, old: "_LoadedIndex | None", kept_rows: np.ndarray, kept_ids: list[str],
-                    new_chunks: list[Chunk], embed: bool, reembed: bool, progress: bool) -> VectorIndex | None:
-        """Vectors for the next generation: kept rows reuse theirs, new chunks are embedded."""
+                    new_chunks: list[Chunk], reuse: set[str], embed: bool, reembed: bool,
+                    progress: bool) -> tuple[VectorIndex | None, int]:
+        """Vectors for the next generation and how many were computed: kept rows reuse theirs, and so do new
+        chunks in ``reuse`` (same id and indexed text as a committed row); the rest are embedded."""
         if not embed:
-            return None
+            return None, 0
         cfg = self.config.embedding
         old_dense = old.dense if old is not None else None
         if not reembed and old is not None and len(kept_rows) and old_dense is None:
-            return None  # a BM25-only store stays so until `ingest --reembed`
+            return None, 0  # a BM25-only store stays so until `ingest --reembed`
+        embedded = 0
         if reembed or old_dense is None:
             kept = self.store.get_chunks(kept_ids)
             texts = [kept[c].indexed_text() for c in kept_ids if c in kept]
             kept_vecs = self._embed(texts, progress)
+            embedded += len(texts)
+            todo = list(range(len(new_chunks)))
+            new_vecs = np.zeros((len(new_chunks), kept_vecs.shape[1]), np.float32)
         else:
+            assert old is not None
             kept_vecs = np.asarray(old_dense.vectors[kept_rows], dtype=np.float32)
-        new_vecs = self._embed([c.indexed_text() for c in new_chunks], progress)
+            new_vecs = np.zeros((len(new_chunks), old_dense.dim), np.float32)
+            wanted = {c.chunk_id for c in new_chunks if c.chunk_id in reuse}
+            rows = {cid: r for r, raw in enumerate(old.chunk_ids) if (cid := raw.decode("ascii")) in wanted}
+            todo = []
+            for i, c in enumerate(new_chunks):
+                if c.chunk_id in rows:
+                    new_vecs[i] = old_dense.vectors[rows[c.chunk_id]]
+                else:
+                    todo.append(i)
+        if todo:
+            computed = self._embed([new_chunks[i].indexed_text() for i in todo], progress)
+            if new_vecs.shape[1] != computed.shape[1]:
+                new_vecs = np.zeros((len(new_chunks), computed.shape[1]), np.float32)
+            new_vecs[todo] = computed
+            embedded += len(todo)
         vectors = np.vstack([kept_vecs, new_vecs]) if len(kept_vecs) else new_vecs
         embedder = self.embedder()
         return VectorIndex.build(vectors, model=embedder.name, normalized=embedder.normalized,
-                                 ann_threshold=cfg.ann_threshold)
+                                 ann_threshold=cfg.ann_threshold), embedded
 
     # ------------------------------------------------------------------ loading
     def _loaded(self) -> _LoadedIndex | None:
-        gen = self.store.generation
-        if gen == 0:
-            return None
-        if self._index is None or self._index_gen != gen:
+        for attempt in range(3):
+            gen = self.store.generation
+            if gen == 0:
+                return None
+            if self._index is not None and self._index_gen == gen:
+                return self._index
             folder = self.store.generation_dir(gen)
             try:
                 index = _LoadedIndex(folder)
             except FileNotFoundError as exc:
-                if self.store.generation != gen:  # another process committed a newer one and removed this one
-                    return self._loaded()
+                if attempt < 2 and self.store.generation != gen:
+                    continue  # a writer committed a newer generation and removed this one meanwhile
                 raise StoreError(f"index files of {self.store.path} are missing ({exc.filename}); re-ingest "
                                  f"with `openbook ingest PATH --store {self.store.path}`") from None
             if index.manifest.get("format_version") != INDEX_FORMAT or \
@@ -353,21 +619,52 @@ class Engine:
                 raise StoreVersionError(
                     f"index in {self.store.path} was built by an incompatible openbook (format "
                     f"{index.manifest.get('format_version')}, analyzer {index.manifest.get('analyzer')}); "
-                    f"delete {self.store.path} and re-ingest"
+                    f"re-ingest the documents into a new store (`openbook ingest PATH --store NEW_FOLDER`)"
                 )
             bm = self.config.bm25
             if (index.bm25.k1, index.bm25.b) != (bm.k1, bm.b):  # only the length norms change
                 index.bm25 = index.bm25.with_params(bm.k1, bm.b)
             self._index, self._index_gen = index, gen
             self._metadata = None  # filters read metadata of this generation's documents, not a cached older one
-        return self._index
+            self._fields = None
+            return index
+        return None  # pragma: no cover - the loop returns or raises
 
     def _require_index(self) -> _LoadedIndex:
         index = self._loaded()
         if index is None or index.bm25.rows == 0:
+            if self.store.writer_active():
+                raise StoreError(f"store {self.store.path} has no documents yet: an ingest into it is running; "
+                                 f"search again when it has committed its first batch")
             raise StoreError(f"store {self.store.path} is empty: run `openbook ingest PATH --store "
                              f"{self.store.path}` first")
         return index
+
+    @property
+    def has_embeddings(self) -> bool:
+        """Whether the current index holds chunk vectors (dense and hybrid modes need them)."""
+        index = self._loaded()
+        return index is not None and index.dense is not None
+
+    def filter_warnings(self, where: Sequence[str]) -> list[str]:
+        """One line per ``--where`` clause on a field that no stored document has (a typo, most likely).
+
+        Raises:
+            QueryError: a clause cannot be parsed.
+        """
+        clauses = parse_filters(where)
+        if not clauses:
+            return []
+        if self._fields is None:
+            self._fields = self.store.metadata_fields()
+        known = {f.casefold() for f in self._fields}
+        out = []
+        for c in clauses:
+            if c.field.casefold() not in known:
+                fields = ", ".join(sorted(self._fields))
+                out.append(f"no document has the field {c.field!r}, so '{c.field} {c.op} ...' "
+                           f"{'keeps every document' if c.negative else 'matches nothing'}; fields: {fields}")
+        return out
 
     def _mask(self, index: _LoadedIndex, where: Sequence[str], roles: Sequence[str]) -> np.ndarray | None:
         """Visible rows (bool [rows]) for these filters and roles; None when every row is visible."""

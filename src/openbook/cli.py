@@ -86,26 +86,72 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
            reembed: bool, embedder: str | None, as_json: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl); embeds new chunks."""
+    from .api import IngestInterrupted
+    from .ingest import discover
+    from .store.embedded import DB_NAME
+
     cfg = _config(ctx, store, {"embedding.model": embedder})
     for p in paths:  # before the store is created, so a typo leaves no empty store behind
         if not Path(p).exists():
             raise IngestError(f"{p}: no such file or folder")
+    if not (Path(cfg.store) / DB_NAME).exists() and not any(discover([p]) for p in paths):
+        raise IngestError(f"{', '.join(paths)}: no files to ingest (hidden files and folders are skipped); "
+                          f"no store was created")
+    interrupted = False
     with _engine(cfg, create=True) as engine:
-        report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty(),
-                               embed=False if no_embed else None, reembed=reembed)
+        try:
+            report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty(),
+                                   embed=False if no_embed else None, reembed=reembed,
+                                   on_wait=lambda line: click.echo(line, err=True))
+        except IngestInterrupted as exc:
+            report, interrupted = exc.report, True
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
     else:
-        for path, reason in report.failed:
-            click.echo(f"skipped: {reason}" if reason.startswith(path) else f"skipped {path}: {reason}", err=True)
-        click.echo(
-            f"{len(report.added)} added, {len(report.updated)} updated, {len(report.unchanged)} unchanged, "
-            f"{len(report.deleted)} deleted, {len(report.failed)} failed; "
-            f"{report.chunks_added} chunks added, {report.chunks_removed} removed; "
-            f"store {cfg.store}: {report.documents_total} documents, {report.chunks_total} chunks"
-        )
+        _print_ingest_report(report, cfg.store)
+    if interrupted:
+        click.echo(f"interrupted: the {len(report.added) + len(report.updated)} documents committed before it are "
+                   f"kept; run the same command again to resume", err=True)
+        ctx.exit(EXIT_INTERRUPTED)
     if not report.ok:
         ctx.exit(EXIT_ERROR)
+
+
+MAX_LISTED = 50
+"""Lines of one kind (failures, warnings, empty documents) printed before "... and N more (see --json)"."""
+
+
+def _print_ingest_report(report: Any, store: Any) -> None:
+    """The human ingest report: one line per failure, warning, empty document and note, one line summing up
+    the skips, then the counts (stderr for the lines, stdout for the counts)."""
+    def listed(lines: list[str]) -> None:
+        for line in lines[:MAX_LISTED]:
+            click.echo(line, err=True)
+        if len(lines) > MAX_LISTED:
+            click.echo(f"... and {len(lines) - MAX_LISTED} more (see --json)", err=True)
+
+    listed([f"failed: {reason}" if reason.startswith(path) else f"failed: {path}: {reason}"
+            for path, reason in report.failed])
+    listed([f"warning: {path}: {message}" for path, message in report.warnings])
+    listed([f"empty: {path}" + (f" (document {doc_id})" if not path.endswith(doc_id) else "")
+            + ": no text to index (0 chunks); not stored" for path, doc_id in report.empty])
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    if report.skipped:
+        click.echo(report.skip_summary(), err=True)
+    speed = ""
+    if report.seconds > 0 and (report.added or report.updated):
+        docs = len(report.added) + len(report.updated)
+        speed = (f" in {report.seconds:.1f} s ({docs / report.seconds:.1f} docs/s, "
+                 f"{report.chunks_added / report.seconds:.1f} chunks/s)")
+    click.echo(
+        f"{len(report.added)} added, {len(report.updated)} updated, {len(report.unchanged)} unchanged, "
+        f"{len(report.deleted)} deleted, {len(report.failed)} failed, {len(report.skipped)} skipped"
+        + (f", {len(report.empty)} empty" if report.empty else "") + "; "
+        f"{report.chunks_added} chunks added"
+        + (f" ({report.chunks_embedded} embedded)" if report.chunks_embedded else "") + f", {report.chunks_removed} removed"
+        f"{speed}; store {store}: {report.documents_total} documents, {report.chunks_total} chunks"
+    )
 
 
 @cli.command()
@@ -113,11 +159,13 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
 @store_option
 @click.pass_context
 def delete(ctx: click.Context, doc_ids: tuple[str, ...], store: str | None) -> None:
-    """Delete documents by id (their path relative to the ingested folder)."""
+    """Delete documents by id (their path relative to the ingested folder) or by their file's path."""
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
-        gone = engine.delete(list(doc_ids))
-    missing = [d for d in doc_ids if d not in gone]
+        gone = engine.delete(list(doc_ids), on_wait=lambda line: click.echo(line, err=True))
+    from .api import nfc
+
+    missing = [d for d in doc_ids if nfc(d) not in gone and not Path(d).is_file()]
     click.echo(f"deleted {len(gone)} document(s)" + (f"; not found: {', '.join(missing)}" if missing else ""))
     if missing and not gone:
         ctx.exit(EXIT_ERROR)
@@ -195,6 +243,9 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries FILE (one of them)")
     with _engine(cfg) as engine:
+        warnings = engine.filter_warnings(where)
+        for line in warnings:
+            click.echo(f"warning: {line}", err=True)
         if queries_file:
             batch = _read_queries(Path(queries_file))
             results = engine.search_batch([q for _, q in batch], top_k, where=where, roles=roles, mode=mode,
@@ -208,7 +259,7 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
         terms = set(engine.query_terms(query))
         rows = [_hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer) if h.chunk else "") for h in hits]
     if as_json:
-        click.echo(json.dumps({"query": query, "hits": rows}, ensure_ascii=False))
+        click.echo(json.dumps({"query": query, "hits": rows, "warnings": warnings}, ensure_ascii=False))
         return
     if not rows:
         click.echo("no results")

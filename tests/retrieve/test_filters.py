@@ -11,10 +11,34 @@ META = {"updated": "2024-05-01", "author": "Ana", "tags": ["hr", "policy"], "ver
     ("updated<2024-12-31", True), ("author=Ana", True), ("author=ana", True), ("author!=Ana", False),
     ("tags in [a,hr]", True), ("tags in [x,y]", False), ("tags=policy", True), ("tags not in [x]", True),
     ("version>9", True),  # numbers compare as numbers, not as text ("10" < "9" as text)
-    ("missing=1", False), ("missing!=1", False),  # a document without the field matches no comparison
+    ("missing=1", False), ("missing in [1]", False), ("missing>1", False),  # positive: field required
+    ("missing!=1", True), ("missing not in [1, 2]", True),  # negative: a missing field matches (SQL IS NULL OR)
+    ("AUTHOR=ana", True),  # field names match case-insensitively when no key has the exact spelling
 ])
 def test_clauses(expr, ok):
     assert parse_where(expr).matches(META) is ok
+
+
+@pytest.mark.parametrize("value", [None, [], ""])
+def test_null_and_empty_values_count_as_missing_for_negative_operators(value):
+    meta = {"status": value}
+    assert parse_where("status!=archived").matches(meta)
+    assert parse_where("status not in [archived]").matches(meta)
+    assert not parse_where("status=archived").matches(meta)
+
+
+def test_negative_operators_on_lists_and_present_fields():
+    assert not parse_where("status!=archived").matches({"status": "Archived"})
+    assert parse_where("status!=archived").matches({"status": "current"})
+    assert not parse_where("tags!=hr").matches(META)  # some element equals: not "!="
+    assert not parse_where("tags not in [policy]").matches(META)
+
+
+def test_values_compare_in_nfc():
+    decomposed, composed = "Jose\u0301", "Jos\u00e9"
+    assert parse_where(f"author={decomposed}").matches({"author": composed})
+    assert parse_where(f"author={composed}").matches({"author": decomposed})
+    assert parse_where(f"doc_id in [notes/{decomposed}.md]").matches({"doc_id": f"notes/{composed}.md"})
 
 
 def test_dates_compare_as_dates_not_text():

@@ -223,7 +223,9 @@ def run_retrieval_eval(dataset: Path, store: Path | None, config: Config, mode: 
         engine = Engine.open(store_dir, config, create=True)
         try:
             start = time.perf_counter()
-            ingest = engine.ingest([data.corpus], sync=True, progress=progress)
+            # a mode that needs no vectors computes none (a store that has them keeps them up to date)
+            embed = None if mode_name != "bm25" or engine.has_embeddings else False
+            ingest = engine.ingest([data.corpus], sync=True, progress=progress, embed=embed)
             ingest_s = time.perf_counter() - start
             if not ingest.ok:
                 reasons = "; ".join(f"{p}: {r}" for p, r in ingest.failed[:3])

@@ -5,9 +5,17 @@ Expression grammar, one clause per ``--where`` (clauses combine with AND)::
     FIELD OP VALUE          OP in  =  ==  !=  >  >=  <  <=
     FIELD in [V1, V2, ...]  FIELD not in [V1, ...]
 
-Values compare by type: two ISO dates (``2024-01-01``) compare as dates, two numbers as numbers, otherwise
-as case-insensitive strings. A list-valued field (``tags``) matches ``=``/``in`` when any element matches. A
-document without the field matches no clause on it (not even ``!=``).
+FIELD is a metadata key (front matter, CSV/BEIR metadata; matched case-insensitively when no key has the exact
+spelling) or one of the fields every document has: ``doc_id``, ``title``, ``format`` (``markdown``, ``html``,
+``text``, ``csv``, ``pdf``, ``beir``, ...) and ``path`` (the file's absolute path); a metadata key of the same
+name wins. Values compare by type: two ISO dates (``2024-01-01``) compare as dates, two numbers as numbers,
+otherwise as case-insensitive strings in Unicode NFC (so "Jose\u0301" equals "José"). A list-valued field
+(``tags``) matches ``=``/``in`` when any element matches, and ``!=``/``not in`` when no element does.
+
+Missing fields: a document without the field (or with a null or empty value) matches no positive clause
+(``=``, ``in``, ``>``, ...) and every negative one (``!=``, ``not in``): ``status!=archived`` keeps the documents
+that have no ``status``. This is SQL's ``status IS NULL OR status <> 'archived'`` and Chroma's behaviour
+since 0.5.12; write ``status in [current, draft]`` to require the field.
 
 Access: a document whose metadata has a non-empty ``acl`` list is visible only to a user holding one of
 those roles; a user with no roles sees only documents without ``acl``.
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -38,14 +47,18 @@ class Clause:
     op: str
     values: tuple[str, ...]
 
+    @property
+    def negative(self) -> bool:
+        """``!=`` and ``not in``: true for a document that lacks the field."""
+        return self.op in ("!=", "not in")
+
     def matches(self, metadata: Mapping[str, Any]) -> bool:
-        """Whether a document with this metadata satisfies the clause."""
-        if self.field not in metadata or metadata[self.field] is None:
-            return False
-        actual = metadata[self.field]
-        items = list(actual) if isinstance(actual, (list, tuple, set)) else [actual]
+        """Whether a document with this metadata satisfies the clause (see the module docstring)."""
+        actual = _field_value(metadata, self.field)
+        items = [] if actual is None else list(actual) if isinstance(actual, (list, tuple, set)) else [actual]
+        items = [a for a in items if a is not None]
         if not items:
-            return False
+            return self.negative
         if self.op == "in":
             return any(_compare(a, v) == 0 for a in items for v in self.values)
         if self.op == "not in":
@@ -59,6 +72,17 @@ class Clause:
         ok = {">": lambda c: c is not None and c > 0, ">=": lambda c: c is not None and c >= 0,
               "<": lambda c: c is not None and c < 0, "<=": lambda c: c is not None and c <= 0}[self.op]
         return any(ok(c) for c in results)
+
+
+def _field_value(metadata: Mapping[str, Any], name: str) -> Any:
+    """The value of field ``name``: the exact key, else the one key equal to it case-insensitively."""
+    if name in metadata:
+        return metadata[name]
+    folded = name.casefold()
+    for key, value in metadata.items():
+        if isinstance(key, str) and key.casefold() == folded:
+            return value
+    return None
 
 
 def parse_where(expr: str) -> Clause:
@@ -89,7 +113,7 @@ def parse_where(expr: str) -> Clause:
                              f"one operator, e.g. updated>=2024-01-01")
         if op in (">", ">=", "<", "<=") and _as_date(values[0]) is None and _as_number(values[0]) is None:
             raise QueryError(f"filter {expr!r}: {op} compares dates (YYYY-MM-DD) or numbers, not {values[0]!r}")
-    return Clause(m.group("field"), op, values)
+    return Clause(m.group("field"), op, tuple(unicodedata.normalize("NFC", v) for v in values))
 
 
 def parse_filters(exprs: Sequence[str]) -> tuple[Clause, ...]:
@@ -144,6 +168,11 @@ def _as_number(v: Any) -> float | None:
         return None
 
 
+def _fold(text: Any) -> str:
+    """NFC, case-folded text: the form string values compare in."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", str(text)).casefold())
+
+
 def _compare(actual: Any, target: str) -> int | None:
     """-1/0/1 comparing actual to target by the richest common type; None when incomparable."""
     da, dt = _as_date(actual), _as_date(target)
@@ -154,7 +183,7 @@ def _compare(actual: Any, target: str) -> int | None:
         return (na > nt) - (na < nt)
     if da is not None or dt is not None or (na is not None) != (nt is not None):
         # a date or number against a plain word: equal only as identical text
-        sa, st = str(actual).casefold(), target.casefold()
+        sa, st = _fold(actual), _fold(target)
         return 0 if sa == st else None
-    sa, st = str(actual).casefold(), target.casefold()
+    sa, st = _fold(actual), _fold(target)
     return (sa > st) - (sa < st)

@@ -16,6 +16,15 @@ a process killed before it leaves SQLite rolled back to the previous state, whic
 untouched generation folder; the half-written folder is deleted by the next writer. Readers open the
 generation named in SQLite; older generation folders are removed after the commit (open memory maps stay
 valid on POSIX).
+
+Writers: one at a time. ``write_lock`` takes an exclusive lock on ``STORE/write.lock`` (``filelock``: ``fcntl``
+on POSIX) for the whole of an ingest or delete, so a second writer waits (and is told so) instead of racing the
+first or dying on SQLite's busy timeout. A long ingest commits in batches, each batch one transaction that
+names a new generation, so an interrupted ingest keeps every batch committed before it.
+
+Readers take no lock: WAL lets them read the last committed state while a writer works. A store whose folder
+is not writable (read-only media, another user's files) is opened read-only (``mode=ro``, or ``immutable=1``
+when SQLite cannot even create its shared-memory file there); it can be searched, not written.
 """
 
 from __future__ import annotations
@@ -25,15 +34,21 @@ import os
 import shutil
 import sqlite3
 from contextlib import contextmanager
+from urllib.parse import quote
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import filelock
 
 from ..errors import StoreError, StoreVersionError
 from ..types import Chunk, Document
 
 FORMAT_VERSION = 1
 DB_NAME = "openbook.sqlite"
+LOCK_NAME = "write.lock"
+BUILTIN_FIELDS = ("doc_id", "title", "format", "path")
+"""Document fields every ``--where`` can use besides the metadata keys (``path``: the file's absolute path)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,12 +92,14 @@ class StoredDocument:
 class EmbeddedStore:
     """SQLite + index generations in one folder. Use ``EmbeddedStore.open``.
 
-    Not thread-safe; one writer at a time (SQLite's write lock serialises concurrent ingests).
+    Not thread-safe; one writer process at a time (``write_lock``), any number of readers.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, read_only: bool = False) -> None:
         self.path = path
         self.conn = conn
+        self.read_only = read_only
+        self._lock: filelock.BaseFileLock | None = None
 
     # ------------------------------------------------------------------ open / create
     @classmethod
@@ -90,7 +107,10 @@ class EmbeddedStore:
         """Open the store folder ``path``.
 
         Args:
-            create: create the folder and database when missing.
+            create: create the folder and database when missing (under the write lock).
+
+        Without ``create`` nothing is written: a store in a folder this process cannot write is opened
+        read-only and can still be searched.
 
         Raises:
             StoreError: the folder or database is missing (and ``create`` is False) or unreadable.
@@ -103,29 +123,102 @@ class EmbeddedStore:
                 raise StoreError(
                     f"no openbook store at {path}: run `openbook ingest PATH --store {path}` first"
                 )
-            path.mkdir(parents=True, exist_ok=True)
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the store folder {path} ({exc.strerror or exc}); "
+                                 f"choose a writable folder with --store") from None
+        writable = os.access(path, os.W_OK) and (not db.exists() or os.access(db, os.W_OK))
         try:
-            conn = sqlite3.connect(db, isolation_level=None, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
+            if writable:
+                conn = sqlite3.connect(db, isolation_level=None, timeout=60)
+                conn.execute("PRAGMA busy_timeout=60000")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            else:
+                conn = _connect_read_only(db)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{db} is not a readable openbook database ({exc}); delete the folder and re-ingest")
-        store = cls(path, conn)
-        version = store.get_meta("format_version")
-        if version is None:
-            store.set_meta("format_version", str(FORMAT_VERSION))
-        elif int(version) != FORMAT_VERSION:
+            raise StoreError(f"{db} is not a readable openbook database ({exc}); re-ingest the documents "
+                             f"into a new store (`openbook ingest PATH --store NEW_FOLDER`)") from None
+        store = cls(path, conn, read_only=not writable)
+        try:
+            if not store._has_schema():
+                if not create or not writable:
+                    conn.close()
+                    raise StoreError(f"{db} holds no openbook store: run `openbook ingest PATH --store {path}`")
+                with store.write_lock():
+                    store._create_schema()
+            version = store.get_meta("format_version")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{db} is not a readable openbook database ({exc}); re-ingest the documents "
+                             f"into a new store (`openbook ingest PATH --store NEW_FOLDER`)") from None
+        if version is not None and int(version) != FORMAT_VERSION:
             conn.close()
             raise StoreVersionError(
                 f"store {path} has format version {version}, this openbook reads version {FORMAT_VERSION}; "
-                f"re-ingest into a new store (e.g. delete {path} and run `openbook ingest`)"
+                f"re-ingest the documents into a new store (`openbook ingest PATH --store NEW_FOLDER`), or "
+                f"use the openbook version that wrote it"
             )
         return store
+
+    def _has_schema(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks'"
+                                 ).fetchone() is not None
+
+    def _create_schema(self) -> None:
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.executescript(_SCHEMA)
+        if self.get_meta("format_version") is None:
+            self.set_meta("format_version", str(FORMAT_VERSION))
 
     def close(self) -> None:
         """Close the database connection."""
         self.conn.close()
+
+    # ------------------------------------------------------------------ writers
+    @contextmanager
+    def write_lock(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """Hold the store's exclusive writer lock (re-entrant); ``on_wait`` hears one line if another writer
+        holds it, then this call waits for it.
+
+        Raises:
+            StoreError: the store is read-only (it can be searched, not written).
+        """
+        if self.read_only:
+            raise StoreError(f"store {self.path} is read-only here (no write permission): it can be searched, "
+                             f"not written; copy it to a writable folder to ingest or delete")
+        if self._lock is None:
+            self._lock = filelock.FileLock(str(self.path / LOCK_NAME))
+        try:
+            try:
+                self._lock.acquire(timeout=0)
+            except filelock.Timeout:
+                if on_wait is not None:
+                    on_wait(f"waiting for another openbook ingest or delete on {self.path} to finish ...")
+                self._lock.acquire()
+        except OSError as exc:
+            raise StoreError(f"cannot lock store {self.path} for writing ({exc.strerror or exc}); "
+                             f"check the folder's permissions") from None
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def writer_active(self) -> bool:
+        """Whether another process holds the writer lock right now (an ingest or delete is running)."""
+        if self._lock is not None and self._lock.is_locked:
+            return False
+        if self.read_only or not (self.path / LOCK_NAME).exists():
+            return False
+        probe = filelock.FileLock(str(self.path / LOCK_NAME))
+        try:
+            probe.acquire(timeout=0)
+        except filelock.Timeout:
+            return True
+        except OSError:
+            return False
+        probe.release()
+        return False
 
     # ------------------------------------------------------------------ meta
     def get_meta(self, key: str) -> str | None:
@@ -148,14 +241,51 @@ class EmbeddedStore:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One write transaction (``BEGIN IMMEDIATE``): all or nothing."""
-        self.conn.execute("BEGIN IMMEDIATE")
+        self.begin()
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self.rollback()
             raise
         else:
-            self.conn.execute("COMMIT")
+            self.commit()
+
+    def begin(self) -> None:
+        """Start a write transaction (``BEGIN IMMEDIATE``); hold ``write_lock`` first."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"store {self.path} is busy ({exc}): another program holds its database; "
+                             f"try again when it finishes") from None
+
+    def commit(self) -> None:
+        """Commit the open transaction."""
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Roll back the open transaction, if any."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested unit inside a transaction: on an exception only its own writes are undone."""
+        self.conn.execute("SAVEPOINT doc")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO doc")
+            self.conn.execute("RELEASE doc")
+            raise
+        else:
+            self.conn.execute("RELEASE doc")
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file (so a later read-only copy sees everything)."""
+        try:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.OperationalError:
+            pass  # a reader holds an old snapshot: the next writer or the last close checkpoints
 
     def new_generation_dir(self) -> tuple[int, Path]:
         """Number and empty folder for the next generation; stale unfinished folders are removed first."""
@@ -253,8 +383,23 @@ class EmbeddedStore:
         return dict(self.conn.execute("SELECT doc_id, superseded_by FROM versions"))
 
     def document_metadata(self) -> dict[str, dict[str, Any]]:
-        """Metadata of every document by id (for filters)."""
-        return {r[0]: json.loads(r[1]) for r in self.conn.execute("SELECT doc_id, metadata FROM documents")}
+        """Filterable fields of every document by id: ``BUILTIN_FIELDS`` and then its metadata keys (a
+        metadata key of the same name wins)."""
+        rows = self.conn.execute("SELECT doc_id, metadata, title, format, source FROM documents")
+        return {r[0]: {"doc_id": r[0], "title": r[2], "format": r[3], "path": r[4], **json.loads(r[1])}
+                for r in rows}
+
+    def metadata_fields(self) -> set[str]:
+        """Every field some document has: ``BUILTIN_FIELDS`` plus the metadata keys in use."""
+        rows = self.conn.execute("SELECT DISTINCT j.key FROM documents, json_each(documents.metadata) AS j")
+        return {*BUILTIN_FIELDS, *(r[0] for r in rows)}
+
+    def sources(self) -> dict[str, list[str]]:
+        """Source path -> ids of the documents read from it."""
+        out: dict[str, list[str]] = {}
+        for doc_id, source in self.conn.execute("SELECT doc_id, source FROM documents ORDER BY doc_id"):
+            out.setdefault(source, []).append(doc_id)
+        return out
 
     def document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
         """(doc_id, title, source, metadata, chunk count) of every document, by doc id."""
@@ -300,6 +445,19 @@ class EmbeddedStore:
                                   headings=tuple(json.loads(r[3])), start=r[4], end=r[5], page=r[6],
                                   metadata=meta)
         return out
+
+
+def _connect_read_only(db: Path) -> sqlite3.Connection:
+    """A read-only connection: ``mode=ro``, or ``immutable=1`` where SQLite cannot create its ``-shm`` file."""
+    uri = "file:" + quote(str(db.resolve()))
+    try:
+        conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None, timeout=60)
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, isolation_level=None)
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
