@@ -186,7 +186,7 @@ class EmbeddedStore:
         """
         if self.read_only:
             raise StoreError(f"store {self.path} is read-only here (no write permission): it can be searched, "
-                             f"not written; copy it to a writable folder to ingest or delete")
+                             f"not written; copy it to a writable folder to change it")
         if self._lock is None:
             self._lock = filelock.FileLock(str(self.path / LOCK_NAME))
         try:

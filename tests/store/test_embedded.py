@@ -1,0 +1,214 @@
+"""The store under real concurrent processes, a real SIGINT, and a folder it may not write."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from openbook.api import Engine
+from openbook.config import Config
+from openbook.errors import StoreError, StoreVersionError
+from openbook.store.embedded import DB_NAME, EmbeddedStore
+
+REPO = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+ENV.pop("OPENBOOK_STORE", None)
+BM25 = Config().with_overrides({"embedding.enabled": False})
+
+
+def folder(root: Path, name: str, n: int, word: str, stem: str = "n") -> Path:
+    """``n`` small Markdown notes ``{stem}{i}.md`` mentioning ``word``."""
+    d = root / name
+    d.mkdir()
+    for i in range(n):
+        (d / f"{stem}{i}.md").write_text(f"# Note {word} {i}\n\n{word} fact {i} about the Corvid lab.\n", encoding="utf-8")
+    return d
+
+
+def cli(*args: str, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "openbook", *args], cwd=cwd, env=ENV, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+def counts(store: Path) -> tuple[int, int, int]:
+    """(documents, chunks, index rows) as a fresh reader sees them."""
+    with Engine.open(store, BM25) as e:
+        docs, chunks = e.store.count()
+        return docs, chunks, e._require_index().bm25.rows
+
+
+def test_two_ingests_of_clashing_folders_at_once_lose_nothing_silently(tmp_path):
+    a, b = folder(tmp_path, "teamA", 8, "Alpha"), folder(tmp_path, "teamB", 8, "Bravo")
+    for _ in range(2):  # racy by nature: a couple of bounded trials
+        store = tmp_path / "store"
+        procs = [cli("ingest", str(p), "--store", str(store), "--no-embed", "--json", cwd=tmp_path) for p in (a, b)]
+        results = [finish(p) for p in procs]
+        assert all("Traceback" not in err and "OperationalError" not in err for _, _, err in results)
+        reports = [json.loads(out) for _, out, _ in results]
+        winners = [r for r in reports if len(r["added"]) == 8]
+        losers = [r for r in reports if len(r["failed"]) == 8 and "already taken" in r["failed"][0][1]]
+        assert len(winners) == 1 and len(losers) == 1  # serialised: the second one reports every clash
+        assert counts(store) == (8, 8, 8)
+        with Engine.open(store, BM25) as e:
+            word = "alpha" if winners[0] is reports[0] else "bravo"
+            assert len(e.search(word, k=20)) == 8
+        assert len(list(store.glob("gen-*"))) == 1
+        shutil.rmtree(store)
+
+
+def test_the_same_folder_ingested_twice_at_once_is_stored_once(tmp_path):
+    a = folder(tmp_path, "docs", 10, "Alpha")
+    store = tmp_path / "store"
+    procs = [cli("ingest", str(a), "--store", str(store), "--no-embed", "--json", cwd=tmp_path) for _ in range(2)]
+    reports = [json.loads(out) for rc, out, _ in map(finish, procs) if rc == 0]
+    assert len(reports) == 2
+    assert sorted(len(r["added"]) for r in reports) == [0, 10]
+    assert sorted(len(r["unchanged"]) for r in reports) == [0, 10]
+    assert counts(store) == (10, 10, 10)
+    assert len(list(store.glob("gen-*"))) == 1
+
+
+def test_a_waiting_writer_says_so_and_readers_keep_working(tmp_path):
+    docs = folder(tmp_path, "docs", 3, "Alpha")
+    store = tmp_path / "store"
+    with Engine.open(store, BM25, create=True) as e:
+        e.ingest([docs])
+    more = folder(tmp_path, "more", 2, "Bravo", stem="m")
+    holder = EmbeddedStore.open(store)
+    with holder.write_lock():  # another writer holds the store
+        proc = cli("ingest", str(more), "--store", str(store), "--no-embed", cwd=tmp_path)
+        deadline = time.monotonic() + 60
+        line = ""
+        while "waiting" not in line and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+        assert "waiting for another openbook ingest" in line
+        reader = subprocess.run([sys.executable, "-m", "openbook", "search", "alpha", "--store", str(store),
+                                 "--json"], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=60)
+        assert reader.returncode == 0 and len(json.loads(reader.stdout)["hits"]) == 3
+        assert proc.poll() is None  # still waiting
+    holder.close()
+    rc, out, err = finish(proc)
+    assert rc == 0 and "2 added" in out
+    assert counts(store)[0] == 5
+
+
+SLOW_INGEST = """
+import sys, time
+import openbook.api as api
+from openbook.cli import main
+real = api.load_file
+def slow(path, doc_id):
+    time.sleep(0.04)
+    return real(path, doc_id)
+api.load_file = slow
+api.BATCH_MIN_CHUNKS = 10  # commit every 10 chunks so a short test sees several batches
+main(["ingest", sys.argv[1], "--store", sys.argv[2], "--no-embed"])
+"""
+
+
+def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path):
+    docs = folder(tmp_path, "docs", 150, "Alpha")
+    store = tmp_path / "store"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_INGEST, str(docs), str(store)], cwd=tmp_path, env=ENV,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait for a committed batch, as a reader sees it
+        time.sleep(0.1)
+        try:
+            with sqlite3.connect(store / DB_NAME) as conn:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            if row and int(row[0]) >= 2:
+                break
+        except sqlite3.Error:
+            pass
+    proc.send_signal(signal.SIGINT)
+    rc, out, err = finish(proc)
+    assert rc == 130, err
+    assert "Traceback" not in err and "run the same command again to resume" in err
+    docs_kept, chunks_kept, rows = counts(store)
+    assert 20 <= docs_kept < 150 and chunks_kept == rows == docs_kept  # every kept document is searchable
+    with Engine.open(store, BM25) as e:
+        report = e.ingest([docs])
+        assert len(report.unchanged) == docs_kept and len(report.added) == 150 - docs_kept
+        assert e.store.count() == (150, 150) and len(e.search("alpha", k=200)) == 150
+
+
+@pytest.fixture()
+def read_only_view(tmp_path):
+    """Make a folder read-only: a read-only bind mount as root (who writes through permissions), else chmod."""
+    undo = []
+
+    def make(folder: Path) -> Path:
+        if os.geteuid() == 0:
+            view = tmp_path / "ro-view"
+            view.mkdir()
+            if subprocess.run(["mount", "--bind", str(folder), str(view)], capture_output=True).returncode:
+                pytest.skip("root without permission to mount: cannot make a read-only folder")
+            undo.append(lambda: subprocess.run(["umount", "--lazy", str(view)], capture_output=True))
+            if subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], capture_output=True).returncode:
+                pytest.skip("cannot remount read-only")
+            return view
+        paths = [folder, *folder.rglob("*")]
+        for p in paths:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        undo.append(lambda: [p.chmod(0o755 if p.is_dir() else 0o644) for p in paths])
+        return folder
+
+    yield make
+    for step in reversed(undo):
+        step()
+
+
+def test_a_read_only_store_can_be_searched_not_written(tmp_path, read_only_view):
+    docs = folder(tmp_path, "docs", 3, "Alpha")
+    with Engine.open(tmp_path / "store", BM25, create=True) as e:
+        e.ingest([docs])
+    store = read_only_view(tmp_path / "store")
+    with Engine.open(store, BM25) as e:
+        assert len(e.search("alpha")) == 3
+        with pytest.raises(StoreError, match="read-only") as info:
+            e.ingest([docs])
+        assert "delete" not in str(info.value)
+    r = subprocess.run([sys.executable, "-m", "openbook", "search", "alpha", "--store", str(store)],
+                       cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "Alpha" in r.stdout
+
+
+def test_no_store_message_advises_deleting_data(tmp_path):
+    docs = folder(tmp_path, "docs", 1, "Alpha")
+    with Engine.open(tmp_path / "store", BM25, create=True) as e:
+        e.ingest([docs])
+        e.store.set_meta("format_version", "999")
+    with pytest.raises(StoreVersionError) as info:
+        Engine.open(tmp_path / "store")
+    assert "new store" in str(info.value) and "delete" not in str(info.value)
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / DB_NAME).write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StoreError) as info:
+        Engine.open(tmp_path / "bad")
+    assert "delete" not in str(info.value)
+
+
+def test_a_reader_opens_without_writing(tmp_path):
+    docs = folder(tmp_path, "docs", 2, "Alpha")
+    with Engine.open(tmp_path / "store", BM25, create=True) as e:
+        e.ingest([docs])
+    db = tmp_path / "store" / DB_NAME
+    before = db.stat().st_mtime_ns
+    with Engine.open(tmp_path / "store", BM25) as e:
+        assert len(e.search("alpha")) == 2
+    assert db.stat().st_mtime_ns == before
