@@ -127,3 +127,35 @@ def test_snippets_do_not_double_the_source_s_bold(lab_store):
 def test_ingest_of_a_missing_path_creates_no_store(tmp_path):
     r = run("ingest", "nope/", "--store", "fresh", cwd=tmp_path)
     assert r.returncode == 1 and "no such file" in r.stderr and not (tmp_path / "fresh").exists()
+
+
+def test_ingest_of_an_empty_folder_says_so_and_creates_no_store(tmp_path):
+    (tmp_path / "empty" / ".hidden").mkdir(parents=True)
+    r = run("ingest", "empty", "--store", "fresh", cwd=tmp_path)
+    assert r.returncode == 1 and "no files to ingest" in r.stderr and not (tmp_path / "fresh").exists()
+
+
+def test_ingest_report_lines(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("# Fine\nA perfectly fine document about zebras.\n")
+    (docs / "blank.txt").write_text("\n")
+    for name in ("a.rst", "b.rst"):
+        (docs / name).write_text("Title\n=====\n")
+    r = run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert "skipped 2 files: a.rst, b.rst (unsupported type)" in lines
+    assert any(line.startswith("empty: ") and "blank.txt" in line for line in lines)
+    assert "1 added" in r.stdout and "0 failed, 2 skipped, 1 empty" in r.stdout and "docs/s" in r.stdout
+    report = json.loads(run("ingest", "docs", "--store", "s", "--no-embed", "--json", cwd=tmp_path).stdout)
+    assert len(report["skipped"]) == 2 and report["failed"] == [] and report["unchanged"] == ["ok.md"]
+
+
+def test_where_on_a_field_no_document_has_warns(lab_store):
+    r = run("search", "trash", "--where", "stauts=current", "--role", "staff", "--json", "--store", "s",
+            cwd=lab_store)
+    assert r.returncode == 0
+    out = json.loads(r.stdout)
+    assert out["hits"] == [] and len(out["warnings"]) == 1 and "stauts" in out["warnings"][0]
+    assert r.stderr.startswith("warning: ") and len(r.stderr.strip().splitlines()) == 1

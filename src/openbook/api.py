@@ -83,21 +83,26 @@ class IngestReport:
         return not (self.failed and not (self.added or self.updated or self.unchanged))
 
     def skip_summary(self) -> str:
-        """``skipped`` in one line, grouped by reason and file type (``""`` when nothing was skipped).
+        """``skipped`` in one line, grouped by reason: file names when there are at most three, else counts by
+        file type (``""`` when nothing was skipped).
 
         Example: ``skipped 86 files: 80 .rst, 4 .docx (unsupported type); 2 .txt (binary content)``.
         """
         if not self.skipped:
             return ""
-        groups: dict[str, dict[str, int]] = {}
+        groups: dict[str, list[str]] = {}
         for path, reason in self.skipped:
-            why = _skip_reason(path, reason)
-            suffix = Path(path).suffix.lower() or "(no suffix)"
-            groups.setdefault(why, {}).setdefault(suffix, 0)
-            groups[why][suffix] += 1
+            groups.setdefault(_skip_reason(path, reason), []).append(path)
         parts = []
-        for why, counts in groups.items():
-            kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        for why, paths in groups.items():
+            if len(self.skipped) <= 3:
+                kinds = ", ".join(Path(p).name for p in paths)
+            else:
+                counts: dict[str, int] = {}
+                for p in paths:
+                    suffix = Path(p).suffix.lower() or "(no suffix)"
+                    counts[suffix] = counts.get(suffix, 0) + 1
+                kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
             parts.append(f"{kinds} ({why})")
         n = len(self.skipped)
         return f"skipped {n} file{'s' if n != 1 else ''}: " + "; ".join(parts)
