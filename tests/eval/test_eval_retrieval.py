@@ -119,3 +119,26 @@ def _ranked_lines(path: Path) -> dict[str, list[tuple[str, float]]]:
         qid, _, doc, _, score, _ = line.split()
         out.setdefault(qid, []).append((doc, float(score)))
     return out
+
+
+def test_bm25_evaluation_embeds_nothing(tmp_path):
+    """``--mode bm25`` with embeddings enabled in the configuration computes no vectors."""
+    from openbook.api import Engine
+    from openbook.config import Config
+    from openbook.eval.retrieval import run_retrieval_eval
+
+    data = tmp_path / "tiny"
+    (data / "qrels").mkdir(parents=True)
+    docs = {"d1": "Zebras have black and white stripes.", "d2": "Kilns fire pottery at high heat.",
+            "d3": "Glaze melts into glass on the pot."}
+    (data / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n"
+                                               for k, v in docs.items()))
+    (data / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "zebra stripes"}) + "\n"
+                                        + json.dumps({"_id": "q2", "text": "kiln heat"}) + "\n")
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    store = tmp_path / "store"
+    config = Config().with_overrides({"embedding.enabled": True})
+    report = run_retrieval_eval(data, store, config, "bm25", tmp_path / "out")
+    assert report.mode == "bm25" and report.metrics["ndcg@10"] == 1.0
+    with Engine.open(store, config) as engine:
+        assert not engine.has_embeddings
