@@ -41,6 +41,14 @@ committed batch, and rewriting the index per batch stays a bounded share of the 
 BATCH_MAX_EMBED_CHUNKS = 4000
 """Largest batch while embedding (about 2-4 minutes of embedding on 2 CPU cores)."""
 
+PROGRESS_EVERY_S = 10.0
+"""Seconds between plain progress lines (``ingest(log=...)``, used when stderr is not a terminal)."""
+
+ESTIMATE_MIN_CHUNKS = 500
+"""Embedding at least this many chunks first says how long it will take (measured on the first batch)."""
+
+STAGES = ("read", "chunk", "embed", "index")
+
 
 @dataclass
 class IngestReport:
@@ -56,7 +64,8 @@ class IngestReport:
         chunks_added, chunks_removed: index rows written and dropped; chunks_embedded: vectors computed
             (a changed document's unchanged chunks keep their stored vectors).
         chunks_total, documents_total: what the store holds afterwards.
-        seconds: wall time of the ingest.
+        seconds: wall time of the ingest; stage_seconds: ``read`` (load and clean), ``chunk`` (chunk, analyze,
+            store), ``embed``, ``index`` (write the index generations).
         interrupted: Ctrl-C stopped it; the lists hold what was committed before (the next run resumes).
     """
 
@@ -75,6 +84,7 @@ class IngestReport:
     chunks_total: int = 0
     documents_total: int = 0
     seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     interrupted: bool = False
 
     @property
@@ -107,8 +117,50 @@ class IngestReport:
         n = len(self.skipped)
         return f"skipped {n} file{'s' if n != 1 else ''}: " + "; ".join(parts)
 
+    def rates(self) -> str:
+        """Throughput in words: overall documents/s and chunks/s, then each stage's rate
+        (e.g. ``12.0 docs/s, 40.1 chunks/s; read 300 docs/s, chunk 800 chunks/s, embed 22 chunks/s``)."""
+        docs = len(self.added) + len(self.updated)
+        if self.seconds <= 0 or not docs:
+            return ""
+        st = self.stage_seconds
+        stages = [f"read {(docs + len(self.unchanged)) / st['read']:.0f} docs/s" if st["read"] > 0 else "",
+                  f"chunk {self.chunks_added / st['chunk']:.0f} chunks/s" if st["chunk"] > 0 else "",
+                  f"embed {self.chunks_embedded / st['embed']:.1f} chunks/s" if st["embed"] > 0 else "",
+                  f"index {self.chunks_added / st['index']:.0f} chunks/s" if st["index"] > 0 else ""]
+        return (f"{docs / self.seconds:.1f} docs/s, {self.chunks_added / self.seconds:.1f} chunks/s; "
+                + ", ".join(x for x in stages if x))
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"ok": self.ok}
+
+
+class _Ticker:
+    """Says a plain progress line through ``log`` at most every ``every`` seconds (for logs, CI, pipes)."""
+
+    def __init__(self, log: Callable[[str], None] | None, every: float = PROGRESS_EVERY_S) -> None:
+        self.log, self.every = log, every
+        self.start = self.last = time.perf_counter()
+
+    def due(self) -> bool:
+        now = time.perf_counter()
+        if self.log is None or now - self.last < self.every:
+            return False
+        self.last = now
+        return True
+
+    def say(self, line: str) -> None:
+        if self.log is not None:
+            self.log(line)
+
+
+def _duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3.4 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 class IngestInterrupted(KeyboardInterrupt):
@@ -216,6 +268,9 @@ class Engine:
         self._index_gen = -1
         self._metadata: dict[str, dict[str, Any]] | None = None
         self._fields: set[str] | None = None
+        self._ticker = _Ticker(None)  # progress lines of the running ingest
+        self._stages: dict[str, float] | None = None  # its stage timings
+        self._files_total = self._files_done = 0
 
     @classmethod
     def open(cls, store: str | Path | None = None, config: Config | None = None, create: bool = False) -> "Engine":
@@ -247,7 +302,8 @@ class Engine:
 
     def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False,
                embed: bool | None = None, reembed: bool = False,
-               on_wait: Callable[[str], None] | None = None) -> IngestReport:
+               on_wait: Callable[[str], None] | None = None,
+               log: Callable[[str], None] | None = None) -> IngestReport:
         """Ingest files and folders (recursively); unchanged documents are left alone.
 
         One file is one document (a BEIR ``corpus.jsonl``: one per line). A document's id is its path relative
@@ -263,6 +319,8 @@ class Engine:
                 store that already holds chunks but no vectors stays BM25-only until ``reembed``.
             reembed: (re)compute the vectors of every chunk with ``config.embedding.model``.
             on_wait: hears one line when another process is writing to the store (this call then waits).
+            log: hears plain progress lines: the estimated embedding time before a large input, and (when
+                ``progress`` is off) where the ingest stands every ``PROGRESS_EVERY_S`` seconds.
 
         Returns:
             An ``IngestReport``. Every file or document that fails to load, clean or chunk is listed in
@@ -279,15 +337,21 @@ class Engine:
         report = IngestReport()
         embed = self.config.embedding.enabled if embed is None else embed
         files, roots = self._files(paths, report)
-        with self.store.write_lock(on_wait):
-            try:
-                self._ingest_locked(files, roots, report, sync=sync, progress=progress, embed=embed,
-                                    reembed=reembed)
-            except KeyboardInterrupt:
-                report.interrupted = True
-                report.documents_total, report.chunks_total = self.store.count()
-                report.seconds = time.perf_counter() - start
-                raise IngestInterrupted(report) from None
+        self._ticker = _Ticker(log, PROGRESS_EVERY_S if not progress else float("inf"))
+        self._stages = report.stage_seconds
+        self._files_total, self._files_done = len(files), 0
+        try:
+            with self.store.write_lock(on_wait):
+                try:
+                    self._ingest_locked(files, roots, report, sync=sync, progress=progress, embed=embed,
+                                        reembed=reembed)
+                except KeyboardInterrupt:
+                    report.interrupted = True
+                    report.documents_total, report.chunks_total = self.store.count()
+                    report.seconds = time.perf_counter() - start
+                    raise IngestInterrupted(report) from None
+        finally:
+            self._ticker, self._stages = _Ticker(None), None
         report.documents_total, report.chunks_total = self.store.count()
         report.seconds = time.perf_counter() - start
         return report
@@ -331,10 +395,16 @@ class Engine:
 
             iterator = tqdm(files, desc="ingest", unit="file", file=sys.stderr, leave=False)
         batch = _Batch()
-        first = True
+        first, limit = True, self._batch_limit(embed)
         self.store.begin()
         try:
             for file, doc_id, root in iterator:
+                self._files_done += 1
+                if self._ticker.due():
+                    self._ticker.say(f"ingest: {self._files_done}/{len(files)} files, "
+                                     f"{report.chunks_added + len(batch.chunks)} new chunks, "
+                                     f"{self._files_done / (time.perf_counter() - self._ticker.start):.1f} files/s")
+                t0 = time.perf_counter()
                 try:
                     docs = load_file(file, doc_id)
                 except UnsupportedFormatError as exc:
@@ -343,6 +413,9 @@ class Engine:
                 except Exception as exc:  # noqa: BLE001 - one bad file never stops the batch
                     report.failed.append((str(file), _failure(file, exc)))
                     continue
+                finally:
+                    t1 = time.perf_counter()
+                    report.stage_seconds["read"] += t1 - t0
                 read_ok.add(str(file.resolve()))
                 path_keyed = len(docs) == 1 and nfc(docs[0].doc_id) == doc_id
                 for doc in docs:
@@ -351,10 +424,14 @@ class Engine:
                         self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report)
                     except Exception as exc:  # noqa: BLE001 - a cleaner/chunker/analyzer bug: this document only
                         report.failed.append((str(file), _failure(file, exc, None if path_keyed else doc.doc_id)))
-                if len(batch.chunks) >= self._batch_limit(embed):
-                    self._commit_batch(batch, report, embed=embed, reembed=reembed and first, progress=progress)
-                    first, batch = False, _Batch()
-                    self.store.begin()
+                    if len(batch.chunks) >= limit:  # checked per document: a corpus.jsonl is batched too
+                        report.stage_seconds["chunk"] += time.perf_counter() - t1
+                        self._commit_batch(batch, report, embed=embed, reembed=reembed and first,
+                                           progress=progress)
+                        first, batch, limit = False, _Batch(), self._batch_limit(embed)
+                        self.store.begin()
+                        t1 = time.perf_counter()
+                report.stage_seconds["chunk"] += time.perf_counter() - t1
             if sync:
                 # gone: under a given folder, not seen now, and either its file no longer exists or its file
                 # was read in this run without it (a document removed from a BEIR corpus.jsonl); a file that
@@ -430,6 +507,7 @@ class Engine:
         """Index the batch as the next generation and commit it with its documents (one transaction)."""
         from .answer.context import version_links
 
+        t0, embed_before = time.perf_counter(), report.stage_seconds["embed"]
         self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
         embedded = self._write_generation(batch.removed, batch.chunks, tokens=batch.tokens, reuse=batch.reuse,
                                           embed=embed or reembed, reembed=reembed, progress=progress)
@@ -441,6 +519,8 @@ class Engine:
         report.chunks_removed += len(batch.removed)
         report.chunks_embedded += embedded
         self._after_write()
+        embed_s = report.stage_seconds["embed"] - embed_before
+        report.stage_seconds["index"] += time.perf_counter() - t0 - embed_s
 
     def delete(self, doc_ids: Sequence[str], *, on_wait: Callable[[str], None] | None = None) -> list[str]:
         """Delete documents by id (NFC-normalised), or by the path of the file they came from.
@@ -550,15 +630,36 @@ class Engine:
         return get_embedder(name)
 
     def _embed(self, texts: list[str], progress: bool) -> np.ndarray:
-        """Passage vectors for ``texts``, in batches (with a progress bar on stderr when asked)."""
+        """Passage vectors for ``texts``, in batches (with a progress bar on stderr when asked).
+
+        During an ingest, a large input first hears how long it will take (the rate of the first batch times
+        the chunks of this call plus those expected from the files not read yet), then plain progress lines.
+        """
         embedder = self.embedder()
         size = max(1, self.config.embedding.batch_size)
-        batches = range(0, len(texts), size)
+        starts = range(0, len(texts), size)
+        batches: Any = starts
         if progress:
             from tqdm import tqdm
 
-            batches = tqdm(batches, desc=f"embed ({embedder.name})", unit="batch", file=sys.stderr, leave=False)
-        parts = [embedder.embed(texts[i : i + size], kind="passage", batch_size=size) for i in batches]
+            batches = tqdm(starts, desc=f"embed ({embedder.name})", unit="batch", file=sys.stderr, leave=False)
+        t0 = time.perf_counter()
+        parts = []
+        for n, i in enumerate(batches):
+            parts.append(embedder.embed(texts[i : i + size], kind="passage", batch_size=size))
+            done = min(len(texts), i + size)
+            rate = done / max(time.perf_counter() - t0, 1e-9)
+            if n == 0 and len(texts) >= ESTIMATE_MIN_CHUNKS:
+                left = self._files_total - self._files_done
+                more = int(len(texts) / max(self._files_done, 1) * left) if left else 0
+                tail = f", and about {more} more from the {left} files not read yet" if more else ""
+                self._ticker.say(f"embedding {len(texts)} chunks with {embedder.name}{tail}: about "
+                                 f"{_duration((len(texts) + more) / rate)} at {rate:.1f} chunks/s")
+            elif self._ticker.due():
+                self._ticker.say(f"embedding: {done}/{len(texts)} chunks, {rate:.1f} chunks/s, about "
+                                 f"{_duration((len(texts) - done) / rate)} left for this batch")
+        if self._stages is not None:
+            self._stages["embed"] += time.perf_counter() - t0
         return np.vstack(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
 
     def _dense_rows(self, old: "_LoadedIndex | None", kept_rows: np.ndarray, kept_ids: list[str],

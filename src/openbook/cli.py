@@ -102,7 +102,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         try:
             report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty(),
                                    embed=False if no_embed else None, reembed=reembed,
-                                   on_wait=lambda line: click.echo(line, err=True))
+                                   on_wait=lambda line: click.echo(line, err=True),
+                                   log=lambda line: click.echo(line, err=True))
         except IngestInterrupted as exc:
             report, interrupted = exc.report, True
     if as_json:
@@ -139,11 +140,8 @@ def _print_ingest_report(report: Any, store: Any) -> None:
         click.echo(f"note: {note}", err=True)
     if report.skipped:
         click.echo(report.skip_summary(), err=True)
-    speed = ""
-    if report.seconds > 0 and (report.added or report.updated):
-        docs = len(report.added) + len(report.updated)
-        speed = (f" in {report.seconds:.1f} s ({docs / report.seconds:.1f} docs/s, "
-                 f"{report.chunks_added / report.seconds:.1f} chunks/s)")
+    rates = report.rates()
+    speed = f" in {report.seconds:.1f} s ({rates})" if rates else ""
     click.echo(
         f"{len(report.added)} added, {len(report.updated)} updated, {len(report.unchanged)} unchanged, "
         f"{len(report.deleted)} deleted, {len(report.failed)} failed, {len(report.skipped)} skipped"

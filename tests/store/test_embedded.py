@@ -212,3 +212,27 @@ def test_a_reader_opens_without_writing(tmp_path):
     with Engine.open(tmp_path / "store", BM25) as e:
         assert len(e.search("alpha")) == 2
     assert db.stat().st_mtime_ns == before
+
+
+HOLD_LOCK = """
+import sys, time
+from openbook.store.embedded import EmbeddedStore
+store = EmbeddedStore.open(sys.argv[1])
+with store.write_lock():
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_search_during_a_first_ingest_says_an_ingest_is_running(tmp_path):
+    Engine.open(tmp_path / "store", BM25, create=True).close()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "store")], env=ENV, text=True,
+                              stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with Engine.open(tmp_path / "store", BM25) as e:
+            with pytest.raises(StoreError, match="an ingest into it is running"):
+                e.search("anything")
+    finally:
+        holder.kill()
+        holder.communicate()

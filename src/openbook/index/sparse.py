@@ -243,7 +243,7 @@ class BM25Index:
             params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
             if params.get("format") != FORMAT:
                 raise IndexError_(f"{folder}: BM25 index format {params.get('format')!r}, expected {FORMAT!r}; "
-                                  f"delete the store and re-ingest")
+                                  f"re-ingest the documents into a new store (`openbook ingest PATH --store NEW_FOLDER`)")
             mode = "r" if mmap else None
             arrays = {name: np.load(folder / f"{name}.npy", mmap_mode=mode)
                       for name in ("indptr", "indices", "tf", "doc_len")}
