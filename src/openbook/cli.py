@@ -181,8 +181,10 @@ def stats(ctx: click.Context, store: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False))
     else:
+        state = "".join([", read-only" if info["read_only"] else "",
+                         "; an ingest into it is running" if info["ingest_running"] else ""])
         click.echo(f"store {info['store']}: {info['documents']} documents, {info['chunks']} chunks, "
-                   f"generation {info['generation']}")
+                   f"generation {info['generation']}{state}")
 
 
 # ---------------------------------------------------------------------- search
@@ -345,6 +347,8 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
             def on_token(piece: str) -> None:
                 click.echo(piece, nl=False)
                 sys.stdout.flush()
+        for line in engine.filter_warnings(where):
+            click.echo(f"warning: {line}", err=True)
         answer = engine.ask(question, roles=roles, where=where, mode=mode, on_token=on_token)
     if as_json:
         click.echo(json.dumps(_answer_dict(answer), ensure_ascii=False))

@@ -283,7 +283,7 @@ class EmbeddedStore:
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file (so a later read-only copy sees everything)."""
         try:
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
         except sqlite3.OperationalError:
             pass  # a reader holds an old snapshot: the next writer or the last close checkpoints
 
