@@ -645,11 +645,15 @@ class Engine:
             batches = tqdm(starts, desc=f"embed ({embedder.name})", unit="batch", file=sys.stderr, leave=False)
         t0 = time.perf_counter()
         parts = []
+        warm = t0  # the end of the first batch, which also loads the model: rates are measured after it
         for n, i in enumerate(batches):
             parts.append(embedder.embed(texts[i : i + size], kind="passage", batch_size=size))
             done = min(len(texts), i + size)
-            rate = done / max(time.perf_counter() - t0, 1e-9)
-            if n == 0 and len(texts) >= ESTIMATE_MIN_CHUNKS:
+            if n == 0:
+                warm = time.perf_counter()
+                continue
+            rate = (done - size) / max(time.perf_counter() - warm, 1e-9)
+            if n == 1 and len(texts) >= ESTIMATE_MIN_CHUNKS:
                 left = self._files_total - self._files_done
                 more = int(len(texts) / max(self._files_done, 1) * left) if left else 0
                 tail = f", and about {more} more from the {left} files not read yet" if more else ""
