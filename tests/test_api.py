@@ -388,7 +388,8 @@ def test_an_edit_re_embeds_only_the_changed_chunks(tmp_path):
 def test_batches_commit_with_their_vectors(tmp_path, docs, monkeypatch):
     import openbook.api as api
 
-    monkeypatch.setattr(api, "BATCH_MIN_CHUNKS", 1)
+    monkeypatch.setattr(api, "BATCH_FIRST_EMBED_CHUNKS", 1)  # a commit per chunk
+    monkeypatch.setattr(api, "BATCH_EMBED_SECONDS", 0.0)
     with open_engine(tmp_path, **{"embedding.enabled": True}) as e:
         report = e.ingest([docs])
         assert len(report.added) == 3 and e.store.generation == 3  # one generation per batch

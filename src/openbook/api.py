@@ -34,12 +34,20 @@ INDEX_FORMAT = 1
 
 
 BATCH_MIN_CHUNKS = 1000
-"""A long ingest commits a batch once this many new chunks are pending, or as many as the index already holds
-when that is more (at most ``BATCH_MAX_EMBED_CHUNKS`` while embedding): an interrupted ingest keeps every
-committed batch, and rewriting the index per batch stays a bounded share of the work (doubling batches)."""
+"""Without embedding, an ingest commits a batch once this many new chunks are pending, or as many as the index
+already holds when that is more: an interrupted ingest keeps every committed batch, and rewriting the index per
+batch stays a bounded share of the work (batches double, so all rewrites together cost about two index
+builds)."""
+
+BATCH_EMBED_SECONDS = 120.0
+"""While embedding, a batch holds about this many seconds of embedding at the rate measured so far, so Ctrl-C
+loses at most a few minutes of work whatever the machine's speed."""
+
+BATCH_FIRST_EMBED_CHUNKS = 64
+"""The first embedding batch (the rate is not known yet), and the smallest."""
 
 BATCH_MAX_EMBED_CHUNKS = 4000
-"""Largest batch while embedding (about 2-4 minutes of embedding on 2 CPU cores)."""
+"""The largest embedding batch."""
 
 PROGRESS_EVERY_S = 10.0
 """Seconds between plain progress lines (``ingest(log=...)``, used when stderr is not a terminal)."""
@@ -271,6 +279,10 @@ class Engine:
         self._ticker = _Ticker(None)  # progress lines of the running ingest
         self._stages: dict[str, float] | None = None  # its stage timings
         self._files_total = self._files_done = 0
+        self._file_part = 0.0  # share of the current file's documents done (a corpus.jsonl holds many)
+        self._chunks_seen = 0  # chunks of new and changed documents so far in this ingest
+        self._embed_rate: float | None = None  # chunks/s measured after the model's first batch
+        self._estimated = False
 
     @classmethod
     def open(cls, store: str | Path | None = None, config: Config | None = None, create: bool = False) -> "Engine":
@@ -339,7 +351,8 @@ class Engine:
         files, roots = self._files(paths, report)
         self._ticker = _Ticker(log, PROGRESS_EVERY_S if not progress else float("inf"))
         self._stages = report.stage_seconds
-        self._files_total, self._files_done = len(files), 0
+        self._files_total, self._files_done, self._file_part = len(files), 0, 0.0
+        self._chunks_seen, self._estimated = 0, False
         try:
             with self.store.write_lock(on_wait):
                 try:
@@ -395,7 +408,9 @@ class Engine:
 
             iterator = tqdm(files, desc="ingest", unit="file", file=sys.stderr, leave=False)
         batch = _Batch()
-        first, limit = True, self._batch_limit(embed)
+        # vectors are computed when asked for, except for a store that holds chunks without vectors
+        embedding = (embed or reembed) and (reembed or old is None or old.dense is not None or not old.bm25.rows)
+        first, limit = True, self._batch_limit(embedding)
         self.store.begin()
         try:
             for file, doc_id, root in iterator:
@@ -404,6 +419,7 @@ class Engine:
                     self._ticker.say(f"ingest: {self._files_done}/{len(files)} files, "
                                      f"{report.chunks_added + len(batch.chunks)} new chunks, "
                                      f"{self._files_done / (time.perf_counter() - self._ticker.start):.1f} files/s")
+                self._file_part = 0.0
                 t0 = time.perf_counter()
                 try:
                     docs = load_file(file, doc_id)
@@ -418,7 +434,11 @@ class Engine:
                     report.stage_seconds["read"] += t1 - t0
                 read_ok.add(str(file.resolve()))
                 path_keyed = len(docs) == 1 and nfc(docs[0].doc_id) == doc_id
-                for doc in docs:
+                for n_doc, doc in enumerate(docs, start=1):
+                    self._file_part = n_doc / len(docs)
+                    if len(docs) > 1 and self._ticker.due():
+                        self._ticker.say(f"ingest: {file.name}: {n_doc}/{len(docs)} documents, "
+                                         f"{report.chunks_added + len(batch.chunks)} new chunks")
                     report.warnings.extend((str(file), _one_line(w)) for w in doc.warnings)
                     try:
                         self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report)
@@ -428,7 +448,7 @@ class Engine:
                         report.stage_seconds["chunk"] += time.perf_counter() - t1
                         self._commit_batch(batch, report, embed=embed, reembed=reembed and first,
                                            progress=progress)
-                        first, batch, limit = False, _Batch(), self._batch_limit(embed)
+                        first, batch, limit = False, _Batch(), self._batch_limit(embedding)
                         self.store.begin()
                         t1 = time.perf_counter()
                 report.stage_seconds["chunk"] += time.perf_counter() - t1
@@ -451,12 +471,19 @@ class Engine:
             self.store.rollback()
             raise
 
-    def _batch_limit(self, embed: bool) -> int:
-        """Pending new chunks that trigger a commit (see ``BATCH_MIN_CHUNKS``)."""
+    def _batch_limit(self, embedding: bool) -> int:
+        """Pending new chunks that trigger a commit (see ``BATCH_MIN_CHUNKS`` and ``BATCH_EMBED_SECONDS``)."""
         index = self._loaded()
         rows = index.bm25.rows if index is not None else 0
-        limit = max(BATCH_MIN_CHUNKS, rows)
-        return min(limit, BATCH_MAX_EMBED_CHUNKS) if embed else limit
+        if not embedding:
+            return max(BATCH_MIN_CHUNKS, rows)
+        if self._embed_rate is None:
+            return BATCH_FIRST_EMBED_CHUNKS
+        limit = min(max(int(self._embed_rate * BATCH_EMBED_SECONDS), BATCH_FIRST_EMBED_CHUNKS),
+                    BATCH_MAX_EMBED_CHUNKS)
+        if index is not None and index.dense is not None and index.dense.uses_ann:
+            limit = max(limit, rows // 2)  # an HNSW graph is rebuilt per commit: keep those a bounded share
+        return limit
 
     def _ingest_document(self, doc: Document, root: str, path_keyed: bool, stored: dict[str, Any],
                          sources: dict[str, list[str]], seen: set[str], sig: str, batch: _Batch,
@@ -500,6 +527,7 @@ class Engine:
         batch.reuse |= reuse
         batch.chunks.extend(chunks)
         batch.tokens.extend(tokens)
+        self._chunks_seen += len(chunks)
         (batch.updated if old is not None else batch.added).append(doc.doc_id)
 
     def _commit_batch(self, batch: _Batch, report: IngestReport, *, embed: bool, reembed: bool,
@@ -632,8 +660,9 @@ class Engine:
     def _embed(self, texts: list[str], progress: bool) -> np.ndarray:
         """Passage vectors for ``texts``, in batches (with a progress bar on stderr when asked).
 
-        During an ingest, a large input first hears how long it will take (the rate of the first batch times
-        the chunks of this call plus those expected from the files not read yet), then plain progress lines.
+        Records the rate (chunks/s, measured after the first batch, which loads the model) for batch sizes.
+        During an ingest, a large input first hears how long its embedding will take (the rate times the
+        chunks expected from the share of the input read so far), then plain progress lines.
         """
         embedder = self.embedder()
         size = max(1, self.config.embedding.batch_size)
@@ -653,15 +682,20 @@ class Engine:
                 warm = time.perf_counter()
                 continue
             rate = (done - size) / max(time.perf_counter() - warm, 1e-9)
-            if n == 1 and len(texts) >= ESTIMATE_MIN_CHUNKS:
-                left = self._files_total - self._files_done
-                more = int(len(texts) / max(self._files_done, 1) * left) if left else 0
-                tail = f", and about {more} more from the {left} files not read yet" if more else ""
-                self._ticker.say(f"embedding {len(texts)} chunks with {embedder.name}{tail}: about "
-                                 f"{_duration((len(texts) + more) / rate)} at {rate:.1f} chunks/s")
+            self._embed_rate = rate
+            if n == 1 and not self._estimated:
+                self._estimated = True
+                share = (self._files_done - 1 + self._file_part) / max(self._files_total, 1)
+                expected = self._chunks_seen / share if share > 0 else len(texts)
+                todo = max(len(texts) - done, int(expected) - self._chunks_seen + len(texts) - done)
+                if todo >= ESTIMATE_MIN_CHUNKS:
+                    self._ticker.say(f"embedding about {todo} chunks with {embedder.name}: about "
+                                     f"{_duration(todo / rate)} at {rate:.1f} chunks/s")
             elif self._ticker.due():
-                self._ticker.say(f"embedding: {done}/{len(texts)} chunks, {rate:.1f} chunks/s, about "
-                                 f"{_duration((len(texts) - done) / rate)} left for this batch")
+                self._ticker.say(f"embedding: {done}/{len(texts)} chunks of this batch, {rate:.1f} chunks/s, "
+                                 f"about {_duration((len(texts) - done) / rate)} left for it")
+        if len(parts) == 1 and len(texts):
+            self._embed_rate = len(texts) / max(time.perf_counter() - t0, 1e-9)
         if self._stages is not None:
             self._stages["embed"] += time.perf_counter() - t0
         return np.vstack(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
