@@ -143,7 +143,11 @@ class EmbeddedStore:
         try:
             if not store._has_schema():
                 if not create or not writable:
+                    busy = store.writer_active()
                     conn.close()
+                    if busy:
+                        raise StoreError(f"store {path} is being created by an ingest that is running; try again "
+                                         f"when it has committed its first batch")
                     raise StoreError(f"{db} holds no openbook store: run `openbook ingest PATH --store {path}`")
                 with store.write_lock():
                     store._create_schema()
