@@ -139,7 +139,11 @@ def test_bm25_evaluation_embeds_nothing(tmp_path):
     (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
     store = tmp_path / "store"
     config = Config().with_overrides({"embedding.enabled": True})
+    with open(data / "corpus.jsonl", "a") as fh:
+        fh.write(json.dumps({"_id": "d4", "title": "", "text": ""}) + "\n")  # nothing to index: said, not hidden
     report = run_retrieval_eval(data, store, config, "bm25", tmp_path / "out")
     assert report.mode == "bm25" and report.metrics["ndcg@10"] == 1.0
+    assert report.ingest_notes == ["1 documents with no text to index (not stored)"]
+    assert "no text to index" in format_retrieval_report(report)
     with Engine.open(store, config) as engine:
         assert not engine.has_embeddings

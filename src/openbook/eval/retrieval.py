@@ -60,6 +60,8 @@ class RetrievalReport:
         metrics: ``ndcg@10``, ``recall@10``, ``recall@100``, ``mrr@10``, ``map@100`` (0-1).
         latency_ms: ``p50``, ``p95``, ``mean`` of single-query search time in milliseconds.
         ingest_s: seconds spent ingesting (near 0 when a named store was unchanged).
+        ingest_notes: one line per corpus problem the ingest reported (a failed or empty document, a loader
+            warning such as a malformed corpus line), so a score is never read without them.
         chunks: chunks in the store after ingest.
         run_file, report_file: where the TREC run and the JSON report were written.
         baseline: the baseline report compared against, if any; ``tolerance`` the allowed drop.
@@ -78,6 +80,7 @@ class RetrievalReport:
     run_file: str
     report_file: str
     failed_queries: list[str] = field(default_factory=list)
+    ingest_notes: list[str] = field(default_factory=list)
     baseline: str | None = None
     tolerance: float = DEFAULT_TOLERANCE
     deltas: dict[str, float] = field(default_factory=dict)
@@ -247,6 +250,8 @@ def run_retrieval_eval(dataset: Path, store: Path | None, config: Config, mode: 
         metrics=result.metrics,
         latency_ms=latency_summary(result.latencies_ms),
         ingest_s=ingest_s,
+        ingest_notes=[f"failed: {r}" for _, r in ingest.failed] + [f"warning: {p}: {w}" for p, w in ingest.warnings]
+        + ([f"{len(ingest.empty)} documents with no text to index (not stored)"] if ingest.empty else []),
         chunks=ingest.chunks_total,
         run_file=str(run_file),
         report_file=str(report_file),
@@ -274,6 +279,10 @@ def format_retrieval_report(report: RetrievalReport) -> str:
     lat = report.latency_ms
     lines.append(f"  latency     p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms per query")
     lines.append(f"  ingest      {report.ingest_s:.1f} s")
+    for note in report.ingest_notes[:10]:
+        lines.append(f"    {note}")
+    if len(report.ingest_notes) > 10:
+        lines.append(f"    ... and {len(report.ingest_notes) - 10} more (see the JSON report)")
     if report.failed_queries:
         lines.append(f"  failed      {len(report.failed_queries)} queries have empty text (scored 0)")
     lines.append(f"  run file    {report.run_file}")
