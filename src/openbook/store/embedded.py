@@ -4,6 +4,7 @@ Layout::
 
     STORE/
       openbook.sqlite     documents, chunks, metadata, content hashes, and the current index generation
+      write.lock          held by the one process writing (ingest, delete); readers never take it
       gen-000007/         the index files of generation 7 (read-only once written)
         manifest.json     format version, analyzer and BM25 settings, embedder name/dim, row counts
         rows.json         row -> chunk id, and the document ordinal of each row
