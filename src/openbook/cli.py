@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -635,6 +636,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(EXIT_INTERRUPTED)
     except OpenbookError as exc:
         click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except sqlite3.Error as exc:  # a store error the store layer did not foresee: still one line
+        click.echo(f"error: the store's database failed ({exc}); if another program is using it, try again "
+                   f"when it is done", err=True)
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("interrupted; the previous index is intact", err=True)
