@@ -72,7 +72,7 @@ class IngestReport:
         chunks_added, chunks_removed: index rows written and dropped; chunks_embedded: vectors computed
             (a changed document's unchanged chunks keep their stored vectors).
         chunks_total, documents_total: what the store holds afterwards.
-        seconds: wall time of the ingest; stage_seconds: ``read`` (load and clean), ``chunk`` (chunk, analyze,
+        seconds: wall time of the ingest (after any wait for another writer); stage_seconds: ``read`` (load and clean), ``chunk`` (chunk, analyze,
             store), ``embed``, ``index`` (write the index generations).
         interrupted: Ctrl-C stopped it; the lists hold what was committed before (the next run resumes).
     """
@@ -345,7 +345,6 @@ class Engine:
             StoreError: the store is read-only.
             IngestInterrupted: Ctrl-C; batches committed before it are kept (the next run resumes).
         """
-        start = time.perf_counter()
         report = IngestReport()
         embed = self.config.embedding.enabled if embed is None else embed
         files, roots = self._files(paths, report)
@@ -355,6 +354,8 @@ class Engine:
         self._chunks_seen, self._estimated = 0, False
         try:
             with self.store.write_lock(on_wait):
+                start = time.perf_counter()  # rates count the work, not the wait for another writer
+                self._ticker.start = self._ticker.last = start
                 try:
                     self._ingest_locked(files, roots, report, sync=sync, progress=progress, embed=embed,
                                         reembed=reembed)
