@@ -297,6 +297,8 @@ def test_one_file_is_one_document_whatever_folder_it_is_ingested_from(tmp_path):
         assert e.ingest([kb / "team" / "parking.md"]).unchanged == ["parking.md"]  # the file given directly
         assert e.delete([str(kb / "team" / "parking.md")]) == ["parking.md"]  # delete by the file's path
         assert e.store.count() == (1, 1)
+        report = e.ingest([kb, kb / "team"])  # one file reached from two paths of one call
+        assert report.added == ["team/parking.md"] and e.store.count() == (2, 2)
 
 
 def test_a_store_with_two_copies_of_one_file_keeps_one(tmp_path):

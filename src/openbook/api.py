@@ -375,6 +375,7 @@ class Engine:
         """``(file, path-derived doc id, root folder)`` for every file under ``paths``, and the root folders."""
         files: list[tuple[Path, str, str]] = []
         roots: set[str] = set()
+        reached: set[Path] = set()  # a file reached from two of the paths is read once (the first)
         for p in paths:
             path = Path(p).expanduser()
             if not path.exists():
@@ -388,7 +389,10 @@ class Engine:
                                         f"{link.resolve()} itself to include it")
                 if not found:
                     report.notes.append(f"{p}: no files to ingest (hidden files and folders are skipped)")
-            files.extend((f, nfc(doc_id), root) for f, doc_id in found)
+            for f, doc_id in found:
+                if f.resolve() not in reached:
+                    reached.add(f.resolve())
+                    files.append((f, nfc(doc_id), root))
         return files, roots
 
     def _ingest_locked(self, files: list[tuple[Path, str, str]], roots: set[str], report: IngestReport, *,
