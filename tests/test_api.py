@@ -446,3 +446,22 @@ def test_negative_filters_keep_documents_without_the_field(tmp_path):
         assert [h.doc_id for h in e.search("Wexley VPN client", where=["status in [current]"])] == ["current.md"]
         assert [h.doc_id for h in e.search("Wexley VPN client", where=["status!=archived", "format!=markdown"])] == []
         assert e.filter_warnings(["status!=archived"]) == []
+
+
+def test_loader_warnings_are_reported_once_per_line(tmp_path, docs, monkeypatch):
+    import openbook.api as api
+
+    real = api.load_file
+
+    def with_warnings(path, doc_id):  # the shape loaders give: Document.warnings, one line each
+        found = real(path, doc_id)
+        if path.name == "trash.md":
+            found = [replace(found[0], warnings=(f"{path}: page 2 has no text layer", "table truncated\nat row 9"))]
+        return found
+
+    monkeypatch.setattr(api, "load_file", with_warnings)
+    with open_engine(tmp_path) as e:
+        report = e.ingest([docs])
+    assert [(Path(p).name, w) for p, w in report.warnings] == [
+        ("trash.md", "page 2 has no text layer"), ("trash.md", "table truncated at row 9")]
+    assert "trash.md" in report.added

@@ -217,6 +217,14 @@ def _failure(file: Path, exc: BaseException, doc_id: str | None = None) -> str:
     return message if message.startswith(str(file)) else f"{where}: {message}"
 
 
+def _without_path(message: str, file: Path) -> str:
+    """``message`` without a leading ``FILE:`` (the report puts the file first itself)."""
+    for prefix in (str(file), file.name):
+        if message.startswith(prefix + ":"):
+            return message[len(prefix) + 1:].strip()
+    return message
+
+
 def _skip_reason(path: str, reason: str) -> str:
     """The short reason of a skip: ``unsupported type``, or the loader's words after the path."""
     text = reason[len(path):].lstrip(" :") if reason.startswith(path) else reason
@@ -444,7 +452,7 @@ class Engine:
                     if len(docs) > 1 and self._ticker.due():
                         self._ticker.say(f"ingest: {file.name}: {n_doc}/{len(docs)} documents, "
                                          f"{report.chunks_added + len(batch.chunks)} new chunks")
-                    report.warnings.extend((str(file), _one_line(w)) for w in doc.warnings)
+                    report.warnings.extend((str(file), _without_path(_one_line(w), file)) for w in doc.warnings)
                     try:
                         self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report)
                     except Exception as exc:  # noqa: BLE001 - a cleaner/chunker/analyzer bug: this document only
