@@ -133,6 +133,10 @@ def test_ingest_of_an_empty_folder_says_so_and_creates_no_store(tmp_path):
     (tmp_path / "empty" / ".hidden").mkdir(parents=True)
     r = run("ingest", "empty", "--store", "fresh", cwd=tmp_path)
     assert r.returncode == 1 and "no files to ingest" in r.stderr and not (tmp_path / "fresh").exists()
+    (tmp_path / "empty" / "notes.xyz").write_text("not a type openbook reads")
+    r = run("ingest", "empty", "--store", "fresh", cwd=tmp_path)
+    assert r.returncode == 1 and ".xyz" in r.stderr and "no store was created" in r.stderr
+    assert not (tmp_path / "fresh").exists()
 
 
 def test_ingest_report_lines(tmp_path):

@@ -88,16 +88,22 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
            reembed: bool, embedder: str | None, as_json: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl); embeds new chunks."""
     from .api import IngestInterrupted
-    from .ingest import discover
+    from .ingest import SUPPORTED_SUFFIXES, discover
     from .store.embedded import DB_NAME
 
     cfg = _config(ctx, store, {"embedding.model": embedder})
     for p in paths:  # before the store is created, so a typo leaves no empty store behind
         if not Path(p).exists():
             raise IngestError(f"{p}: no such file or folder")
-    if not (Path(cfg.store) / DB_NAME).exists() and not any(discover([p]) for p in paths):
-        raise IngestError(f"{', '.join(paths)}: no files to ingest (hidden files and folders are skipped); "
-                          f"no store was created")
+    if not (Path(cfg.store) / DB_NAME).exists():  # a first ingest with nothing to read creates no store
+        found = [f for p in paths for f, _ in discover([p])]
+        if not found:
+            raise IngestError(f"{', '.join(paths)}: no files to ingest (hidden files and folders are skipped); "
+                              f"no store was created")
+        if not any(f.suffix.lower() in SUPPORTED_SUFFIXES for f in found):
+            kinds = ", ".join(sorted({f.suffix.lower() or "(no suffix)" for f in found}))
+            raise IngestError(f"{', '.join(paths)}: none of the {len(found)} files is of a type openbook reads "
+                              f"({kinds}); supported: {' '.join(sorted(SUPPORTED_SUFFIXES))}; no store was created")
     interrupted = False
     with _engine(cfg, create=True) as engine:
         try:
