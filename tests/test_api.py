@@ -348,15 +348,15 @@ def test_a_failing_cleaner_or_chunker_costs_only_its_document(tmp_path, docs, mo
 
 def test_documents_without_text_and_unsupported_files_are_reported_not_counted(tmp_path, docs):
     write(docs, "blank.md", "   \n\n")
-    write(docs, "guide.rst", "Title\n=====\n")
-    write(docs, "api.rst", "API\n===\n")
+    write(docs, "guide.xyz", "Title\n=====\n")
+    write(docs, "api.xyz", "API\n===\n")
     write(docs, "tool.exe", "MZ")
-    write(docs, "index.rst", "Index\n=====\n")
+    write(docs, "index.xyz", "Index\n=====\n")
     with open_engine(tmp_path) as e:
         report = e.ingest([docs])
         assert len(report.added) == 3 and report.failed == []
         assert [doc_id for _, doc_id in report.empty] == ["blank.md"]
-        assert report.skip_summary() == "skipped 4 files: 3 .rst, 1 .exe (unsupported type)"
+        assert report.skip_summary() == "skipped 4 files: 3 .xyz, 1 .exe (unsupported type)"
         assert e.store.count()[0] == 3
 
 

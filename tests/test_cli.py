@@ -144,12 +144,12 @@ def test_ingest_report_lines(tmp_path):
     docs.mkdir()
     (docs / "ok.md").write_text("# Fine\nA perfectly fine document about zebras.\n")
     (docs / "blank.txt").write_text("\n")
-    for name in ("a.rst", "b.rst"):
+    for name in ("a.xyz", "b.xyz"):
         (docs / name).write_text("Title\n=====\n")
     r = run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
-    assert "skipped 2 files: a.rst, b.rst (unsupported type)" in lines
+    assert "skipped 2 files: a.xyz, b.xyz (unsupported type)" in lines
     assert any(line.startswith("empty: ") and "blank.txt" in line for line in lines)
     assert "1 added" in r.stdout and "0 failed, 2 skipped, 1 empty" in r.stdout and "docs/s" in r.stdout
     report = json.loads(run("ingest", "docs", "--store", "s", "--no-embed", "--json", cwd=tmp_path).stdout)
