@@ -465,3 +465,12 @@ def test_loader_warnings_are_reported_once_per_line(tmp_path, docs, monkeypatch)
     assert [(Path(p).name, w) for p, w in report.warnings] == [
         ("trash.md", "page 2 has no text layer"), ("trash.md", "table truncated at row 9")]
     assert "trash.md" in report.added
+
+
+def test_binary_files_are_skipped_and_summed_up_by_reason(tmp_path, docs):
+    (docs / "ls.txt").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    (docs / "random.txt").write_bytes(bytes((i * 131 + 7) % 256 for i in range(4000)))
+    with open_engine(tmp_path) as e:
+        report = e.ingest([docs])
+    assert report.failed == [] and len(report.added) == 3 and len(report.skipped) == 2
+    assert report.skip_summary() == "skipped 2 files: ls.txt, random.txt (binary content)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 import unicodedata
@@ -230,7 +231,7 @@ def _skip_reason(path: str, reason: str) -> str:
     text = reason[len(path):].lstrip(" :") if reason.startswith(path) else reason
     if text.startswith("unsupported file type"):
         return "unsupported type"
-    return text.split(";")[0].strip() or "skipped"
+    return re.split(r"[;(,]", text)[0].strip() or "skipped"  # "binary content (an ELF executable), ..." -> ...
 
 
 def _symlinked_folders(root: Path) -> list[Path]:
