@@ -168,7 +168,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             why = f"best query-term coverage {best:.2f} < {config.min_coverage:.2f}"
             if cosine is not None and dense_threshold is not None:
                 why += f" and best cosine {cosine:.3f} < {dense_threshold:.3f}"
-            return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",))
+            return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
+                          confidence=best)
         notes.append(f"answered on semantic similarity: cosine {cosine:.3f} >= {dense_threshold:.3f} "
                      f"(query-term coverage {best:.2f})")
 
@@ -230,7 +231,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if older_note:
         parts.append(older_note)
     return Answer(text=" ".join(parts), refused=False, citations=citations, passages=tuple(passages),
-                  notes=tuple(notes))
+                  notes=tuple(notes), confidence=best)
 
 
 _TABLE_SEP_RE = re.compile(r"^\|?\s*:?-{2,}")
