@@ -71,7 +71,7 @@ class AnswerConfig:
     passages: int = 6
     min_coverage: float = 0.4
     max_sentences: int = 3
-    min_confidence: float = 0.4
+    min_confidence: float = 0.5
 
 
 @dataclass(frozen=True)

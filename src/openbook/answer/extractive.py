@@ -38,7 +38,8 @@ from ..index.analyzer import Analyzer
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
 from .context import citation_for, superseded_docs
-from .refusal import refusal_sentence
+from .refusal import (answerability, expected_answer_type, has_answer_type, question_language,
+                      refusal_sentence)
 
 QUESTION_WORDS_EN = (
     "what which who whom whose when where why how do does did can could should would may might must shall "
@@ -146,7 +147,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     Returns:
         An ``Answer`` whose text is one to ``config.max_sentences`` sentences, each followed by ``[n]``, and a
         ``citations`` list in order of first citation; or the refusal sentence with ``refused=True`` and no
-        citations. ``passages`` are always returned for inspection.
+        citations. ``passages`` are always returned for inspection; ``confidence`` is the answerability score
+        (``refusal.answerability``) compared with ``config.min_confidence``.
     """
     analyzer = stats.analyzer
     refusal = Answer(text=refusal_sentence(question), refused=True, passages=tuple(passages))
@@ -161,17 +163,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         top2 = sorted(range(len(passages)), key=lambda i: -covs[i])[:2]
         union = coverage(terms, weights, passage_terms[top2[0]] | passage_terms[top2[1]])
         best = max(best, 0.9 * union)
+    kind = expected_answer_type(question)
     notes: list[str] = []
-    if best < config.min_coverage:
-        cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
-        if dense_threshold is None or cosine is None or cosine < dense_threshold:
-            why = f"best query-term coverage {best:.2f} < {config.min_coverage:.2f}"
-            if cosine is not None and dense_threshold is not None:
-                why += f" and best cosine {cosine:.3f} < {dense_threshold:.3f}"
-            return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
-                          confidence=best)
-        notes.append(f"answered on semantic similarity: cosine {cosine:.3f} >= {dense_threshold:.3f} "
-                     f"(query-term coverage {best:.2f})")
 
     older = superseded_docs(passages, versions)
     pool = []
@@ -179,7 +172,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         for sent in _sentences(p):
             st = frozenset(analyzer.analyze(sent))
             scov = coverage(terms, weights, st)
-            lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) - (0.5 if p.chunk.doc_id in older else 0.0)
+            typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
+            lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) + typed - (0.5 if p.chunk.doc_id in older else 0.0)
             pool.append((lexical, scov, p, sent, st))
     # the embedder reads only the lexically strongest sentences: it is the slow part of an offline answer
     pool.sort(key=lambda x: -x[0])
@@ -197,17 +191,39 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         candidates.append(_Candidate(p, sent, score, scov, st))
     if not candidates:
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
-                      notes=("refused: no sentence shares a content term with the question",))
+                      notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
     candidates.sort(key=lambda c: -c.score)
+    language = question_language(question)
+    features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
+                               stats)
+    confidence = answerability(features, language)
+    if confidence < config.min_confidence:
+        cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
+        other_language = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
+        if dense_threshold is None or cosine is None or cosine < dense_threshold or not other_language:
+            why = f"answerability {confidence:.2f} < {config.min_confidence:.2f}"
+            return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
+                          confidence=confidence)
+        notes.append(f"answered across languages on semantic similarity: cosine {cosine:.3f} >= "
+                     f"{dense_threshold:.3f} (answerability {confidence:.2f})")
     chosen = [candidates[0]]
     covered = set(candidates[0].terms)
+    hop = _bridge_sentence(candidates[0], candidates, analyzer, terms, kind, question)
+    if hop is not None and config.max_sentences > 1:
+        chosen.append(hop)
+        covered |= hop.terms
     for c in candidates[1:]:
         if len(chosen) >= config.max_sentences:
             break
-        if c.score < 0.6 * chosen[0].score or c.text == chosen[0].text:
+        if c.score < 0.4 * chosen[0].score or any(c.text == x.text for x in chosen):
             continue
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
+            continue
+        # a weaker sentence joins only when it brings a real share of the question with it: never a
+        # sentence that matches one word
+        gain = coverage(terms, weights, set(adds))
+        if c.score < 0.6 * chosen[0].score and (gain < 0.15 or len(set(terms) & c.terms) < 2):
             continue
         chosen.append(c)
         covered |= c.terms
@@ -231,7 +247,103 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if older_note:
         parts.append(older_note)
     return Answer(text=" ".join(parts), refused=False, citations=citations, passages=tuple(passages),
-                  notes=tuple(notes), confidence=best)
+                  notes=tuple(notes), confidence=confidence)
+
+
+TYPE_BONUS = 0.15
+
+
+def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
+                     terms: Sequence[str], kind: str | None, question: str) -> _Candidate | None:
+    """The second hop of a multi-hop answer: when the answering sentence names another passage's document
+    (all of its title terms), the best sentence of that passage that adds a question term or holds the
+    expected answer type; None when there is no such passage or sentence."""
+    named: set[str] = set()
+    for c in candidates:
+        doc = c.passage.chunk.doc_id
+        if doc == top.passage.chunk.doc_id or doc in named:
+            continue
+        title = set(analyzer.analyze(c.passage.chunk.title))
+        if title and title <= top.terms and not title <= set(analyzer.analyze(question)):
+            named.add(doc)
+    if not named:
+        return None
+    for c in candidates:  # best first
+        if c.passage.chunk.doc_id not in named:
+            continue
+        adds = {t for t in terms if t in c.terms and t not in top.terms}
+        if adds or (kind is not None and has_answer_type(c.text, kind, question)):
+            return c
+    return None
+
+
+def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
+                    passage_terms: Sequence[set[str]], passage_coverage: float, top: _Candidate,
+                    kind: str | None, stats: TermStats) -> dict[str, float]:
+    """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
+
+    ``rare_*``: idf-weighted share of the question's rarest content terms (the top third by idf, at least one)
+    found in the answering sentence / in any of the two best passages; ``unseen``: idf share of terms the
+    corpus never contains; ``type_missing``: 1 when the question asks for a person/date/place/number/duration
+    and the sentence holds none beyond the question's own words; ``bm25_norm``: the best passage's BM25 score
+    over its bound ``(k1 + 1) * sum(idf)`` (0 without a BM25 leg); ``few_terms``: 1 / number of content terms.
+    """
+    total = float(weights.sum()) or 1.0
+    order = np.argsort(-weights, kind="stable")
+    n_rare = max(1, -(-len(terms) // 3))
+    rare = [terms[i] for i in order[:n_rare]]
+    rare_w = weights[order[:n_rare]]
+    rare_total = float(rare_w.sum()) or 1.0
+    vocab = stats.vocabulary()
+    top2 = sorted(range(len(passages)), key=lambda i: -len(passage_terms[i] & set(rare)))[:2]
+    rare_passage = max(sum(w for t, w in zip(rare, rare_w) if t in passage_terms[i]) for i in top2) / rare_total
+    by_doc: dict[str, float] = {}
+    for p in passages:
+        if "bm25" in p.hit.legs:
+            by_doc[p.chunk.doc_id] = max(by_doc.get(p.chunk.doc_id, 0.0), p.hit.legs["bm25"][1])
+    doc_scores = sorted(by_doc.values(), reverse=True) + [0.0, 0.0]
+    bm25, bm25_second = doc_scores[0], doc_scores[1]
+    idf_sum = float(np.asarray(stats.idf(list(terms))).sum()) or 1.0
+    analyzer = stats.analyzer
+    titles = [set(analyzer.analyze(p.chunk.title)) for p in passages]
+    title_overlap = max((coverage(terms, weights, t) for t in titles[:3]), default=0.0)
+    union = coverage(terms, weights, passage_terms[top2[0]] | passage_terms[top2[-1]])
+    pair = bridge_pair(passages[:4], passage_terms[:4], analyzer)
+    bridge = 1.0 if pair is not None else 0.0
+    bridge_cov = coverage(terms, weights, passage_terms[pair[0]] | passage_terms[pair[1]]) if pair else 0.0
+    q_terms = set(analyzer.analyze(question))
+    named = {p.chunk.doc_id for p, t in zip(passages, titles + [set()] * len(passages)) if t and t <= q_terms}
+    return {
+        "passage_coverage": passage_coverage,
+        "sentence_coverage": top.coverage,
+        "rare_in_sentence": sum(w for t, w in zip(rare, rare_w) if t in top.terms) / rare_total,
+        "rare_in_passage": rare_passage,
+        "unseen": sum(w for t, w in zip(terms, weights) if t not in vocab) / total,
+        "type_missing": 0.0 if has_answer_type(top.text, kind, question) else 1.0,
+        "bm25_norm": min(bm25 / (2.2 * idf_sum), 1.0),
+        "few_terms": 1.0 / len(terms),
+        "bm25_second": min(bm25_second / (2.2 * idf_sum), 1.0),
+        "title_overlap": title_overlap,
+        "union_coverage": union,
+        "bridge": bridge,
+        "bridge_coverage": bridge_cov,
+        "titles_named": min(len(named), 2) / 2,
+    }
+
+
+def bridge_pair(passages: Sequence[Passage], passage_terms: Sequence[set[str]],
+                analyzer: Analyzer) -> tuple[int, int] | None:
+    """A multi-hop link among the passages: ``(i, j)`` where passage ``i`` names passage ``j``'s document
+    title (every title term occurs in ``i``) and they come from different documents; the best-ranked pair,
+    or None."""
+    titles = [set(analyzer.analyze(p.chunk.title)) for p in passages]
+    for j, tj in enumerate(titles):
+        if not tj:
+            continue
+        for i, p in enumerate(passages):
+            if p.chunk.doc_id != passages[j].chunk.doc_id and tj <= passage_terms[i]:
+                return (i, j)
+    return None
 
 
 _TABLE_SEP_RE = re.compile(r"^\|?\s*:?-{2,}")
