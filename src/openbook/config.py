@@ -97,6 +97,7 @@ class LLMConfig:
     timeout_s: float = 60.0
     max_tokens: int = 512
     max_retries: int = 2
+    drop_unsupported: bool = True
     context_tokens: int = 3000
 
 
