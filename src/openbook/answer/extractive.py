@@ -167,10 +167,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     notes: list[str] = []
 
     older = superseded_docs(passages, versions)
+    numbers = {t for t in terms if t.isdigit()}
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
         for sent in _sentences(p):
             st = frozenset(analyzer.analyze(sent))
+            if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
+                st = st - (numbers - _standalone_numbers(sent))
             scov = coverage(terms, weights, st)
             typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
             lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) + typed - (0.5 if p.chunk.doc_id in older else 0.0)
@@ -251,6 +254,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
 
 TYPE_BONUS = 0.15
+_COMPOUND_RE = re.compile(r"[^\W_]+(?:[-_./:][^\W_]+)*")
+_DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def _standalone_numbers(text: str) -> set[str]:
+    """Numbers that stand as a word of their own in ``text`` (not a part of a date, version or code)."""
+    return {t for t in _COMPOUND_RE.findall(_DIGIT_GROUP_RE.sub("", text)) if t.isdigit()}
 
 
 def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
@@ -347,6 +357,32 @@ def bridge_pair(passages: Sequence[Passage], passage_terms: Sequence[set[str]],
 
 
 _TABLE_SEP_RE = re.compile(r"^\|?\s*:?-{2,}")
+MAX_SENTENCE_CHARS = 300
+
+
+def _cap(text: str, limit: int = MAX_SENTENCE_CHARS) -> list[str]:
+    """A "sentence" longer than ``limit`` characters (an option list or a log without sentence punctuation)
+    cut into pieces of at most ``limit`` characters: at line breaks first, then at ``;``/``,``, then at
+    spaces (a single longer word is cut hard)."""
+    if len(text) <= limit:
+        return [text]
+    for sep in ("\n", "; ", ", ", " "):
+        parts = [p for p in text.split(sep) if p.strip()]
+        if len(parts) < 2:
+            continue
+        out: list[str] = []
+        current = ""
+        for part in parts:
+            candidate = f"{current}{sep}{part}" if current else part
+            if len(candidate) <= limit:
+                current = candidate
+                continue
+            if current:
+                out.append(current)
+            current = part
+        out.append(current)
+        return [q for piece in out for q in _cap(piece, limit)]
+    return [text[i:i + limit] for i in range(0, len(text), limit)]
 
 
 def _sentences(p: Passage) -> list[str]:
@@ -361,9 +397,10 @@ def _sentences(p: Passage) -> list[str]:
         if prose:
             block = "\n".join(prose)
             for s, e in split_sentences(block):
-                sent = strip_emphasis(" ".join(block[s:e].split()))
-                if sent and not sent.startswith("#"):
-                    out.append(sent.lstrip("- ").strip())
+                for piece in _cap(block[s:e]):
+                    sent = strip_emphasis(" ".join(piece.split()))
+                    if sent and not sent.startswith("#"):
+                        out.append(sent.lstrip("- ").strip())
             prose.clear()
 
     for line in lines:
