@@ -125,7 +125,13 @@ def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> fl
 
 SEMANTIC_WEIGHT = 0.5
 _CODE_RE = re.compile(r"^(?=.*\d)[^\W_]+(?:[-_./][^\W_]+)+$")  # analyzer's code-like compound terms
-SEMANTIC_CANDIDATES = 16
+SEMANTIC_CANDIDATES = 6
+
+
+def _passage_cosine(p: Passage) -> float:
+    """The passage's cosine to the question from the dense leg (0 without one)."""
+    leg = p.hit.legs.get("dense")
+    return float(leg[1]) if leg else 0.0
 
 
 def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None) -> list[float]:
@@ -178,8 +184,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
             lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) + typed - (0.5 if p.chunk.doc_id in older else 0.0)
             pool.append((lexical, scov, p, sent, st))
-    # the embedder reads only the lexically strongest sentences: it is the slow part of an offline answer
-    pool.sort(key=lambda x: -x[0])
+    # the embedder reads only the few strongest sentences (lexical score plus their passage's cosine from the
+    # dense leg, which costs nothing): embedding is the slow part of an offline answer on a hybrid store
+    pool.sort(key=lambda x: -(x[0] + _passage_cosine(x[2])))
     semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]], embed)
     semantic += [0.0] * (len(pool) - len(semantic))
     # an identifier in the question (E-4410, SL-PRO-500, v5.2) pins the subject: when some sentence holds
@@ -202,15 +209,19 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     confidence = answerability(features, language)
     if confidence < config.min_confidence:
         cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
-        other_language = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
-        if dense_threshold is None or cosine is None or cosine < dense_threshold or not other_language:
+        # lexical evidence cannot see a passage in another language or in other words: there the dense leg
+        # decides, when the question's words are missing from the corpus or the passages are in another language
+        other_words = features["unseen"] >= 0.25 or all(
+            question_language(p.chunk.text[:400]) != language for p in passages[:2])
+        if dense_threshold is None or cosine is None or cosine < dense_threshold or not other_words:
             why = f"answerability {confidence:.2f} < {config.min_confidence:.2f}"
             return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
                           confidence=confidence)
-        notes.append(f"answered across languages on semantic similarity: cosine {cosine:.3f} >= "
+        notes.append(f"answered on semantic similarity (other words or language): cosine {cosine:.3f} >= "
                      f"{dense_threshold:.3f} (answerability {confidence:.2f})")
     chosen = [candidates[0]]
     covered = set(candidates[0].terms)
+    top_cov = candidates[0].coverage
     hop = _bridge_sentence(candidates[0], candidates, analyzer, terms, kind, question)
     if hop is not None and config.max_sentences > 1:
         chosen.append(hop)
@@ -226,7 +237,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         # a weaker sentence joins only when it brings a real share of the question with it: never a
         # sentence that matches one word
         gain = coverage(terms, weights, set(adds))
-        if c.score < 0.6 * chosen[0].score and (gain < 0.15 or len(set(terms) & c.terms) < 2):
+        if c.coverage < STITCH_RATIO * top_cov or (c.score < 0.6 * chosen[0].score and gain < 0.15):
             continue
         chosen.append(c)
         covered |= c.terms
@@ -253,7 +264,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                   notes=tuple(notes), confidence=confidence)
 
 
-TYPE_BONUS = 0.15
+TYPE_BONUS = 0.3
+STITCH_RATIO = 0.3  # an added sentence covers at least this share of what the first one covers
 _COMPOUND_RE = re.compile(r"[^\W_]+(?:[-_./:][^\W_]+)*")
 _DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
@@ -265,16 +277,18 @@ def _standalone_numbers(text: str) -> set[str]:
 
 def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
                      terms: Sequence[str], kind: str | None, question: str) -> _Candidate | None:
-    """The second hop of a multi-hop answer: when the answering sentence names another passage's document
+    """The second hop of a multi-hop answer: when the answering passage names another passage's document
     (all of its title terms), the best sentence of that passage that adds a question term or holds the
     expected answer type; None when there is no such passage or sentence."""
     named: set[str] = set()
+    top_passage = set(analyzer.analyze(top.passage.chunk.text))
+    question_terms = set(analyzer.analyze(question))
     for c in candidates:
         doc = c.passage.chunk.doc_id
         if doc == top.passage.chunk.doc_id or doc in named:
             continue
         title = set(analyzer.analyze(c.passage.chunk.title))
-        if title and title <= top.terms and not title <= set(analyzer.analyze(question)):
+        if title and title <= top_passage and not title <= question_terms:
             named.add(doc)
     if not named:
         return None
@@ -323,7 +337,11 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     bridge_cov = coverage(terms, weights, passage_terms[pair[0]] | passage_terms[pair[1]]) if pair else 0.0
     q_terms = set(analyzer.analyze(question))
     named = {p.chunk.doc_id for p, t in zip(passages, titles + [set()] * len(passages)) if t and t <= q_terms}
+    names = [set(analyzer.analyze(n)) for n in question_names(question)]
+    names = [n for n in names if n]
+    names_found = (sum(1 for n in names if any(n <= pt for pt in passage_terms[:4])) / len(names)) if names else 1.0
     return {
+        "names_found": names_found,
         "passage_coverage": passage_coverage,
         "sentence_coverage": top.coverage,
         "rare_in_sentence": sum(w for t, w in zip(rare, rare_w) if t in top.terms) / rare_total,
@@ -339,6 +357,23 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
         "bridge_coverage": bridge_cov,
         "titles_named": min(len(named), 2) / 2,
     }
+
+
+_NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
+
+
+def question_names(question: str) -> list[str]:
+    """Names the question states: runs of capitalised words (``Kiss and Tell``, ``Lewiston Maineiacs``),
+    case-folded, without the question's first word unless the run goes on; quoted titles whole."""
+    names = [m.group(1) or m.group(2) for m in re.finditer(r'"([^"]{2,80})"|“([^”]{2,80})”', question)]
+    for m in _NAME_RE.finditer(question):
+        name = m.group(0).strip(" .")
+        if m.start() == 0:
+            first, _, rest = name.partition(" ")
+            name = rest
+        if len(name) >= 3 and " " in name or (len(name) >= 4 and m.start() > 0):
+            names.append(name)
+    return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
 
 
 def bridge_pair(passages: Sequence[Passage], passage_terms: Sequence[set[str]],

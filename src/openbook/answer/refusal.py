@@ -113,7 +113,7 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
 
 FEATURES = ("passage_coverage", "sentence_coverage", "rare_in_sentence", "rare_in_passage", "unseen",
             "type_missing", "bm25_norm", "few_terms", "bm25_second", "title_overlap", "union_coverage", "bridge",
-            "bridge_coverage", "titles_named")
+            "bridge_coverage", "titles_named", "names_found")
 
 
 def answerability(features: Mapping[str, float], language: str) -> float:
@@ -130,15 +130,13 @@ def answerability(features: Mapping[str, float], language: str) -> float:
 # is shifted so that 0.5 is the operating point chosen there (positives answered >= 92%).
 ANSWERABILITY_MODEL: dict[str, dict[str, float]] = {
     "en": {
-        "bias": -5.5351, "passage_coverage": 2.2163, "sentence_coverage": 1.3765, "rare_in_sentence": 0.0,
-        "rare_in_passage": 0.862, "unseen": 0.0, "type_missing": 0.0, "bm25_norm": 0.9482, "few_terms": 0.0,
-        "bm25_second": 0.0, "title_overlap": 0.7568, "union_coverage": 2.5683, "bridge": 0.0,
-        "bridge_coverage": 0.7775, "titles_named": 3.9265,
+        "bias": -4.2272, "passage_coverage": 1.7137, "sentence_coverage": 0.8852, "rare_in_passage": 0.9339,
+        "unseen": -0.2306, "bm25_norm": 1.9362, "union_coverage": 2.7381, "bridge_coverage": 2.4582,
+        "names_found": 0.336,
     },
     "zh": {
-        "bias": -5.8182, "passage_coverage": 1.6724, "sentence_coverage": 3.3126, "rare_in_sentence": 1.5091,
-        "rare_in_passage": 1.6297, "unseen": 0.0, "type_missing": 0.0, "bm25_norm": 1.1688,
-        "few_terms": -0.5652, "bm25_second": 0.0, "title_overlap": 1.9413, "union_coverage": 1.6634,
-        "bridge": 0.0, "bridge_coverage": 0.0, "titles_named": 6.1954,
+        "bias": -5.071, "passage_coverage": 2.4493, "sentence_coverage": 3.1717, "rare_in_sentence": 0.9048,
+        "rare_in_passage": 3.6055, "unseen": -0.1626, "bm25_norm": 3.0195, "few_terms": -0.2386,
+        "union_coverage": 1.1334, "bridge_coverage": 0.5094,
     },
 }

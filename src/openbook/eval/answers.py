@@ -348,6 +348,7 @@ def format_answer_report(report: AnswerReport, per_question: bool = True) -> str
 # not hold the answer).
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_LATIN = r"[0-9a-z\u00c0-\u024f]"
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -421,8 +422,9 @@ def normalize_answer(text: str) -> str:
 
 
 def contains_gold(answer: str, golds: Sequence[str]) -> bool:
-    """Whether the normalised ``answer`` contains any normalised gold answer: as whole words for Latin
-    script (so ``no`` does not match ``not``), as a substring where the gold answer has CJK characters."""
+    """Whether the normalised ``answer`` contains any normalised gold answer: not inside a longer Latin
+    word or number (so ``no`` does not match ``not``; ``FeO`` right after a Chinese character counts), as a
+    substring where the gold answer has CJK characters."""
     norm = normalize_answer(answer)
     for gold in golds:
         g = normalize_answer(gold)
@@ -431,7 +433,7 @@ def contains_gold(answer: str, golds: Sequence[str]) -> bool:
         if _CJK_CHAR.search(g):
             if g.replace(" ", "") in norm.replace(" ", ""):
                 return True
-        elif f" {g} " in f" {norm} ":
+        elif re.search(rf"(?<!{_LATIN}){re.escape(g)}(?!{_LATIN})", norm):
             return True
     return False
 
