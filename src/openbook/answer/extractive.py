@@ -221,15 +221,17 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                      f"{dense_threshold:.3f} (answerability {confidence:.2f})")
     chosen = [candidates[0]]
     covered = set(candidates[0].terms)
-    top_cov = candidates[0].coverage
-    hop = _bridge_sentence(candidates[0], candidates, analyzer, terms, kind, question)
+    top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
+    hop = _bridge_sentence(candidates[0], [c for c in candidates if c.passage.chunk.doc_id not in older],
+                           analyzer, terms, kind, question)
     if hop is not None and config.max_sentences > 1:
         chosen.append(hop)
         covered |= hop.terms
     for c in candidates[1:]:
         if len(chosen) >= config.max_sentences:
             break
-        if c.score < 0.4 * chosen[0].score or any(c.text == x.text for x in chosen):
+        if c.score < 0.4 * chosen[0].score or any(c.text == x.text for x in chosen) or \
+                older.get(c.passage.chunk.doc_id) == top_doc:
             continue
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
