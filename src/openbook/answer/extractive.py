@@ -187,7 +187,15 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     # the embedder reads only the few strongest sentences (lexical score plus their passage's cosine from the
     # dense leg, which costs nothing): embedding is the slow part of an offline answer on a hybrid store
     pool.sort(key=lambda x: -(x[0] + _passage_cosine(x[2])))
-    semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]], embed)
+    # ... and only when words cannot decide: the question's words are missing from the corpus (a synonym) or
+    # the passages are in another language
+    vocab = stats.vocabulary()
+    unseen = float(sum(w for t, w in zip(terms, weights) if t not in vocab) / (float(weights.sum()) or 1.0))
+    language = question_language(question)
+    other_language = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
+    dense_decides = unseen >= 0.25 or other_language
+    semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]],
+                                embed if dense_decides else None)
     semantic += [0.0] * (len(pool) - len(semantic))
     # an identifier in the question (E-4410, SL-PRO-500, v5.2) pins the subject: when some sentence holds
     # every one of them, sentences that do not are demoted, whatever else they share with the question
@@ -203,7 +211,6 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
                       notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
     candidates.sort(key=lambda c: -c.score)
-    language = question_language(question)
     features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
                                stats)
     confidence = answerability(features, language)
@@ -211,9 +218,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
         # lexical evidence cannot see a passage in another language or in other words: there the dense leg
         # decides, when the question's words are missing from the corpus or the passages are in another language
-        other_words = features["unseen"] >= 0.25 or all(
-            question_language(p.chunk.text[:400]) != language for p in passages[:2])
-        if dense_threshold is None or cosine is None or cosine < dense_threshold or not other_words:
+        if dense_threshold is None or cosine is None or cosine < dense_threshold or not dense_decides:
             why = f"answerability {confidence:.2f} < {config.min_confidence:.2f}"
             return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
                           confidence=confidence)
