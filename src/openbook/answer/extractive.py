@@ -217,13 +217,21 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if confidence < config.min_confidence:
         cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
         # lexical evidence cannot see a passage in another language or in other words: there the dense leg
-        # decides, when the question's words are missing from the corpus or the passages are in another language
-        if dense_threshold is None or cosine is None or cosine < dense_threshold or not dense_decides:
+        # decides, and an identifier (E-4410, SL-PRO-500), the same in every language, held by a passage shows
+        # that passage is about the same thing
+        codes_held = dense_decides and bool(codes) and any(codes <= pt for pt in passage_terms)
+        if codes_held:
+            notes.append(f"answered on the question's identifiers ({', '.join(sorted(codes))}) in a passage in "
+                         f"another language or other words (answerability {confidence:.2f})")
+        elif dense_threshold is None or cosine is None or cosine < dense_threshold or not (
+                dense_decides or _legs_agree(passages)):
             why = f"answerability {confidence:.2f} < {config.min_confidence:.2f}"
             return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
                           confidence=confidence)
-        notes.append(f"answered on semantic similarity (other words or language): cosine {cosine:.3f} >= "
-                     f"{dense_threshold:.3f} (answerability {confidence:.2f})")
+        else:
+            notes.append(f"answered on semantic similarity (other words or language, or both legs agree): cosine "
+                         f"{cosine:.3f} >= "
+                         f"{dense_threshold:.3f} (answerability {confidence:.2f})")
     chosen = [candidates[0]]
     covered = set(candidates[0].terms)
     top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
@@ -272,6 +280,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
 
 TYPE_BONUS = 0.3
+
+
+def _legs_agree(passages: Sequence[Passage]) -> bool:
+    """Whether the lexical and dense legs agree: the passage the dense leg ranks first is also among the BM25
+    leg's three best (a hybrid store only)."""
+    dense = [p for p in passages if "dense" in p.hit.legs and p.hit.legs["dense"][0] == 1]
+    return bool(dense) and "bm25" in dense[0].hit.legs and dense[0].hit.legs["bm25"][0] <= 3
 STITCH_RATIO = 0.3  # an added sentence covers at least this share of what the first one covers
 _COMPOUND_RE = re.compile(r"[^\W_]+(?:[-_./:][^\W_]+)*")
 _DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
