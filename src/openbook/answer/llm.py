@@ -92,17 +92,6 @@ def answer_from_text(question: str, text: str, context: Context, finish_reason: 
         newer uncited passage covers the same subject.
     """
     check = check_citations(text, context.passages)
-    removed = check.unsupported if drop_unsupported and not check.refused else ()
-    if removed:
-        kept = [s for s in check.sentences if s.supported]
-        if not any(s.cited for s in kept):
-            reasons = "; ".join(f"{s.text!r} ({s.reason})" for s in check.sentences if not s.supported)
-            return Answer(text=refusal_sentence(question), refused=True, passages=context.passages,
-                          unsupported=check.unsupported,
-                          notes=(f"refused: no sentence of the model's answer is supported by the passages it "
-                                 f"cites: {reasons}",))
-        cited = tuple(dict.fromkeys(n for s in kept for n in s.cited))
-        check = CitationCheck(" ".join(s.text for s in kept), cited, check.dropped, check.sentences, False)
     by_n = {p.n: p for p in context.passages}
     notes: list[str] = []
     if check.dropped:
@@ -124,6 +113,17 @@ def answer_from_text(question: str, text: str, context: Context, finish_reason: 
             passages=context.passages,
             notes=tuple(notes),
         )
+    removed = check.unsupported if drop_unsupported else ()
+    if removed:
+        kept = [s for s in check.sentences if s.supported]
+        if not any(s.cited for s in kept):
+            reasons = "; ".join(f"{s.text!r} ({s.reason})" for s in check.sentences if not s.supported)
+            notes.append(f"refused: no sentence of the model's answer is supported by the passages it cites: "
+                         f"{reasons}")
+            return Answer(text=refusal_sentence(question), refused=True, passages=context.passages,
+                          unsupported=check.unsupported, notes=tuple(notes))
+        cited = tuple(dict.fromkeys(n for s in kept for n in s.cited))
+        check = CitationCheck(" ".join(s.text for s in kept), cited, check.dropped, check.sentences, False)
     for s in check.sentences:
         if not s.supported:
             notes.append(f"{'removed unsupported' if removed else 'unsupported'}: {s.text!r} ({s.reason})")
