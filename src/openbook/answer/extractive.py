@@ -1,21 +1,18 @@
 """The offline answerer: no model, no key. Picks the sentences of the retrieved passages that best answer the
 question, cites each as ``[n]``, or refuses.
 
-Refusal signal (normalised, not a raw BM25 threshold): *query-term coverage*, the idf-weighted share of the
-question's content terms that occur in the best passage::
+Refusal: the calibrated answerability score (``refusal.answerability``) over features of the question and of
+its best sentence (``answer_features``): idf-weighted *query-term coverage* of the best passage, of the two best
+passages and of the sentence itself::
 
     coverage(p) = sum(idf(t) for t in Q if t in p) / sum(idf(t) for t in Q)
 
-where ``Q`` is the question's distinct analyzer terms minus question words ("what", "how many", "多少", ...), and
-a term absent from the whole corpus gets the largest possible idf (df = 0), so a question about something the
-corpus never mentions has low coverage however high its other terms score. The answer is refused when the
-best coverage among the passages is below ``AnswerConfig.min_coverage``. For multi-hop questions the union of
-the two best passages is also considered, discounted.
-
-With dense retrieval on, a question whose lexical coverage is low is still answered when the best passage's
-cosine similarity reaches the embedder's calibrated threshold (``DENSE_SUPPORT``): that is how "laptop"
-finds "notebook computer" and a Chinese question an English passage. Cosine scales differ between models, so
-an embedder without a measured threshold leaves the decision to lexical coverage alone.
+where ``Q`` is the question's distinct analyzer terms minus question words ("what", "how many", "多少", ...) and
+a term absent from the whole corpus gets the largest possible idf (df = 0); coverage of the rarest terms; the
+BM25 score over its bound; unseen words; names and answer type. The answer is refused when the score is below
+``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >= ``DENSE_SUPPORT`` of
+the embedder) where words cannot decide or both legs agree, or a passage holds every identifier the question
+names while words cannot decide.
 
 Sentence choice: each sentence of each passage scores its own coverage, plus a small bonus for the passage's
 rank, plus (with an embedder) its cosine to the question rescaled over the candidates, which lets a sentence in
