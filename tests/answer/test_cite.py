@@ -180,7 +180,8 @@ def test_answer_from_the_outdated_document_is_flagged(scripted, trash_passages):
 
 def test_nonexistent_id_is_dropped_and_reported(scripted, trash_passages):
     answer = _ask(scripted, TRASH_Q, trash_passages, "Deleted files stay in the Trash for 14 days [7].")
-    assert answer.text == "Deleted files stay in the Trash for 14 days."
+    # nothing supported is left once the unknown id is dropped: the answer becomes the refusal
+    assert answer.refused and answer.text == "I could not find this in the documents."
     assert answer.citations == ()
     assert answer.unsupported == ("Deleted files stay in the Trash for 14 days.",)
     assert any("dropped citation(s) [7]" in note for note in answer.notes)

@@ -90,6 +90,13 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
             for older in targets - {newer}:
                 out[older] = newer
     for members in by_family.values():
+        numbered = [(_version_number(docs[d][0]), d) for d in members if not docs[d][1].get("updated")]
+        numbered = [x for x in numbered if x[0] is not None]
+        if len(numbered) >= 2:
+            top_version, top_doc = max(numbered)
+            for version, d in numbered:
+                if version < top_version and d not in out:
+                    out[d] = top_doc
         dated = [(str(docs[d][1].get("updated") or ""), d) for d in members]
         dated = [x for x in dated if x[0]]
         if len(dated) < 2:
@@ -102,14 +109,41 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
 
 
 def superseded_docs(passages: Sequence[Passage], recorded: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``version_links`` among the passages' documents, plus links ``recorded`` at ingest for them."""
-    docs = {p.chunk.doc_id: (p.chunk.title, p.chunk.metadata) for p in passages}
+    """``version_links`` among the passages' documents, plus links ``recorded`` at ingest for them, plus what
+    their text says: "replaces / supersedes / obsoletes NAME" names an older document, and an "effective
+    DATE" (or "valid from", "as of") stands in for a missing ``updated`` date."""
+    docs: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for p in passages:
+        meta = dict(p.chunk.metadata)
+        if not meta.get("updated"):
+            m = _EFFECTIVE_RE.search(p.chunk.text)
+            if m:
+                meta["updated"] = m.group(1)
+        said = [m.group(1).strip(" .,;:\"'“”") for m in _REPLACES_RE.finditer(p.chunk.text)]
+        if said and not meta.get("supersedes"):
+            meta["supersedes"] = said
+        if p.chunk.doc_id not in docs or meta.get("supersedes") or meta.get("updated"):
+            docs[p.chunk.doc_id] = (p.chunk.title, meta)
     out = {old: new for old, new in (recorded or {}).items() if old in docs}
     out.update(version_links(docs))
     return out
 
 
+_EFFECTIVE_RE = re.compile(r"\b(?:effective|valid from|as of|in force from)\s*(?:from|on|as of)?\s*:?\s*"
+                           r"(\d{4}-\d{2}-\d{2})", re.I)
+_REPLACES_RE = re.compile(r"\b(?:replaces|supersedes|obsoletes|supercedes)\s+(?:the\s+)?([^.;\n]{3,80})", re.I)
+
+
 _VERSION_RE = re.compile(r"\b(v(ersion)?\s*\d+(\.\d+)*|\d+(\.\d+)+|\(.*?\)|draft|old|new|latest)\b", re.I)
+
+
+_VERSION_NUMBER_RE = re.compile(r"\bv(?:ersion)?\s*(\d+(?:\.\d+)*)\b", re.I)
+
+
+def _version_number(title: str) -> tuple[int, ...] | None:
+    """The version a title states (``Policy v2`` -> (2,), ``version 1.3`` -> (1, 3)), or None."""
+    m = _VERSION_NUMBER_RE.search(title)
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
 
 
 _SITE_SUFFIX_RE = re.compile(r"\s+[|–—-]\s+[^|–—-]+$")

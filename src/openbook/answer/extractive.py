@@ -1,21 +1,18 @@
 """The offline answerer: no model, no key. Picks the sentences of the retrieved passages that best answer the
 question, cites each as ``[n]``, or refuses.
 
-Refusal signal (normalised, not a raw BM25 threshold): *query-term coverage*, the idf-weighted share of the
-question's content terms that occur in the best passage::
+Refusal: the calibrated answerability score (``refusal.answerability``) over features of the question and of
+its best sentence (``answer_features``): idf-weighted *query-term coverage* of the best passage, of the two best
+passages and of the sentence itself::
 
     coverage(p) = sum(idf(t) for t in Q if t in p) / sum(idf(t) for t in Q)
 
-where ``Q`` is the question's distinct analyzer terms minus question words ("what", "how many", "多少", ...), and
-a term absent from the whole corpus gets the largest possible idf (df = 0), so a question about something the
-corpus never mentions has low coverage however high its other terms score. The answer is refused when the
-best coverage among the passages is below ``AnswerConfig.min_coverage``. For multi-hop questions the union of
-the two best passages is also considered, discounted.
-
-With dense retrieval on, a question whose lexical coverage is low is still answered when the best passage's
-cosine similarity reaches the embedder's calibrated threshold (``DENSE_SUPPORT``): that is how "laptop"
-finds "notebook computer" and a Chinese question an English passage. Cosine scales differ between models, so
-an embedder without a measured threshold leaves the decision to lexical coverage alone.
+where ``Q`` is the question's distinct analyzer terms minus question words ("what", "how many", "多少", ...) and
+a term absent from the whole corpus gets the largest possible idf (df = 0); coverage of the rarest terms; the
+BM25 score over its bound; unseen words; names and answer type. The answer is refused when the score is below
+``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >= ``DENSE_SUPPORT`` of
+the embedder) where words cannot decide or both legs agree, or a passage holds every identifier the question
+names while words cannot decide.
 
 Sentence choice: each sentence of each passage scores its own coverage, plus a small bonus for the passage's
 rank, plus (with an embedder) its cosine to the question rescaled over the candidates, which lets a sentence in
@@ -38,7 +35,8 @@ from ..index.analyzer import Analyzer
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
 from .context import citation_for, superseded_docs
-from .refusal import refusal_sentence
+from .refusal import (answerability, expected_answer_type, has_answer_type, question_language,
+                      refusal_sentence)
 
 QUESTION_WORDS_EN = (
     "what which who whom whose when where why how do does did can could should would may might must shall "
@@ -124,7 +122,13 @@ def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> fl
 
 SEMANTIC_WEIGHT = 0.5
 _CODE_RE = re.compile(r"^(?=.*\d)[^\W_]+(?:[-_./][^\W_]+)+$")  # analyzer's code-like compound terms
-SEMANTIC_CANDIDATES = 16
+SEMANTIC_CANDIDATES = 6
+
+
+def _passage_cosine(p: Passage) -> float:
+    """The passage's cosine to the question from the dense leg (0 without one)."""
+    leg = p.hit.legs.get("dense")
+    return float(leg[1]) if leg else 0.0
 
 
 def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None) -> list[float]:
@@ -146,7 +150,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     Returns:
         An ``Answer`` whose text is one to ``config.max_sentences`` sentences, each followed by ``[n]``, and a
         ``citations`` list in order of first citation; or the refusal sentence with ``refused=True`` and no
-        citations. ``passages`` are always returned for inspection.
+        citations. ``passages`` are always returned for inspection; ``confidence`` is the answerability score
+        (``refusal.answerability``) compared with ``config.min_confidence``.
     """
     analyzer = stats.analyzer
     refusal = Answer(text=refusal_sentence(question), refused=True, passages=tuple(passages))
@@ -161,28 +166,33 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         top2 = sorted(range(len(passages)), key=lambda i: -covs[i])[:2]
         union = coverage(terms, weights, passage_terms[top2[0]] | passage_terms[top2[1]])
         best = max(best, 0.9 * union)
+    kind = expected_answer_type(question)
     notes: list[str] = []
-    if best < config.min_coverage:
-        cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
-        if dense_threshold is None or cosine is None or cosine < dense_threshold:
-            why = f"best query-term coverage {best:.2f} < {config.min_coverage:.2f}"
-            if cosine is not None and dense_threshold is not None:
-                why += f" and best cosine {cosine:.3f} < {dense_threshold:.3f}"
-            return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",))
-        notes.append(f"answered on semantic similarity: cosine {cosine:.3f} >= {dense_threshold:.3f} "
-                     f"(query-term coverage {best:.2f})")
 
     older = superseded_docs(passages, versions)
+    numbers = {t for t in terms if t.isdigit()}
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
         for sent in _sentences(p):
             st = frozenset(analyzer.analyze(sent))
+            if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
+                st = st - (numbers - _standalone_numbers(sent))
             scov = coverage(terms, weights, st)
-            lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) - (0.5 if p.chunk.doc_id in older else 0.0)
+            typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
+            lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) + typed - (0.5 if p.chunk.doc_id in older else 0.0)
             pool.append((lexical, scov, p, sent, st))
-    # the embedder reads only the lexically strongest sentences: it is the slow part of an offline answer
-    pool.sort(key=lambda x: -x[0])
-    semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]], embed)
+    # the embedder reads only the few strongest sentences (lexical score plus their passage's cosine from the
+    # dense leg, which costs nothing): embedding is the slow part of an offline answer on a hybrid store
+    pool.sort(key=lambda x: -(x[0] + _passage_cosine(x[2])))
+    # ... and only when words cannot decide: the question's words are missing from the corpus (a synonym) or
+    # the passages are in another language
+    vocab = stats.vocabulary()
+    unseen = float(sum(w for t, w in zip(terms, weights) if t not in vocab) / (float(weights.sum()) or 1.0))
+    language = question_language(question)
+    other_language = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
+    dense_decides = unseen >= 0.25 or other_language
+    semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]],
+                                embed if dense_decides else None)
     semantic += [0.0] * (len(pool) - len(semantic))
     # an identifier in the question (E-4410, SL-PRO-500, v5.2) pins the subject: when some sentence holds
     # every one of them, sentences that do not are demoted, whatever else they share with the question
@@ -196,17 +206,50 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         candidates.append(_Candidate(p, sent, score, scov, st))
     if not candidates:
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
-                      notes=("refused: no sentence shares a content term with the question",))
+                      notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
     candidates.sort(key=lambda c: -c.score)
+    features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
+                               stats)
+    confidence = answerability(features, language)
+    if confidence < config.min_confidence:
+        cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
+        # lexical evidence cannot see a passage in another language or in other words: there the dense leg
+        # decides, and an identifier (E-4410, SL-PRO-500), the same in every language, held by a passage shows
+        # that passage is about the same thing
+        codes_held = dense_decides and bool(codes) and any(codes <= pt for pt in passage_terms)
+        if codes_held:
+            notes.append(f"answered on the question's identifiers ({', '.join(sorted(codes))}) in a passage in "
+                         f"another language or other words (answerability {confidence:.2f})")
+        elif dense_threshold is None or cosine is None or cosine < dense_threshold or not (
+                dense_decides or _legs_agree(passages)):
+            why = f"answerability {confidence:.2f} < {config.min_confidence:.2f}"
+            return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
+                          confidence=confidence)
+        else:
+            notes.append(f"answered on semantic similarity (other words or language, or both legs agree): cosine "
+                         f"{cosine:.3f} >= "
+                         f"{dense_threshold:.3f} (answerability {confidence:.2f})")
     chosen = [candidates[0]]
     covered = set(candidates[0].terms)
+    top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
+    hop = _bridge_sentence(candidates[0], [c for c in candidates if c.passage.chunk.doc_id not in older],
+                           analyzer, terms, kind, question)
+    if hop is not None and config.max_sentences > 1:
+        chosen.append(hop)
+        covered |= hop.terms
     for c in candidates[1:]:
         if len(chosen) >= config.max_sentences:
             break
-        if c.score < 0.6 * chosen[0].score or c.text == chosen[0].text:
+        if c.score < 0.4 * chosen[0].score or any(c.text == x.text for x in chosen) or \
+                older.get(c.passage.chunk.doc_id) == top_doc:
             continue
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
+            continue
+        # a weaker sentence joins only when it brings a real share of the question with it: never a
+        # sentence that matches one word
+        gain = coverage(terms, weights, set(adds))
+        if c.coverage < STITCH_RATIO * top_cov or (c.score < 0.6 * chosen[0].score and gain < 0.15):
             continue
         chosen.append(c)
         covered |= c.terms
@@ -230,10 +273,170 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if older_note:
         parts.append(older_note)
     return Answer(text=" ".join(parts), refused=False, citations=citations, passages=tuple(passages),
-                  notes=tuple(notes))
+                  notes=tuple(notes), confidence=confidence)
+
+
+TYPE_BONUS = 0.3
+
+
+def _legs_agree(passages: Sequence[Passage]) -> bool:
+    """Whether the lexical and dense legs agree: the passage the dense leg ranks first is also among the BM25
+    leg's three best (a hybrid store only)."""
+    dense = [p for p in passages if "dense" in p.hit.legs and p.hit.legs["dense"][0] == 1]
+    return bool(dense) and "bm25" in dense[0].hit.legs and dense[0].hit.legs["bm25"][0] <= 3
+STITCH_RATIO = 0.3  # an added sentence covers at least this share of what the first one covers
+_COMPOUND_RE = re.compile(r"[^\W_]+(?:[-_./:][^\W_]+)*")
+_DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def _standalone_numbers(text: str) -> set[str]:
+    """Numbers that stand as a word of their own in ``text`` (not a part of a date, version or code)."""
+    return {t for t in _COMPOUND_RE.findall(_DIGIT_GROUP_RE.sub("", text)) if t.isdigit()}
+
+
+def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
+                     terms: Sequence[str], kind: str | None, question: str) -> _Candidate | None:
+    """The second hop of a multi-hop answer: when the answering passage names another passage's document
+    (all of its title terms), the best sentence of that passage that adds a question term or holds the
+    expected answer type; None when there is no such passage or sentence."""
+    named: set[str] = set()
+    top_passage = set(analyzer.analyze(top.passage.chunk.text))
+    question_terms = set(analyzer.analyze(question))
+    for c in candidates:
+        doc = c.passage.chunk.doc_id
+        if doc == top.passage.chunk.doc_id or doc in named:
+            continue
+        title = set(analyzer.analyze(c.passage.chunk.title))
+        if title and title <= top_passage and not title <= question_terms:
+            named.add(doc)
+    if not named:
+        return None
+    for c in candidates:  # best first
+        if c.passage.chunk.doc_id not in named:
+            continue
+        adds = {t for t in terms if t in c.terms and t not in top.terms}
+        if adds or (kind is not None and has_answer_type(c.text, kind, question)):
+            return c
+    return None
+
+
+def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
+                    passage_terms: Sequence[set[str]], passage_coverage: float, top: _Candidate,
+                    kind: str | None, stats: TermStats) -> dict[str, float]:
+    """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
+
+    ``rare_*``: idf-weighted share of the question's rarest content terms (the top third by idf, at least one)
+    found in the answering sentence / in any of the two best passages; ``unseen``: idf share of terms the
+    corpus never contains; ``type_missing``: 1 when the question asks for a person/date/place/number/duration
+    and the sentence holds none beyond the question's own words; ``bm25_norm``: the best passage's BM25 score
+    over its bound ``(k1 + 1) * sum(idf)`` (0 without a BM25 leg); ``few_terms``: 1 / number of content terms.
+    """
+    total = float(weights.sum()) or 1.0
+    order = np.argsort(-weights, kind="stable")
+    n_rare = max(1, -(-len(terms) // 3))
+    rare = [terms[i] for i in order[:n_rare]]
+    rare_w = weights[order[:n_rare]]
+    rare_total = float(rare_w.sum()) or 1.0
+    vocab = stats.vocabulary()
+    top2 = sorted(range(len(passages)), key=lambda i: -len(passage_terms[i] & set(rare)))[:2]
+    rare_passage = max(sum(w for t, w in zip(rare, rare_w) if t in passage_terms[i]) for i in top2) / rare_total
+    by_doc: dict[str, float] = {}
+    for p in passages:
+        if "bm25" in p.hit.legs:
+            by_doc[p.chunk.doc_id] = max(by_doc.get(p.chunk.doc_id, 0.0), p.hit.legs["bm25"][1])
+    doc_scores = sorted(by_doc.values(), reverse=True) + [0.0, 0.0]
+    bm25, bm25_second = doc_scores[0], doc_scores[1]
+    idf_sum = float(np.asarray(stats.idf(list(terms))).sum()) or 1.0
+    analyzer = stats.analyzer
+    titles = [set(analyzer.analyze(p.chunk.title)) for p in passages]
+    title_overlap = max((coverage(terms, weights, t) for t in titles[:3]), default=0.0)
+    union = coverage(terms, weights, passage_terms[top2[0]] | passage_terms[top2[-1]])
+    pair = bridge_pair(passages[:4], passage_terms[:4], analyzer)
+    bridge = 1.0 if pair is not None else 0.0
+    bridge_cov = coverage(terms, weights, passage_terms[pair[0]] | passage_terms[pair[1]]) if pair else 0.0
+    q_terms = set(analyzer.analyze(question))
+    named = {p.chunk.doc_id for p, t in zip(passages, titles + [set()] * len(passages)) if t and t <= q_terms}
+    names = [set(analyzer.analyze(n)) for n in question_names(question)]
+    names = [n for n in names if n]
+    names_found = (sum(1 for n in names if any(n <= pt for pt in passage_terms[:4])) / len(names)) if names else 1.0
+    return {
+        "names_found": names_found,
+        "passage_coverage": passage_coverage,
+        "sentence_coverage": top.coverage,
+        "rare_in_sentence": sum(w for t, w in zip(rare, rare_w) if t in top.terms) / rare_total,
+        "rare_in_passage": rare_passage,
+        "unseen": sum(w for t, w in zip(terms, weights) if t not in vocab) / total,
+        "type_missing": 0.0 if has_answer_type(top.text, kind, question) else 1.0,
+        "bm25_norm": min(bm25 / (2.2 * idf_sum), 1.0),
+        "few_terms": 1.0 / len(terms),
+        "bm25_second": min(bm25_second / (2.2 * idf_sum), 1.0),
+        "title_overlap": title_overlap,
+        "union_coverage": union,
+        "bridge": bridge,
+        "bridge_coverage": bridge_cov,
+        "titles_named": min(len(named), 2) / 2,
+    }
+
+
+_NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
+
+
+def question_names(question: str) -> list[str]:
+    """Names the question states: runs of capitalised words (``Kiss and Tell``, ``Lewiston Maineiacs``),
+    case-folded, without the question's first word unless the run goes on; quoted titles whole."""
+    names = [m.group(1) or m.group(2) for m in re.finditer(r'"([^"]{2,80})"|“([^”]{2,80})”', question)]
+    for m in _NAME_RE.finditer(question):
+        name = m.group(0).strip(" .")
+        if m.start() == 0:
+            first, _, rest = name.partition(" ")
+            name = rest
+        if len(name) >= 3 and " " in name or (len(name) >= 4 and m.start() > 0):
+            names.append(name)
+    return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
+
+
+def bridge_pair(passages: Sequence[Passage], passage_terms: Sequence[set[str]],
+                analyzer: Analyzer) -> tuple[int, int] | None:
+    """A multi-hop link among the passages: ``(i, j)`` where passage ``i`` names passage ``j``'s document
+    title (every title term occurs in ``i``) and they come from different documents; the best-ranked pair,
+    or None."""
+    titles = [set(analyzer.analyze(p.chunk.title)) for p in passages]
+    for j, tj in enumerate(titles):
+        if not tj:
+            continue
+        for i, p in enumerate(passages):
+            if p.chunk.doc_id != passages[j].chunk.doc_id and tj <= passage_terms[i]:
+                return (i, j)
+    return None
 
 
 _TABLE_SEP_RE = re.compile(r"^\|?\s*:?-{2,}")
+MAX_SENTENCE_CHARS = 300
+
+
+def _cap(text: str, limit: int = MAX_SENTENCE_CHARS) -> list[str]:
+    """A "sentence" longer than ``limit`` characters (an option list or a log without sentence punctuation)
+    cut into pieces of at most ``limit`` characters: at line breaks first, then at ``;``/``,``, then at
+    spaces (a single longer word is cut hard)."""
+    if len(text) <= limit:
+        return [text]
+    for sep in ("\n", "; ", ", ", " "):
+        parts = [p for p in text.split(sep) if p.strip()]
+        if len(parts) < 2:
+            continue
+        out: list[str] = []
+        current = ""
+        for part in parts:
+            candidate = f"{current}{sep}{part}" if current else part
+            if len(candidate) <= limit:
+                current = candidate
+                continue
+            if current:
+                out.append(current)
+            current = part
+        out.append(current)
+        return [q for piece in out for q in _cap(piece, limit)]
+    return [text[i:i + limit] for i in range(0, len(text), limit)]
 
 
 def _sentences(p: Passage) -> list[str]:
@@ -248,9 +451,10 @@ def _sentences(p: Passage) -> list[str]:
         if prose:
             block = "\n".join(prose)
             for s, e in split_sentences(block):
-                sent = strip_emphasis(" ".join(block[s:e].split()))
-                if sent and not sent.startswith("#"):
-                    out.append(sent.lstrip("- ").strip())
+                for piece in _cap(block[s:e]):
+                    sent = strip_emphasis(" ".join(piece.split()))
+                    if sent and not sent.startswith("#"):
+                        out.append(sent.lstrip("- ").strip())
             prose.clear()
 
     for line in lines:

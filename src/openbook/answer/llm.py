@@ -75,14 +75,21 @@ def _newer_uncited(check: CitationCheck, passages: Sequence[Passage]) -> list[st
     return notes
 
 
-def answer_from_text(question: str, text: str, context: Context, finish_reason: str | None = None) -> Answer:
+def answer_from_text(question: str, text: str, context: Context, finish_reason: str | None = None,
+                     drop_unsupported: bool = True) -> Answer:
     """Check a model's ``text`` against ``context`` and build the ``Answer``.
 
+    Args:
+        drop_unsupported: remove the sentences the citation check marks unsupported from the answer text
+            (they stay listed in ``unsupported``); an answer left without a supported sentence that cites a
+            passage becomes the refusal. False keeps them in the text, flagged in ``notes``.
+
     Returns:
-        ``Answer`` whose ``text`` is the model's text minus dropped markers (or the exact refusal sentence when
-        it refused), ``citations`` in order of first citation, ``passages`` = the context's passages,
-        ``unsupported`` sentences, and ``notes`` for dropped ids, truncation, unsupported sentences, dates,
-        and sentences that cite only an older document while a newer uncited passage covers the same subject.
+        ``Answer`` whose ``text`` is the model's text minus dropped markers (and unsupported sentences), or the
+        exact refusal sentence when it refused or nothing supported was left; ``citations`` in order of first
+        citation; ``passages`` = the context's passages; ``unsupported`` sentences; and ``notes`` for dropped
+        ids, truncation, unsupported sentences, dates, and sentences that cite only an older document while a
+        newer uncited passage covers the same subject.
     """
     check = check_citations(text, context.passages)
     by_n = {p.n: p for p in context.passages}
@@ -106,9 +113,20 @@ def answer_from_text(question: str, text: str, context: Context, finish_reason: 
             passages=context.passages,
             notes=tuple(notes),
         )
+    removed = check.unsupported if drop_unsupported else ()
+    if removed:
+        kept = [s for s in check.sentences if s.supported]
+        if not any(s.cited for s in kept):
+            reasons = "; ".join(f"{s.text!r} ({s.reason})" for s in check.sentences if not s.supported)
+            notes.append(f"refused: no sentence of the model's answer is supported by the passages it cites: "
+                         f"{reasons}")
+            return Answer(text=refusal_sentence(question), refused=True, passages=context.passages,
+                          unsupported=check.unsupported, notes=tuple(notes))
+        cited = tuple(dict.fromkeys(n for s in kept for n in s.cited))
+        check = CitationCheck(" ".join(s.text for s in kept), cited, check.dropped, check.sentences, False)
     for s in check.sentences:
         if not s.supported:
-            notes.append(f"unsupported: {s.text!r} ({s.reason})")
+            notes.append(f"{'removed unsupported' if removed else 'unsupported'}: {s.text!r} ({s.reason})")
     notes.extend(_newer_uncited(check, context.passages))
     date_note = _date_note(check, by_n)
     if date_note:
@@ -164,7 +182,7 @@ def generate_answer(
             f"the {generator.name} backend returned an empty answer (finish reason "
             f"{generator.last_finish_reason!r}); check the model and max_tokens"
         )
-    return answer_from_text(question, text, context, generator.last_finish_reason)
+    return answer_from_text(question, text, context, generator.last_finish_reason, config.drop_unsupported)
 
 
 __all__ = ["answer_from_text", "citation_for", "generate_answer"]

@@ -338,3 +338,310 @@ def format_answer_report(report: AnswerReport, per_question: bool = True) -> str
                      f"{_pct(t['must_contain_rate']):>5} {_pct(t['citation_validity']):>5} "
                      f"{_pct(t['context_recall']):>7} {int(t['access_leaks']):>6}")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- BEIR question answering
+#
+# A BEIR folder whose queries carry ``metadata.answers`` (HotpotQA, CMRC 2018, SQuAD-like sets) gives real
+# negatives for free: ask each question once over the whole corpus (a positive: the answer is there) and once
+# with its qrels documents hidden by a query-time filter (a negative: what remains is on the same topic but does
+# not hold the answer).
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_LATIN = r"[0-9a-z\u00c0-\u024f]"
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+@dataclass(frozen=True)
+class QAQuestion:
+    """One question of a BEIR QA set: its gold answer strings (any one counts) and relevant doc ids."""
+
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    relevant: tuple[str, ...]
+
+
+@dataclass
+class QAResult:
+    """One question asked twice: over the whole corpus (``pos_*``) and with its relevant documents hidden
+    (``neg_*``). ``*_confidence`` is the answerer's answerability score (None when it gave none)."""
+
+    id: str
+    language: str
+    pos_answer: str
+    pos_refused: bool
+    pos_contains_gold: bool
+    pos_cites_relevant: bool
+    pos_confidence: float | None
+    pos_ms: float
+    neg_answer: str
+    neg_refused: bool
+    neg_confidence: float | None
+    neg_ms: float
+
+
+@dataclass
+class QAReport:
+    """Scores of ``openbook eval answers --dataset``; ``to_dict()`` is the JSON form.
+
+    Attributes:
+        dataset, answerer, sample, seed: inputs (``sample`` None: every question with answers and qrels).
+        summary: ``all`` and one entry per question language, each with ``n``, ``answered`` (share of positives
+            answered), ``contains_gold`` (share of all positives whose answer contains a normalised gold
+            answer; a refusal counts as a miss), ``cites_relevant`` (share of answered positives citing a
+            relevant document), ``refused_negatives``, ``p50_ms``/``p95_ms`` (per ``ask``, both runs).
+        curve_png: the refusal curve written, or None.
+        results: one ``QAResult`` per question, in sample order.
+    """
+
+    dataset: str
+    answerer: str
+    sample: int | None
+    seed: int
+    summary: dict[str, dict[str, float]]
+    curve_png: str | None
+    results: list[QAResult]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-serialisable report."""
+        return asdict(self)
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD-style normalisation for containment: NFKC, casefold, punctuation to spaces, English articles
+    dropped, whitespace collapsed; between two CJK characters whitespace is dropped altogether."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(" " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in text)
+    text = _ARTICLES.sub(" ", text)
+    text = " ".join(text.split())
+    return re.sub(r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]) (?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])",
+                  "", text)
+
+
+def contains_gold(answer: str, golds: Sequence[str]) -> bool:
+    """Whether the normalised ``answer`` contains any normalised gold answer: not inside a longer Latin
+    word or number (so ``no`` does not match ``not``; ``FeO`` right after a Chinese character counts), as a
+    substring where the gold answer has CJK characters."""
+    norm = normalize_answer(answer)
+    for gold in golds:
+        g = normalize_answer(gold)
+        if not g:
+            continue
+        if _CJK_CHAR.search(g):
+            if g.replace(" ", "") in norm.replace(" ", ""):
+                return True
+        elif re.search(rf"(?<!{_LATIN}){re.escape(g)}(?!{_LATIN})", norm):
+            return True
+    return False
+
+
+def load_qa_questions(root: Path) -> list[QAQuestion]:
+    """Questions of a BEIR folder that carry ``metadata.answers`` and have qrels, in ``queries.jsonl`` order.
+
+    Raises:
+        EvaluationError: missing files, bad JSON, or no question with both answers and qrels.
+    """
+    from .beir import load_qrels
+
+    root = Path(root)
+    qrels = load_qrels(root / "qrels" / "test.tsv")
+    path = root / "queries.jsonl"
+    if not path.is_file():
+        raise EvaluationError(f"{path} not found; a BEIR folder needs queries.jsonl")
+    out: list[QAQuestion] = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                qid, text = str(obj["_id"]), str(obj["text"])
+                answers = (obj.get("metadata") or {}).get("answers") or []
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+                raise EvaluationError(f"{path}:{lineno}: expected {{'_id', 'text', 'metadata': {{'answers'}}}}") \
+                    from None
+            relevant = tuple(d for d, g in qrels.get(qid, {}).items() if g > 0)
+            if answers and relevant and text.strip():
+                out.append(QAQuestion(qid, text, tuple(str(a) for a in answers), relevant))
+    if not out:
+        raise EvaluationError(f"{path}: no question has both metadata.answers and qrels; "
+                              "`eval answers --dataset` needs a QA set (else use `eval retrieval`)")
+    return out
+
+
+def sample_questions(questions: Sequence[QAQuestion], n: int | None, seed: int) -> list[QAQuestion]:
+    """``random.Random(seed).shuffle`` of the questions in file order, first ``n`` (all when None)."""
+    import random
+
+    order = list(questions)
+    if n is None:
+        return order
+    random.Random(seed).shuffle(order)
+    return order[:n]
+
+
+def ask_twice(engine: Any, q: QAQuestion) -> QAResult:
+    """Ask ``q`` over the whole corpus and with its relevant documents hidden; score both answers."""
+    start = time.perf_counter()
+    pos = engine.ask(q.question)
+    pos_ms = (time.perf_counter() - start) * 1000.0
+    start = time.perf_counter()
+    neg = engine.ask(q.question, exclude_docs=q.relevant)
+    neg_ms = (time.perf_counter() - start) * 1000.0
+    relevant = set(q.relevant)
+    return QAResult(
+        id=q.id, language=question_language(q.question), pos_answer=pos.text, pos_refused=pos.refused,
+        pos_contains_gold=not pos.refused and contains_gold(pos.text, q.answers),
+        pos_cites_relevant=not pos.refused and any(c.doc_id in relevant for c in pos.citations),
+        pos_confidence=pos.confidence, pos_ms=pos_ms,
+        neg_answer=neg.text, neg_refused=neg.refused, neg_confidence=neg.confidence, neg_ms=neg_ms,
+    )
+
+
+def summarize_qa(results: Sequence[QAResult]) -> dict[str, float]:
+    """The rates of ``QAReport.summary`` over ``results`` (0-1; latency in ms; zeros when empty)."""
+    import numpy as np
+
+    n = len(results)
+    if not n:
+        return {"n": 0, "answered": 0.0, "contains_gold": 0.0, "cites_relevant": 0.0, "refused_negatives": 0.0,
+                "p50_ms": 0.0, "p95_ms": 0.0}
+    answered = [r for r in results if not r.pos_refused]
+    ms = np.asarray([r.pos_ms for r in results] + [r.neg_ms for r in results])
+    return {
+        "n": n,
+        "answered": len(answered) / n,
+        "contains_gold": sum(r.pos_contains_gold for r in results) / n,
+        "cites_relevant": (sum(r.pos_cites_relevant for r in answered) / len(answered)) if answered else 0.0,
+        "refused_negatives": sum(r.neg_refused for r in results) / n,
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p95_ms": float(np.percentile(ms, 95)),
+    }
+
+
+def refusal_curve(results: Sequence[QAResult], thresholds: Sequence[float]) -> tuple[list[float], list[float]]:
+    """Answered positives and refused negatives (shares, 0-1) if the answerer refused below each threshold.
+
+    A question without a confidence (no passages, no content term) counts as refused at every threshold.
+    """
+    pos = [r.pos_confidence for r in results]
+    neg = [r.neg_confidence for r in results]
+    answered = [sum(1 for c in pos if c is not None and c >= t) / max(len(pos), 1) for t in thresholds]
+    refused = [sum(1 for c in neg if c is None or c < t) / max(len(neg), 1) for t in thresholds]
+    return answered, refused
+
+
+def write_refusal_curve(results: Sequence[QAResult], path: Path, title: str,
+                        threshold: float | None = None) -> Path:
+    """Plot answered positives and refused negatives over the decision threshold, per language, as a PNG.
+
+    Returns:
+        ``path`` (parent folders created).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    thresholds = [float(t) for t in np.linspace(0.0, 1.0, 101)]
+    langs = sorted({r.language for r in results})
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    for i, lang in enumerate(langs):
+        subset = [r for r in results if r.language == lang]
+        answered, refused = refusal_curve(subset, thresholds)
+        color = f"C{i}"
+        ax.plot(thresholds, answered, color=color, label=f"{lang}: positives answered (n={len(subset)})")
+        ax.plot(thresholds, refused, color=color, linestyle="--", label=f"{lang}: negatives refused")
+    if threshold is not None:
+        ax.axvline(threshold, color="grey", linewidth=0.8)
+        ax.text(threshold, 0.02, f" threshold {threshold:.2f}", color="grey", fontsize=8)
+    ax.set_xlabel("answerability threshold (refuse below)")
+    ax.set_ylabel("share of questions")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="center left")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def run_qa_eval(dataset: Path, store: Path | None, config: Config, sample: int | None = None, seed: int = 7,
+                out_dir: Path | None = None, progress: bool = False) -> QAReport:
+    """Evaluate answers on a BEIR QA folder end to end (what ``openbook eval answers --dataset`` runs).
+
+    Ingests ``corpus.jsonl`` into ``store`` (created, or reused when unchanged) or a throw-away store, asks
+    each sampled question twice (see ``ask_twice``) and writes ``<out_dir>/<dataset>.answers.png`` (the
+    refusal curve) and ``<out_dir>/<dataset>.answers.json`` when ``out_dir`` is given.
+
+    Raises:
+        EvaluationError: bad dataset folder or nothing ingested. StoreError, IngestError, GenerationError:
+        from the engine.
+    """
+    from openbook.api import Engine
+
+    from .beir import load_beir
+
+    data = load_beir(dataset)
+    questions = sample_questions(load_qa_questions(Path(dataset)), sample, seed)
+    results: list[QAResult] = []
+    with tempfile.TemporaryDirectory(prefix="openbook-qa-") as tmp:
+        store_dir = Path(store) if store is not None else Path(tmp) / "store"
+        engine = Engine.open(store_dir, config, create=True)
+        try:
+            ingest = engine.ingest([data.corpus], sync=True, progress=progress)
+            if not ingest.ok:
+                reasons = "; ".join(f"{p}: {r}" for p, r in ingest.failed[:3])
+                raise EvaluationError(f"could not ingest {data.corpus}: {reasons}")
+            iterator: Iterable[QAQuestion] = questions
+            if progress:
+                from tqdm import tqdm
+
+                iterator = tqdm(questions, desc="questions", unit="q")
+            for q in iterator:
+                results.append(ask_twice(engine, q))
+        finally:
+            engine.close()
+    langs = sorted({r.language for r in results})
+    summary = {"all": summarize_qa(results)}
+    summary.update({lang: summarize_qa([r for r in results if r.language == lang]) for lang in langs})
+    llm = config.llm
+    answerer = f"{llm.backend}:{llm.model}" if llm.backend else "offline"
+    report = QAReport(dataset=data.name, answerer=answerer, sample=sample, seed=seed, summary=summary,
+                      curve_png=None, results=results)
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        if answerer == "offline":
+            png = write_refusal_curve(results, out_dir / f"{data.name}.answers.png",
+                                      f"{data.name}, {len(results)} questions, {answerer}",
+                                      config.answer.min_confidence)
+            report.curve_png = str(png)
+        (out_dir / f"{data.name}.answers.json").write_text(
+            json.dumps(report.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return report
+
+
+def format_qa_report(report: QAReport) -> str:
+    """A human-readable table: one row per language and one for all questions."""
+    lines = [f"{report.dataset}: {report.summary['all']['n']:.0f} questions"
+             + (f" (sample {report.sample}, seed {report.seed})" if report.sample is not None else "")
+             + f", answerer {report.answerer}",
+             f"  {'language':<8} {'n':>4} {'answered':>9} {'gold':>6} {'cites':>6} {'neg refused':>12} "
+             f"{'p50 ms':>8} {'p95 ms':>8}"]
+    for lang, s in report.summary.items():
+        lines.append(f"  {lang:<8} {s['n']:>4.0f} {_pct(s['answered']):>9} {_pct(s['contains_gold']):>6} "
+                     f"{_pct(s['cites_relevant']):>6} {_pct(s['refused_negatives']):>12} {s['p50_ms']:>8.0f} "
+                     f"{s['p95_ms']:>8.0f}")
+    lines.append("  answered / gold (contains a gold answer, over all positives) / cites (a relevant doc, over "
+                 "answered positives): questions over the whole corpus; neg refused: the same questions with "
+                 "their relevant documents hidden")
+    if report.curve_png:
+        lines.append(f"  refusal curve  {report.curve_png}")
+    return "\n".join(lines)

@@ -1,0 +1,130 @@
+"""The offline answerer's decisions on small hand-made documents of each kind: answer type, refusal of a
+question the corpus merely touches, the right table row, capped sentences, multi-hop, versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from openbook.answer.extractive import _cap, _standalone_numbers
+from openbook.answer.refusal import answerability, expected_answer_type, has_answer_type
+from openbook.api import Engine
+from openbook.config import Config
+
+DOCS = {
+    "finance/capital-budget.md": "# Capital budget\n\nThe capital budget for new servers is approved by the "
+    "finance committee every spring. Capital expenses above 5,000 EUR need two signatures.\n",
+    "it/releases.md": "# Release table\n\nSupported operating system releases and their dates.\n\n"
+    "| Release | Date | Support |\n|---|---|---|\n| Debian 11 | 2021-12-12 | security only |\n"
+    "| Debian 12 | 2023-06-10 | full |\n| Ubuntu 22.04 | 2022-04-21 | full |\n",
+    "it/rsync-options.md": "# Rsync options\n\nThe backup job accepts these options\n"
+    + "\n".join(f"--opt-{i} enables feature number {i} of the copy engine" for i in range(60)) + "\n",
+    "wiki/marshall.md": "# Beverly Marshall\n\nBeverly Marshall is a fictional character from the soap opera "
+    "Neighbours. She was played by two actresses.\n",
+    "wiki/neighbours.md": "# Neighbours\n\nNeighbours is a long-running television soap opera. It is set in "
+    "the fictional suburb of Erinsborough in Melbourne.\n",
+    "hr/leave-v1.md": "# Leave policy v1\n\nFull-time employees get 25 days of annual leave per year.\n",
+    "hr/leave-v2.md": "# Leave policy v2\n\nFull-time employees get 28 days of annual leave per year.\n",
+    "hr/remote.md": "# Hybrid work guideline\n\nThis guideline replaces the Remote work rules. Staff may work "
+    "from home up to 3 days a week.\n",
+    "hr/remote-old.md": "# Remote work rules\n\nStaff may work from home up to 2 days a week.\n",
+    "facilities/kitchen.md": "# Kitchen\n\nThe kitchen is cleaned every Friday. Coffee is free for everyone. "
+    "The fridge is emptied every Friday evening.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> Engine:
+    root = tmp_path_factory.mktemp("answers")
+    docs = root / "docs"
+    for name, text in DOCS.items():
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text(text, encoding="utf-8")
+    e = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
+    assert e.ingest([docs]).ok
+    yield e
+    e.close()
+
+
+@pytest.mark.parametrize("question,kind", [
+    ("Who first climbed the mountain?", "person"), ("When was the bridge opened?", "date"),
+    ("In what year did it close?", "date"), ("Where is the head office?", "place"),
+    ("Which city hosts the fair?", "place"), ("How many seats does the arena have?", "number"),
+    ("How long are files kept?", "duration"), ("What is the leave policy?", None),
+    ("谁是第一任校长？", "person"), ("这座桥是什么时候建成的？", "date"), ("总部在哪里？", "place"),
+    ("有多少名员工？", "number"), ("保留多久？", "duration"),
+])
+def test_expected_answer_type(question: str, kind: str | None) -> None:
+    assert expected_answer_type(question) == kind
+
+
+def test_answer_type_must_be_new_to_the_question() -> None:
+    q = "When did Anna Brisk climb Mount Keltrin?"
+    assert has_answer_type("Anna Brisk climbed Mount Keltrin in 1911.", "date", q)
+    assert not has_answer_type("Anna Brisk climbed Mount Keltrin with friends.", "date", q)
+    assert has_answer_type("It was first climbed by Anna Brisk.", "person", "Who first climbed Mount Keltrin?")
+    assert not has_answer_type("Mount Keltrin is steep.", "person", "Who first climbed Mount Keltrin?")
+    assert has_answer_type("Files are kept for 30 days.", "duration", "How long are files kept?")
+
+
+def test_answerability_is_monotone_in_coverage() -> None:
+    low = {"passage_coverage": 0.3, "sentence_coverage": 0.2, "union_coverage": 0.3}
+    high = {"passage_coverage": 0.9, "sentence_coverage": 0.8, "union_coverage": 0.9, "titles_named": 1.0}
+    for lang in ("en", "zh", "ja"):
+        assert 0.0 <= answerability(low, lang) < answerability(high, lang) <= 1.0
+
+
+def test_a_question_the_corpus_merely_touches_is_refused(engine: Engine) -> None:
+    answer = engine.ask("What is the capital of Australia?")
+    assert answer.refused and answer.text == "I could not find this in the documents."
+    assert answer.confidence is not None and answer.confidence < 0.5
+
+
+def test_the_row_of_the_number_in_the_question(engine: Engine) -> None:
+    answer = engine.ask("When was Debian 12 released?")
+    assert not answer.refused
+    first = answer.text.split(" [")[0]
+    assert first == "Release: Debian 12; Date: 2023-06-10; Support: full"
+
+
+def test_numbers_inside_dates_and_versions_are_not_standalone() -> None:
+    assert _standalone_numbers("Debian 12 on 2021-12-12, version 1.12, 1,200 users") == {"12", "1200"}
+
+
+def test_an_option_list_without_punctuation_is_cut() -> None:
+    text = "\n".join(f"--opt-{i} enables feature number {i}" for i in range(80))
+    pieces = _cap(text)
+    assert len(pieces) > 5 and all(len(p) <= 300 for p in pieces)
+    assert "".join(p.replace("\n", "") for p in pieces) == text.replace("\n", "")
+
+
+def test_no_sentence_of_an_answer_is_a_whole_option_list(engine: Engine) -> None:
+    answer = engine.ask("Which option enables feature number 42 of the copy engine?")
+    assert not answer.refused
+    assert "--opt-42" in answer.text
+    assert all(len(s) < 400 for s in answer.text.split(" ["))
+
+
+def test_multi_hop_answer_composes_the_bridge_passage(engine: Engine) -> None:
+    answer = engine.ask("Which suburb is the soap opera featuring Beverly Marshall set in?")
+    assert not answer.refused
+    assert "Erinsborough" in answer.text
+    assert {c.doc_id for c in answer.citations} >= {"wiki/neighbours.md"}
+
+
+def test_sentences_matching_one_word_each_are_not_stitched(engine: Engine) -> None:
+    answer = engine.ask("Is the kitchen fridge cleaned on Friday?")
+    parts = [p for p in answer.text.split("] ") if p]
+    assert len(parts) <= 2  # the matching sentence, at most one more that shares several terms
+
+
+def test_newer_version_from_the_title_wins_and_the_older_is_named(engine: Engine) -> None:
+    answer = engine.ask("How many days of annual leave do full-time employees get?")
+    assert "28 days" in answer.text and "25 days" not in answer.text
+    assert "Leave policy v1" in answer.text  # named as the older version
+
+
+def test_a_body_that_says_replaces_marks_the_older_document(engine: Engine) -> None:
+    answer = engine.ask("How many days a week may staff work from home?")
+    assert "3 days" in answer.text and "2 days" not in answer.text
