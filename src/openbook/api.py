@@ -20,13 +20,11 @@ from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
-from .chunking import chunk_document
 from .config import Config
 from .errors import IngestError, QueryError, StoreError, StoreVersionError, UnsupportedFormatError
 from .index.analyzer import Analyzer
 from .index.dense import VectorIndex
 from .index.sparse import BM25Index
-from .ingest import discover, load_file
 from .retrieve.filters import document_passes, parse_filters
 from .store.embedded import EmbeddedStore, write_json_atomic
 from .types import Answer, Chunk, Document, Hit, Passage, content_hash
@@ -355,6 +353,9 @@ class Engine:
             StoreError: the store is read-only.
             IngestInterrupted: Ctrl-C; batches committed before it are kept (the next run resumes).
         """
+        from .chunking import chunk_document  # imported here: a search needs no loaders (start-up time)
+        from .ingest import discover, load_file
+
         report = IngestReport()
         embed = self.config.embedding.enabled if embed is None else embed
         files, roots = self._files(paths, report)

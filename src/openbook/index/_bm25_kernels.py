@@ -1,35 +1,50 @@
-"""Compiled BM25 query kernel (numba). ``HAVE_NUMBA`` is False when numba is missing; callers then use numpy.
+"""Compiled BM25 query kernel (numba), compiled on first use and cached on disk.
 
 ``score_top_k`` touches only the rows in the query terms' posting lists: O(postings + touched * log k), not
 O(rows), which is what makes a query on a million rows take about a millisecond.
+
+Start-up: importing numba costs 0.3-0.5 s, more than a whole query on a small index, so this module does not
+import it; ``compiled()`` does, on the first query against an index of at least ``MIN_ROWS`` rows (smaller
+indexes use the numpy path in ``sparse.py``, which ranks identically: ``tests/index/test_sparse.py``). The
+compiled machine code is cached on disk (numba ``cache=True``): next to this file in ``__pycache__`` when that
+folder is writable, else in numba's per-user cache folder (``NUMBA_CACHE_DIR`` overrides it), so a read-only
+install compiles once per user, not once per process. ``HAVE_NUMBA`` is False when numba is missing.
 """
 
 from __future__ import annotations
 
+import importlib.util
+from typing import Callable
+
 import numpy as np
 
-try:  # numba is a declared dependency; the numpy path is kept for platforms without a wheel
-    from numba import njit
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None  # numba is a declared dependency
+MIN_ROWS = 50_000  # indexes with fewer rows are scored by numpy: cheaper than loading numba for one query
 
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - exercised only without numba
-    HAVE_NUMBA = False
-
-    def njit(*args, **kwargs):  # type: ignore[no-redef]
-        def wrap(fn):
-            return fn
-
-        return wrap
+_compiled: Callable[..., int] | None = None
 
 
-@njit(cache=True, nogil=True, inline="always")
+def compiled() -> Callable[..., int]:
+    """The numba-compiled ``score_top_k`` (imports numba and loads or compiles the kernel on first call).
+
+    Raises:
+        ImportError: numba is not installed (check ``HAVE_NUMBA`` first).
+    """
+    global _compiled, _worse
+    if _compiled is None:
+        from numba import njit
+
+        _worse = njit(cache=True, nogil=True, inline="always")(_worse)  # the kernel calls the compiled helper
+        _compiled = njit(cache=True, nogil=True, fastmath=True)(_score_top_k)
+    return _compiled
+
+
 def _worse(s1: float, r1: int, s2: float, r2: int) -> bool:
     """(s1, r1) ranks below (s2, r2): lower score, or equal score and higher row id."""
     return s1 < s2 or (s1 == s2 and r1 > r2)
 
 
-@njit(cache=True, nogil=True, fastmath=True)
-def score_top_k(indptr, indices, tf, idf, norm, ids, mask, use_mask, scores, touched, out_rows, out_scores):
+def _score_top_k(indptr, indices, tf, idf, norm, ids, mask, use_mask, scores, touched, out_rows, out_scores):
     """Score the rows of the postings of term ids ``ids`` and write the best ``len(out_rows)`` of them.
 
     Args:

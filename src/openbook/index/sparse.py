@@ -10,7 +10,7 @@ constant ``(k1 + 1)`` factor, which does not change the ranking)::
 ``N`` counts indexed rows (chunks), ``|d|`` is a row's term count, ``avgdl`` the mean over rows. Like Lucene,
 the index stores term frequencies and per-row lengths, not weights: at load, ``idf`` (per term) and the length
 norm ``k1 * (1 - b + b * |d| / avgdl)`` (per row) are computed once, and a query scores only the rows in its
-terms' posting lists (a compiled numba loop, with a numpy fallback), then keeps the top k with a heap. The same
+terms' posting lists (numba on large indexes, numpy on small ones), then keeps the top k with a heap. The same
 stored frequencies let the index be rebuilt after an update without re-tokenising, and a change of ``k1``/``b``
 needs no rebuild at all.
 
@@ -30,10 +30,12 @@ import json
 from array import array
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy.sparse is imported where an index is built, not by a search (start-up time)
+    import scipy.sparse as sp
 
 from ..errors import IndexError_
 from . import _bm25_kernels as kernels
@@ -91,6 +93,8 @@ class BM25Index:
     def from_tf(cls, tf: sp.csr_matrix, vocab: list[str], k1: float = 1.2, b: float = 0.75,
                 extra: Mapping[str, object] | None = None) -> "BM25Index":
         """Index a rows x terms term-frequency matrix whose column j is ``vocab[j]``."""
+        import scipy.sparse as sp
+
         csc = sp.csc_matrix(tf)
         csc.sum_duplicates()
         csc.sort_indices()
@@ -117,6 +121,8 @@ class BM25Index:
 
     def tf_rows(self) -> sp.csr_matrix:
         """The rows x terms term-frequency matrix (CSR), for rebuilding after an update."""
+        import scipy.sparse as sp
+
         csc = sp.csc_matrix(
             (np.asarray(self.tf, dtype=np.int32), np.asarray(self.indices), np.asarray(self.indptr)),
             shape=(self.rows, len(self.vocab)),
@@ -128,6 +134,8 @@ class BM25Index:
 
         idf and avgdl are recomputed; kept rows are not re-tokenised. Terms that no longer occur are dropped.
         """
+        import scipy.sparse as sp
+
         old = self.tf_rows()[np.flatnonzero(keep)]
         vocab = list(self.vocab)
         new_tf, vocab = tf_matrix(new_token_lists, vocab)
@@ -190,9 +198,9 @@ class BM25Index:
             ids = self._ids(terms)
             if not len(ids):
                 continue
-            if kernels.HAVE_NUMBA:
-                n = kernels.score_top_k(self.indptr, self.indices, self.tf, self.idf_by_term, self.norm, ids, m,
-                                        use_mask, self._scores, self._touched, out_rows[qi], out_scores[qi])
+            if kernels.HAVE_NUMBA and self.rows >= kernels.MIN_ROWS:
+                kernels.compiled()(self.indptr, self.indices, self.tf, self.idf_by_term, self.norm, ids, m,
+                                   use_mask, self._scores, self._touched, out_rows[qi], out_scores[qi])
             else:
                 idx, w = self._postings(ids)
                 scores = np.bincount(idx, weights=w, minlength=self.rows)
@@ -262,6 +270,8 @@ def tf_matrix(token_lists: Iterable[Sequence[str]],
 
     Term ids are collected in a compact ``array('i')`` (4 bytes a token, not a Python int object each).
     """
+    import scipy.sparse as sp
+
     vocab = [] if vocab is None else vocab
     term_ids: defaultdict[str, int] = defaultdict(lambda: len(term_ids))  # a new term gets the next id
     term_ids.update((t, i) for i, t in enumerate(vocab))
