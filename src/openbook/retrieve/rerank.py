@@ -7,7 +7,8 @@ Backends:
   Cormack et al. 2009). It needs no extra model: it reads the candidates' stored vectors when given a lookup,
   else embeds ``Chunk.indexed_text()``. Measured before on SciFact (nDCG@10): BM25 alone is beaten by re-ordering
   its top 100 by MiniLM cosine (0.663) and more so by fusing the two orders (0.717), hence RRF by default.
-- ``CrossEncoderReranker``: any sentence-transformers ``CrossEncoder`` in a local folder (no package ships
+- ``CrossEncoderReranker`` (experimental: it needs sentence-transformers and torch, which CI does not install,
+  so its tests are skipped there): any sentence-transformers ``CrossEncoder`` in a local folder (no package ships
   cross-encoder weights for offline use, so there is no default folder). Passages longer than the model's
   limit are scored window by window (max over windows) or, with ``long_passages="truncate"``, truncated with a
   ``LongPassageWarning``; never silently.

