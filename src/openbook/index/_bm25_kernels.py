@@ -8,7 +8,8 @@ import it; ``compiled()`` does, on the first query against an index of at least 
 indexes use the numpy path in ``sparse.py``, which ranks identically: ``tests/index/test_sparse.py``). The
 compiled machine code is cached on disk (numba ``cache=True``): next to this file in ``__pycache__`` when that
 folder is writable, else in numba's per-user cache folder (``NUMBA_CACHE_DIR`` overrides it), so a read-only
-install compiles once per user, not once per process. ``HAVE_NUMBA`` is False when numba is missing.
+install compiles once per user, not once per process; with no writable folder at all it compiles in each process
+(about 10 s) rather than fail. ``HAVE_NUMBA`` is False when numba is missing.
 """
 
 from __future__ import annotations
@@ -34,8 +35,14 @@ def compiled() -> Callable[..., int]:
     if _compiled is None:
         from numba import njit
 
-        _worse = njit(cache=True, nogil=True, inline="always")(_worse)  # the kernel calls the compiled helper
-        _compiled = njit(cache=True, nogil=True, fastmath=True)(_score_top_k)
+        try:
+            cache_worse = njit(cache=True, nogil=True, inline="always")(_worse)
+            cache_kernel = njit(cache=True, nogil=True, fastmath=True)(_score_top_k)
+        except RuntimeError:  # no writable cache folder at all (read-only install and home): compile each time
+            cache_worse = njit(nogil=True, inline="always")(_worse)
+            cache_kernel = njit(nogil=True, fastmath=True)(_score_top_k)
+        _worse = cache_worse  # the kernel calls the compiled helper (looked up when the kernel compiles)
+        _compiled = cache_kernel
     return _compiled
 
 
