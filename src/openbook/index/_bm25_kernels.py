@@ -46,17 +46,34 @@ def compiled() -> Callable[..., int]:
     return _compiled
 
 
+def posting_weights(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, idf: np.ndarray,
+                    norm: np.ndarray) -> np.ndarray:
+    """Each posting's BM25 weight, float32 [postings]: ``idf[t] * tf / (tf + norm[row])``, computed in float32
+    exactly as the numpy path computes it per query, so both paths give identical scores. Precomputing it
+    (bm25s does the same) takes the per-posting division and the random ``norm[row]`` read out of every query.
+    """
+    out = np.empty(len(tf), dtype=np.float32)
+    counts = np.diff(np.asarray(indptr))
+    step = 1 << 22  # postings per slice: bounds the temporaries at a few tens of MB
+    term_of = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+    for start in range(0, len(out), step):
+        end = min(start + step, len(out))
+        f = np.asarray(tf[start:end]).astype(np.float32)
+        out[start:end] = idf[term_of[start:end]] * f / (f + norm[np.asarray(indices[start:end])])
+    return out
+
+
 def _worse(s1: float, r1: int, s2: float, r2: int) -> bool:
     """(s1, r1) ranks below (s2, r2): lower score, or equal score and higher row id."""
     return s1 < s2 or (s1 == s2 and r1 > r2)
 
 
-def _score_top_k(indptr, indices, tf, idf, norm, ids, mask, use_mask, scores, touched, out_rows, out_scores):
+def _score_top_k(indptr, indices, weights, ids, mask, use_mask, scores, touched, out_rows, out_scores):
     """Score the rows of the postings of term ids ``ids`` and write the best ``len(out_rows)`` of them.
 
     Args:
-        indptr, indices, tf: term-major postings (CSC) of the index.
-        idf: float32 [terms]; norm: float32 [rows], ``k1 * (1 - b + b * |d| / avgdl)``.
+        indptr, indices: term-major postings (CSC) of the index.
+        weights: float32 [postings], each posting's BM25 weight ``idf * tf / (tf + norm)`` (``posting_weights``).
         ids: int64 distinct query term ids.
         mask, use_mask: bool [rows] visibility; rows with False are skipped when ``use_mask``.
         scores: float64 [rows] accumulator, all zero on entry and on return.
@@ -69,7 +86,6 @@ def _score_top_k(indptr, indices, tf, idf, norm, ids, mask, use_mask, scores, to
     n_touched = 0
     for j in range(ids.shape[0]):
         t = ids[j]
-        w = idf[t]
         for p in range(indptr[t], indptr[t + 1]):
             d = indices[p]
             if use_mask and not mask[d]:
@@ -77,8 +93,7 @@ def _score_top_k(indptr, indices, tf, idf, norm, ids, mask, use_mask, scores, to
             s = scores[d]
             touched[n_touched] = d  # branch-free: the slot is kept only when the row was untouched
             n_touched += s == 0.0
-            f = np.float32(tf[p])
-            scores[d] = s + w * f / (f + norm[d])
+            scores[d] = s + weights[p]
     k = out_rows.shape[0]
     heap_s = np.empty(k, np.float64)
     heap_r = np.empty(k, np.int64)

@@ -76,6 +76,7 @@ class BM25Index:
             self.norm = np.full(n, self.k1, dtype=np.float32)
         self._scores = np.zeros(n, dtype=np.float64)  # accumulator reused by every query (zero between queries)
         self._touched = np.zeros(n, dtype=np.int32)
+        self._weights: np.ndarray | None = None  # float32 [postings], built on the first compiled-path query
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -199,8 +200,11 @@ class BM25Index:
             if not len(ids):
                 continue
             if kernels.HAVE_NUMBA and self.rows >= kernels.MIN_ROWS:
-                kernels.compiled()(self.indptr, self.indices, self.tf, self.idf_by_term, self.norm, ids, m,
-                                   use_mask, self._scores, self._touched, out_rows[qi], out_scores[qi])
+                if self._weights is None:  # per-posting BM25 weights, computed once for the compiled path
+                    self._weights = kernels.posting_weights(self.indptr, self.indices, self.tf, self.idf_by_term,
+                                                            self.norm)
+                kernels.compiled()(self.indptr, self.indices, self._weights, ids, m, use_mask, self._scores,
+                                   self._touched, out_rows[qi], out_scores[qi])
             else:
                 idx, w = self._postings(ids)
                 scores = np.bincount(idx, weights=w, minlength=self.rows)
