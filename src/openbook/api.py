@@ -20,6 +20,7 @@ from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
+from .chunking import chunk_document
 from .config import Config
 from .errors import IngestError, QueryError, StoreError, StoreVersionError, UnsupportedFormatError
 from .index.analyzer import Analyzer
@@ -55,6 +56,21 @@ ESTIMATE_MIN_CHUNKS = 500
 """Embedding at least this many chunks first says how long it will take (measured on the first batch)."""
 
 STAGES = ("read", "chunk", "embed", "index")
+
+
+
+def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
+    """``openbook.ingest.discover``, imported on first use: a search needs no loaders (start-up time)."""
+    from .ingest import discover as discover_files
+
+    return discover_files(paths)
+
+
+def load_file(path: Path, doc_id: str) -> list[Document]:
+    """``openbook.ingest.load_file``, imported on first use (as ``discover``)."""
+    from .ingest import load_file as load
+
+    return load(path, doc_id)
 
 
 @dataclass
@@ -353,9 +369,6 @@ class Engine:
             StoreError: the store is read-only.
             IngestInterrupted: Ctrl-C; batches committed before it are kept (the next run resumes).
         """
-        from .chunking import chunk_document  # imported here: a search needs no loaders (start-up time)
-        from .ingest import discover, load_file
-
         report = IngestReport()
         embed = self.config.embedding.enabled if embed is None else embed
         files, roots = self._files(paths, report)
