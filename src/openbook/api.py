@@ -539,7 +539,7 @@ class Engine:
             report.unchanged.append(doc.doc_id)
             return
         chunks = chunk_document(doc, self.config.chunking)
-        tokens = [self.analyzer.analyze(c.indexed_text()) for c in chunks]
+        tokens = [self.analyzer.analyze_document(c.indexed_text()) for c in chunks]
         with self.store.savepoint():
             removed = self.store.chunk_ids_of([doc.doc_id, *duplicates]) if (old or duplicates) else set()
             common = removed & {c.chunk_id for c in chunks}
@@ -638,7 +638,7 @@ class Engine:
             keep = np.zeros(0, dtype=bool)
             kept_rows = np.zeros(0, dtype=np.int64)
             chunk_ids, row_docs = [], []
-        token_lists: Any = tokens if tokens is not None else (self.analyzer.analyze(c.indexed_text())
+        token_lists: Any = tokens if tokens is not None else (self.analyzer.analyze_document(c.indexed_text())
                                                               for c in new_chunks)
         bm = self.config.bm25
         extra = {"analyzer": self.analyzer.settings()}

@@ -68,13 +68,13 @@ def _worse(s1: float, r1: int, s2: float, r2: int) -> bool:
     return s1 < s2 or (s1 == s2 and r1 > r2)
 
 
-def _score_top_k(indptr, indices, weights, ids, mask, use_mask, scores, touched, out_rows, out_scores):
+def _score_top_k(indptr, indices, weights, ids, qtf, mask, use_mask, scores, touched, out_rows, out_scores):
     """Score the rows of the postings of term ids ``ids`` and write the best ``len(out_rows)`` of them.
 
     Args:
         indptr, indices: term-major postings (CSC) of the index.
         weights: float32 [postings], each posting's BM25 weight ``idf * tf / (tf + norm)`` (``posting_weights``).
-        ids: int64 distinct query term ids.
+        ids: int64 distinct query term ids; qtf: float32 [len(ids)], how often each occurs in the query.
         mask, use_mask: bool [rows] visibility; rows with False are skipped when ``use_mask``.
         scores: float64 [rows] accumulator, all zero on entry and on return.
         touched: int32 [rows] scratch space.
@@ -86,6 +86,7 @@ def _score_top_k(indptr, indices, weights, ids, mask, use_mask, scores, touched,
     n_touched = 0
     for j in range(ids.shape[0]):
         t = ids[j]
+        q = qtf[j]
         for p in range(indptr[t], indptr[t + 1]):
             d = indices[p]
             if use_mask and not mask[d]:
@@ -93,7 +94,7 @@ def _score_top_k(indptr, indices, weights, ids, mask, use_mask, scores, touched,
             s = scores[d]
             touched[n_touched] = d  # branch-free: the slot is kept only when the row was untouched
             n_touched += s == 0.0
-            scores[d] = s + weights[p]
+            scores[d] = s + weights[p] * q
     k = out_rows.shape[0]
     heap_s = np.empty(k, np.float64)
     heap_r = np.empty(k, np.int64)

@@ -1,19 +1,41 @@
-"""The analyzer: one function from text to index terms, the same for documents and queries.
+"""The analyzer: text to index terms, the same steps for documents and queries.
 
 Steps, in order:
 
-1. Unicode NFKC normalisation and case folding (full-width ``ＡＢＣ１２３`` becomes ``abc123``); digit-group
+1. **Normalisation.** Unicode NFKC and full case folding (full-width ``ＡＢＣ１２３`` becomes ``abc123``); the
+   combining dot that case folding leaves after a Turkish ``İ`` is dropped (``İZMİR`` -> ``izmir``); invisible
+   format characters (Unicode category Cf: soft hyphen, zero-width space, zero-width joiner and non-joiner,
+   word joiner, byte-order mark, bidi marks) are removed, so a word they sit in stays one word; digit-group
    commas are removed (``1,200`` -> ``1200``).
-2. Tokenisation into runs of letters/digits. A run joined by ``-``, ``_``, ``.`` or ``/`` that holds a digit
-   is a *code-like* token (``E-2043``, ``SL-PRO-500``, ``v5.2``, ``2.5``): it is emitted whole, unstemmed, so an
-   exact code matches exactly and never a look-alike (``e-2043`` is a different term from ``e-2403``), and its
-   parts are emitted as well, so ``SL PRO 500`` typed with spaces still matches.
-3. CJK runs (Han, Hiragana, Katakana, Hangul) are cut into overlapping character bigrams (a one-character run
-   stays a unigram), the classic approach of Lucene's CJKAnalyzer.
-4. English stop words (Lucene's ``EnglishAnalyzer`` list) and one-letter Latin tokens are dropped; words without
-   digits are stemmed with the Snowball English stemmer (PyStemmer).
+2. **Tokenisation** by Unicode properties (the ``regex`` module), in the spirit of UAX #29 word boundaries: a
+   word is a run of letters, digits and combining marks (categories L, N, M), so Devanagari vowel signs and
+   Arabic diacritics stay inside their word. Three kinds of run are treated apart:
 
-``Analyzer.settings()`` is stored in the index manifest so that a store analysed differently is detected.
+   - **CJK** (Han, Hiragana, Katakana, Hangul): cut into overlapping character bigrams (a one-character run
+     stays a unigram), the classic approach of Lucene's CJKAnalyzer.
+   - **Scripts written without spaces** (Unicode Line_Break class SA, "complex context": Thai, Lao, Khmer,
+     Myanmar, Tai scripts): cut into words by ICU's dictionary-based word break iterator (``icu4py``), as
+     Lucene's ICUTokenizer does.
+   - **Other words** joined by ``-``, ``_``, ``.`` or ``/``: a run that holds a digit is a *code-like* token
+     (``E-2043``, ``SL-PRO-500``, ``v5.2``, ``2.5``), emitted whole and unstemmed, so an exact code matches
+     exactly and never a look-alike (``e-2043`` is a different term from ``e-2403``), and its parts are
+     emitted as well, so ``SL PRO 500`` typed with spaces still matches. A word followed by ``#``, ``+`` or
+     ``++`` (``C#``, ``F#``, ``C++``, ``Disney+``) is emitted with its symbol, then as the bare word.
+
+3. **Numbers and versions.** A number glued to a unit (``50GB``, ``2.5GHz``, ``10mg``) is emitted whole and as
+   number and unit, so ``50GB`` and ``50 GB`` share the terms ``50`` and ``gb``; a version with a ``v``
+   prefix (``v2.3.1``, ``v2``) is also emitted without it, so ``v2.3.1`` and ``2.3.1`` match each other.
+4. **Stop words and short tokens.** English stop words (Lucene's ``EnglishAnalyzer`` list) are indexed
+   (``analyze_document``) but dropped from queries (``analyze``), unless a query holds nothing but stop words
+   ("to be or not to be"): then they are its terms. One-letter Latin tokens are dropped.
+5. **Accent folding and stemming.** Words without digits are stemmed with the Snowball stemmer (PyStemmer). A
+   word carrying nonspacing marks on a Latin, Greek, Cyrillic, Arabic or Hebrew letter (``josé``, ``café``,
+   Arabic tashkeel, Hebrew niqqud) is emitted both as written and folded (marks removed, then stemmed), so
+   ``jose`` finds ``José`` while ``José`` still prefers the accented spelling. Marks of other scripts
+   (Devanagari, Bengali, ...) are letters of the word and are never folded away.
+
+``Analyzer.settings()`` is stored in the index manifest so that a store analysed differently is detected;
+``ANALYZER_VERSION`` changes whenever the terms of some text change.
 """
 
 from __future__ import annotations
@@ -21,11 +43,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from itertools import chain
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
+import regex
 import Stemmer
 
-ANALYZER_VERSION = 1
+ANALYZER_VERSION = 2
 
 # Lucene EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
 ENGLISH_STOP_WORDS = frozenset(
@@ -35,15 +58,42 @@ ENGLISH_STOP_WORDS = frozenset(
 
 _CJK = (
     "\u1100-\u11ff\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
-    "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
+    "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
-_WORD = rf"[^\W_{_CJK}]+"
-_TOKEN_RE = re.compile(rf"[{_CJK}]+|{_WORD}(?:[-_./]{_WORD})*")
+_SA = r"\p{Line_Break=Complex_Context}"  # Thai, Lao, Khmer, Myanmar, Tai Tham, ...: words need a dictionary
+_WORD = rf"[^\W_{_CJK}{_SA}]+"  # letters, digits and combining marks (the regex module's \w includes \p{{M}})
+_TOKEN_RE = regex.compile(
+    rf"[{_CJK}]+"
+    rf"|{_SA}[{_SA}\p{{M}}]*"
+    rf"|{_WORD}(?:[-_./]{_WORD})*(?:(?:\+\+?|#)(?![\w+#]))?"
+)
+_FORMAT_RE = regex.compile(r"\p{Cf}+")
 _JOINER_RE = re.compile(r"[-_./]")
 _DIGIT_COMMA_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_CJK_START_RE = re.compile(rf"[{_CJK}]")
+_CJK_START_RE = regex.compile(rf"[{_CJK}]")
+_SA_START_RE = regex.compile(_SA)
 _DIGIT_RE = re.compile(r"\d")
+_NUMBER_UNIT_RE = re.compile(r"(\d+(?:\.\d+)*)([^\W\d_]+)")
+_VERSION_RE = re.compile(r"v(\d.*)")
+_FOLDABLE_RE = regex.compile(r"[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p{Hebrew}]\p{Mn}")
+_FOLD_MARKS_RE = regex.compile(r"(?<=[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p{Hebrew}]\p{Mn}*)\p{Mn}")
 _CACHE_LIMIT = 2_000_000
+
+
+def _word_segments(run: str) -> list[str]:
+    """Words of a run of a script written without spaces, by ICU's dictionary word break iterator."""
+    from icu4py.breakers import WordBreaker
+
+    return [s for s in WordBreaker(run, "root") if regex.search(r"\w", s)]
+
+
+def fold(word: str) -> str:
+    """``word`` without the nonspacing marks (Mn) that sit on Latin, Greek, Cyrillic, Arabic or Hebrew letters,
+    in NFC: ``fold("josé") == "jose"``, ``fold("المَكْتَبَةُ") == "المكتبة"``; Devanagari is left as it is."""
+    decomposed = unicodedata.normalize("NFD", word)
+    if not _FOLDABLE_RE.search(decomposed):
+        return word
+    return unicodedata.normalize("NFC", _FOLD_MARKS_RE.sub("", decomposed))
 
 
 class Analyzer:
@@ -51,10 +101,11 @@ class Analyzer:
 
     Args:
         language: Snowball stemmer language, or ``None`` for no stemming.
-        stopwords: drop Lucene's English stop words.
+        stopwords: drop Lucene's English stop words from queries (they are always indexed); False keeps
+            them in queries too.
 
-    The same instance must analyse documents and queries. Instances cache per-token results; they are not
-    shared across threads.
+    Use ``analyze_document`` for text to index and ``analyze`` for queries; the same instance (or one with
+    equal ``settings()``) must do both. Instances cache per-token results; they are not shared across threads.
     """
 
     def __init__(self, language: str | None = "english", stopwords: bool = True) -> None:
@@ -62,48 +113,103 @@ class Analyzer:
         self.stopwords = stopwords
         self._stemmer = Stemmer.Stemmer(language) if language else None
         self._stop = ENGLISH_STOP_WORDS if stopwords else frozenset()
-        self._cache = _TermCache(self._analyze_token)
+        self._doc_cache = _TermCache(lambda raw: self._analyze_token(raw, frozenset()))
+        self._query_cache = _TermCache(lambda raw: self._analyze_token(raw, self._stop))
 
     def settings(self) -> dict[str, object]:
         """Settings recorded in the index manifest; two analyzers with equal settings give equal terms."""
         return {"version": ANALYZER_VERSION, "language": self.language, "stopwords": self.stopwords,
-                "cjk": "bigram"}
+                "stopwords_indexed": True, "cjk": "bigram", "complex_context": "icu-dictionary",
+                "fold": "original+folded", "unicode": unicodedata.unidata_version}
 
     def analyze(self, text: str) -> list[str]:
-        """Index terms of ``text``, in text order (duplicates kept: they are term frequencies)."""
-        text = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
-        if "," in text:
-            text = _DIGIT_COMMA_RE.sub("", text)
+        """Query terms of ``text``, in text order (duplicates kept: a repeated word weighs more).
+
+        Stop words are dropped unless nothing else remains. An empty list only for text without any word.
+        """
+        tokens = self._tokens(text)
+        terms = list(chain.from_iterable(map(self._query_cache.__getitem__, tokens)))
+        if not terms and tokens:  # only stop words: search for them
+            terms = list(chain.from_iterable(map(self._doc_cache.__getitem__, tokens)))
+        return terms
+
+    def analyze_document(self, text: str) -> list[str]:
+        """Index terms of ``text``, in text order (duplicates kept: they are term frequencies); stop words
+        included, so that a query made only of stop words can find its text."""
         # token -> terms through a dict whose misses compute and remember: the common path stays in C
-        return list(chain.from_iterable(map(self._cache.__getitem__, _TOKEN_RE.findall(text))))
+        return list(chain.from_iterable(map(self._doc_cache.__getitem__, self._tokens(text))))
 
     def analyze_batch(self, texts: Iterable[str]) -> list[list[str]]:
-        """``[analyze(t) for t in texts]``."""
-        return [self.analyze(t) for t in texts]
+        """``[analyze_document(t) for t in texts]``."""
+        return [self.analyze_document(t) for t in texts]
 
-    def _analyze_token(self, raw: str) -> tuple[str, ...]:
+    @staticmethod
+    def _tokens(text: str) -> list[str]:
+        if text.isascii():
+            text = text.lower()
+        else:
+            text = unicodedata.normalize("NFKC", text).casefold()
+            if "\u0307" in text:
+                text = text.replace("i\u0307", "i")  # casefold("İ") is "i" + COMBINING DOT ABOVE
+            text = _FORMAT_RE.sub("", text)
+        if "," in text:
+            text = _DIGIT_COMMA_RE.sub("", text)
+        return _TOKEN_RE.findall(text)
+
+    def _analyze_token(self, raw: str, stop: frozenset[str]) -> tuple[str, ...]:
         if _CJK_START_RE.match(raw):
             if len(raw) == 1:
                 return (raw,)
             return tuple(raw[i : i + 2] for i in range(len(raw) - 1))
-        parts = _JOINER_RE.split(raw)
+        if _SA_START_RE.match(raw):
+            return tuple(_word_segments(raw))
         out: list[str] = []
-        if len(parts) > 1 and _DIGIT_RE.search(raw):
+        if raw[-1] in "#+":
             out.append(raw)
-        for part in parts:
-            term = self._term(part)
-            if term:
-                out.append(term)
+            raw = raw.rstrip("#+")
+        self._word_terms(raw, stop, out)
         return tuple(out)
 
-    def _term(self, word: str) -> str | None:
-        if word in self._stop:
-            return None
+    def _word_terms(self, raw: str, stop: frozenset[str], out: list[str]) -> None:
+        """Append the terms of one word token (possibly joined by ``-_./``) to ``out``."""
+        parts = _JOINER_RE.split(raw)
+        has_digit = _DIGIT_RE.search(raw) is not None
+        if has_digit:
+            unit = _NUMBER_UNIT_RE.fullmatch(raw)
+            if unit:  # 50gb, 2.5ghz: whole, then number and unit
+                out.append(raw)
+                self._word_terms(unit.group(1), stop, out)
+                self._part_terms(unit.group(2), stop, out)
+                return
+            version = _VERSION_RE.fullmatch(raw)
+            if version:  # v2.3.1: whole, then as 2.3.1
+                out.append(raw)
+                self._word_terms(version.group(1), stop, out)
+                return
+        if len(parts) > 1 and has_digit:
+            out.append(raw)
+        for part in parts:
+            self._part_terms(part, stop, out)
+
+    def _part_terms(self, word: str, stop: frozenset[str], out: list[str]) -> None:
+        if not word or word in stop:
+            return
         if _DIGIT_RE.search(word):
-            return word
+            unit = _NUMBER_UNIT_RE.fullmatch(word) if len(word) > 1 else None
+            if unit:  # a part such as "50gb" inside a joined token
+                out.append(word)
+                out.append(unit.group(1))
+                self._part_terms(unit.group(2), stop, out)
+            else:
+                out.append(word)
+            return
         if len(word) == 1:
-            return None
-        return self._stemmer.stemWord(word) if self._stemmer else word
+            return
+        stem: Callable[[str], str] = self._stemmer.stemWord if self._stemmer else str
+        out.append(stem(word))
+        folded = fold(word)
+        if folded != word and folded not in stop and len(folded) > 1:
+            out.append(stem(folded))
 
 
 class _TermCache(dict):

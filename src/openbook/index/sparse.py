@@ -5,7 +5,10 @@ constant ``(k1 + 1)`` factor, which does not change the ranking)::
 
     idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
     w(t, d)     = idf(t) * tf(t, d) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
-    score(q, d) = sum over distinct query terms t of w(t, d)
+    score(q, d) = sum over query terms t of qtf(t) * w(t, d)
+
+where ``qtf(t)`` counts the occurrences of ``t`` in the query: a term repeated in the query weighs more, as in
+Lucene (a BooleanQuery with one clause per occurrence) and bm25s (which sums over the query's token ids).
 
 ``N`` counts indexed rows (chunks), ``|d|`` is a row's term count, ``avgdl`` the mean over rows. Like Lucene,
 the index stores term frequencies and per-row lengths, not weights: at load, ``idf`` (per term) and the length
@@ -150,35 +153,43 @@ class BM25Index:
         return BM25Index.from_tf(tf, vocab, k1=self.k1, b=self.b, extra=self.extra)
 
     # ------------------------------------------------------------------ querying
-    def _ids(self, terms: Sequence[str]) -> np.ndarray:
-        ids = [self.term_ids[t] for t in dict.fromkeys(terms) if t in self.term_ids]
-        return np.asarray(ids, dtype=np.int64)
+    def _ids(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct indexed term ids of ``terms`` (first-seen order) and how often each occurs (float32)."""
+        counts: dict[int, int] = {}
+        for t in terms:
+            i = self.term_ids.get(t)
+            if i is not None:
+                counts[i] = counts.get(i, 0) + 1
+        return np.fromiter(counts, dtype=np.int64, count=len(counts)), \
+            np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
 
     def term_scores(self, terms: Sequence[str]) -> np.ndarray:
-        """BM25 score of every row for the distinct query terms: float64 [rows] (0 where no term matches).
+        """BM25 score of every row for the query terms: float64 [rows] (0 where no term matches).
 
-        A term repeated in the query counts once (as bm25s does; measured +0.003 nDCG@10 on SciFact).
+        A term repeated in the query counts once per occurrence (query term frequency, as bm25s and Lucene).
         """
         scores = np.zeros(self.rows, dtype=np.float64)
-        ids = self._ids(terms)
+        ids, qtf = self._ids(terms)
         if len(ids):
-            idx, w = self._postings(ids)
+            idx, w = self._postings(ids, qtf)
             np.add.at(scores, idx, w)
         return scores
 
-    def _postings(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Row ids and BM25 weights of the postings of these term ids (numpy path)."""
+    def _postings(self, ids: np.ndarray, qtf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Row ids and BM25 weights (times query term frequency) of these term ids' postings (numpy path)."""
         idx = np.concatenate([self.indices[self.indptr[t] : self.indptr[t + 1]] for t in ids])
         f = np.concatenate([self.tf[self.indptr[t] : self.indptr[t + 1]] for t in ids]).astype(np.float32)
-        idf = np.repeat(self.idf_by_term[ids], [self.indptr[t + 1] - self.indptr[t] for t in ids])
-        return idx, idf * f / (f + self.norm[idx])
+        counts = [self.indptr[t + 1] - self.indptr[t] for t in ids]
+        idf = np.repeat(self.idf_by_term[ids], counts)
+        # the weight first, then times qtf: the same float32 steps as the compiled path's precomputed weights
+        return idx, idf * f / (f + self.norm[idx]) * np.repeat(qtf, counts)
 
     def search_batch(self, queries: Sequence[Sequence[str]], k: int,
                      mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` rows per query.
 
         Args:
-            queries: analyzer terms per query.
+            queries: analyzer terms per query; a repeated term counts once per occurrence.
             k: hits wanted per query.
             mask: optional bool [rows]; rows where it is False are never returned and never push a True row
                 out of the top k (the filter applies before the cut).
@@ -196,17 +207,17 @@ class BM25Index:
         use_mask = mask is not None
         m = np.asarray(mask, dtype=np.bool_) if use_mask else np.ones(1, dtype=np.bool_)
         for qi, terms in enumerate(queries):
-            ids = self._ids(terms)
+            ids, qtf = self._ids(terms)
             if not len(ids):
                 continue
             if kernels.HAVE_NUMBA and self.rows >= kernels.MIN_ROWS:
                 if self._weights is None:  # per-posting BM25 weights, computed once for the compiled path
                     self._weights = kernels.posting_weights(self.indptr, self.indices, self.tf, self.idf_by_term,
                                                             self.norm)
-                kernels.compiled()(self.indptr, self.indices, self._weights, ids, m, use_mask, self._scores,
+                kernels.compiled()(self.indptr, self.indices, self._weights, ids, qtf, m, use_mask, self._scores,
                                    self._touched, out_rows[qi], out_scores[qi])
             else:
-                idx, w = self._postings(ids)
+                idx, w = self._postings(ids, qtf)
                 scores = np.bincount(idx, weights=w, minlength=self.rows)
                 if use_mask:
                     scores[~m] = 0.0
