@@ -10,7 +10,9 @@ How a document is cut (``chunk_document``):
    "word" longer than ``max``, possible with a word-piece counter, by characters).
 3. **Sections.** Each heading starts a section whose heading path (e.g. ``("Travel policy", "Hotels")``) is
    carried by its chunks in ``Chunk.headings``; the heading line itself is not put at the start of a chunk's
-   body, since ``Chunk.indexed_text`` already prepends the path. A new heading closes the current chunk, except
+   body, since ``Chunk.indexed_text`` already prepends the path. A heading with no text of its own that no
+   later section's path carries (a heading-only file, a trailing empty heading) becomes a chunk whose body
+   is the heading's text (without the ``#`` marks), so that no heading goes unindexed. A new heading closes the current chunk, except
    when the chunk so far is tiny (under a quarter of ``target``) and the new section is nested under the
    chunk's section (an intro paragraph followed by its first subsection): then the two are merged and the
    chunk keeps the *shallower* heading path, the deepest one that contains all of its text; the subsection's
@@ -68,7 +70,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134
 _CJK_PUNCT = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
 _WORD_RE = re.compile(f"[{_CJK}]|[^\\s{_CJK}{_CJK_PUNCT}]+")
 _CJK_END_RE = re.compile("[。！？]+[」』）\u201d\"')]*")
-_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$")  # CommonMark ATX: "# C#" keeps "#"
 _LIST_RE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _RUN_RE = re.compile(r"\S+")
@@ -185,9 +187,11 @@ class _Unit:
     prefix: str = ""  # text put before doc.text[start:end] (a table continuation's header)
 
 
-def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]]]:
-    """Blocks of ``text`` in order, and the heading path of each section (section 0: before any heading)."""
+def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[int, int] | None]]:
+    """Blocks of ``text`` in order, the heading path of each section (section 0: before any heading), and the
+    span of each section's heading text, without its ``#`` marks (None for section 0 and for an empty heading)."""
     sections: list[tuple[str, ...]] = [()]
+    heads: list[tuple[int, int] | None] = [None]
     stack: list[tuple[int, str]] = []
     blocks: list[_Block] = []
     cur: _Block | None = None
@@ -215,12 +219,13 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]]]:
             fence = fence_m.group(1)
         elif heading_m:
             cur = None
-            level, title = len(heading_m.group(1)), heading_m.group(2).strip()
+            level, title = len(heading_m.group(1)), (heading_m.group(2) or "").strip()
             while stack and stack[-1][0] >= level:
                 stack.pop()
             if title:
                 stack.append((level, title))
             sections.append(tuple(t for _, t in stack))
+            heads.append((ls + heading_m.start(2), ls + heading_m.end(2)) if title else None)
         elif not stripped:
             cur = None
         elif stripped.startswith("|"):
@@ -235,7 +240,7 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]]]:
         else:  # continuation of a paragraph or list item
             cur.lines.append((ls, le))
             cur.end = le
-    return blocks, sections
+    return blocks, sections, heads
 
 
 # --------------------------------------------------------------------------------------------- splitting
@@ -372,8 +377,8 @@ class _Chunker:
         return out
 
     def run(self) -> list[tuple[int, int, tuple[str, ...], str]]:
-        blocks, sections = _parse(self.text)
-        units = self.units(blocks)
+        blocks, sections, heads = _parse(self.text)
+        units = self.heading_units(self.units(blocks), sections, heads)
         # rest[i]: size of units[i:] that lie in units[i]'s section, for balancing what is left of a section.
         rest = [0] * (len(units) + 1)
         for i in range(len(units) - 1, -1, -1):
@@ -401,7 +406,7 @@ class _Chunker:
                     self.flush(cur, path)
                     cur, size, new = [], 0, 0
             left = new + rest[i]  # this chunk's new text plus the rest of the section
-            aim = left / math.ceil(left / self.target)
+            aim = left / max(1, math.ceil(left / self.target))  # units may measure 0 (a run of "！！！")
             if cur and new and (size + u.size > self.target or new >= aim):
                 carry = self.carry(cur, u)
                 self.flush(cur, path)
@@ -413,6 +418,31 @@ class _Chunker:
             new += u.size
         self.flush(cur, path)
         return self.spans
+
+    def heading_units(self, units: list[_Unit], sections: list[tuple[str, ...]],
+                      heads: list[tuple[int, int] | None]) -> list[_Unit]:
+        """``units`` plus a unit for the heading text of each section that has no text of its own and whose
+        heading no later section carries in its path (a heading-only file, a trailing empty heading), so that
+        no heading text goes unindexed. Each added unit is in its own section; the result is in text order."""
+        with_text = {u.section for u in units}
+        extra: list[_Unit] = []
+        for sec, span in enumerate(heads):
+            if span is None or sec in with_text:
+                continue
+            path = sections[sec]
+            nxt = sections[sec + 1] if sec + 1 < len(sections) else ()
+            if len(nxt) > len(path) and nxt[: len(path)] == path:
+                continue  # the next section's heading path holds this heading
+            s, e = span
+            size = self.measure(s, e)
+            if size <= self.max:
+                extra.append(_Unit(s, e, size, sec, "sent"))
+            else:
+                extra.extend(_Unit(ps, pe, self.measure(ps, pe), sec, "piece")
+                             for ps, pe in _split_span(self.text, s, e, self.target, self.measure))
+        if not extra:
+            return units
+        return sorted(units + extra, key=lambda u: u.start)
 
     def carry(self, prev: list[_Unit], nxt: _Unit) -> list[_Unit]:
         """Trailing whole sentences of ``prev`` in ``nxt``'s section, at most ``overlap`` units in all."""
@@ -456,7 +486,11 @@ def chunk_document(
     Returns:
         Chunks ordered by ``start``, each at most ``config.max_words`` units as measured by ``count``, with
         ``doc.text[start:end]`` equal to the chunk text (for a table continuation the text is the header row,
-        separator, newline and ``doc.text[start:end]``). An empty list for a document without text.
+        separator, newline and ``doc.text[start:end]``). A document whose text yields nothing (empty, or
+        headings without text) but that has a title gets one chunk whose text is the title, with
+        ``start == end == 0`` (cut like any text if the title exceeds ``max``). An empty list only for a
+        document with neither text nor title. Units that count as zero (a run of full-width punctuation
+        "！！！", or any text under a counter that returns 0) are chunked like any other text.
 
     Raises:
         ChunkingError: if the sizes are inconsistent (``0 < target <= max``, ``0 <= overlap < target``).
@@ -468,12 +502,18 @@ def chunk_document(
             "need 0 < target_words <= max_words and 0 <= overlap_words < target_words; fix [chunking] in "
             "openbook.toml"
         )
-    spans = _Chunker(doc, config, count or count_words).run()
+    count = count or count_words
+    spans = _Chunker(doc, config, count).run()
+    if not spans and doc.title.strip():
+        # A title-only record (a catalogue entry, a BEIR title with empty text): the title is its text.
+        title = doc.title.strip()
+        pieces = _split_span(title, 0, len(title), mx, lambda a, b: count(title[a:b]))
+        spans = [(0, 0, (), title[s:e]) for s, e in pieces]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     for start, end, headings, prefix in spans:
         body = doc.text[start:end]
-        text = f"{prefix}\n{body}" if prefix else body
+        text = (f"{prefix}\n{body}" if body else prefix) if prefix else body
         occurrence = seen.get(text, 0)
         seen[text] = occurrence + 1
         chunks.append(
