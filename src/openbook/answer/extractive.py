@@ -159,7 +159,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if not passages or not terms:
         return refusal
     weights = term_weights(terms, stats)
-    passage_terms = [set(analyzer.analyze(p.chunk.indexed_text())) for p in passages]
+    passage_terms = [set(analyzer.analyze_document(p.chunk.indexed_text())) for p in passages]
     covs = [coverage(terms, weights, pt) for pt in passage_terms]
     best = max(covs)
     if len(passages) > 1:
@@ -174,7 +174,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
         for sent in _sentences(p):
-            st = frozenset(analyzer.analyze(sent))
+            st = frozenset(analyzer.analyze_document(sent))
             if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
                 st = st - (numbers - _standalone_numbers(sent))
             scov = coverage(terms, weights, st)
