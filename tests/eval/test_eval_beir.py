@@ -70,3 +70,16 @@ def test_run_file_round_trip_keeps_order_under_trec_eval(tmp_path):
     ours = evaluate_run({q: [d for d, _ in r] for q, r in run.items()}, qrels, ["mrr@10"])
     assert ours["mrr@10"] == pytest.approx((ref["q1"]["recip_rank"] + ref["q2"]["recip_rank"]) / 2)
     assert ref["q1"]["recip_rank"] == 1.0 and ref["q2"]["recip_rank"] == 0.5
+
+
+def test_a_malformed_query_line_skips_only_that_query_and_is_reported(tmp_path):
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n', encoding="utf-8")
+    (tmp_path / "queries.jsonl").write_text(
+        '{"_id": "q1", "text": "first"}\n{"_id": "q2", "text": \n{"_id": "q3", "text": "third"}\n', encoding="utf-8")
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td1\t1\nq3\td1\t1\n",
+                                                 encoding="utf-8")
+    data = load_beir(tmp_path)
+    assert list(data.queries) == ["q1", "q3"] and list(data.qrels) == ["q1", "q3"]
+    assert len(data.warnings) == 2
+    assert "queries.jsonl:2:" in data.warnings[0] and "1 judged queries left out" in data.warnings[1]

@@ -23,11 +23,31 @@ def test_one_document_per_line_with_ids(tmp_path):
     assert docs[1].title == "" and docs[1].format == "beir"
 
 
-@pytest.mark.parametrize("bad", ['{"_id": "a", "text": ', '["not", "an", "object"]', '{"text": "no id"}'])
-def test_malformed_line_names_its_number(tmp_path, bad):
+@pytest.mark.parametrize("bad", ['{"_id": "a", "text": ', '["not", "an", "object"]', '{"text": "no id"}',
+                                 '{"_id": "n", "text": 42}', "\xff\xfe garbage"])
+def test_a_malformed_line_skips_only_that_line_and_is_reported(tmp_path, bad):
     path = tmp_path / "corpus.jsonl"
-    path.write_text('{"_id": "ok", "text": "fine"}\n' + bad + "\n", encoding="utf-8")
-    with pytest.raises(IngestError, match=r"corpus\.jsonl: line 2: ") as info:
+    path.write_text('{"_id": "ok", "text": "fine"}\n' + bad + '\n{"_id": "after", "text": "also fine"}\n',
+                    encoding="utf-8", errors="surrogateescape")
+    docs = load_file(path, "corpus.jsonl")
+    assert [d.doc_id for d in docs] == ["ok", "after"]
+    assert docs[0].warnings == ()
+    (note,) = docs[1].warnings  # the next document carries the note
+    assert note.startswith("corpus.jsonl line 2 skipped: ") and "\n" not in note
+
+
+def test_bad_lines_at_the_end_are_reported_on_the_last_document(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"_id": "a", "text": "x"}\n{"_id": "b", "text": "y"}\n{oops\n\n[1]\n', encoding="utf-8")
+    docs = load_file(path, "corpus.jsonl")
+    assert [d.doc_id for d in docs] == ["a", "b"]
+    assert [w.split(" skipped")[0] for w in docs[1].warnings] == ["corpus.jsonl line 3", "corpus.jsonl line 5"]
+
+
+def test_a_file_without_any_valid_record_fails_in_one_line(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"_id": "a", "text": \n{"text": "no id"}\n', encoding="utf-8")
+    with pytest.raises(IngestError, match=r"corpus\.jsonl: no valid BEIR record; line 1 skipped: ") as info:
         load_file(path, "corpus.jsonl")
     assert "\n" not in str(info.value)
 

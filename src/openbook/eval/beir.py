@@ -28,7 +28,9 @@ class BeirDataset:
         name: the folder's name (``scifact``).
         corpus: path of ``corpus.jsonl``.
         queries: query id -> query text, judged queries only, in qrels order.
-        qrels: query id -> document id -> graded relevance.
+        qrels: query id -> document id -> graded relevance (judged queries whose line in ``queries.jsonl``
+            was malformed are left out, and said so in ``warnings``).
+        warnings: one line per skipped line of ``queries.jsonl`` and per judged query left out.
     """
 
     root: Path
@@ -36,6 +38,7 @@ class BeirDataset:
     corpus: Path
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
+    warnings: tuple[str, ...] = ()
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -72,16 +75,21 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def load_queries(path: Path) -> dict[str, str]:
+def load_queries(path: Path, skipped: list[str] | None = None) -> dict[str, str]:
     """Read ``queries.jsonl`` into query id -> text, in file order.
 
+    Args:
+        path: the file.
+        skipped: if given, a malformed line (bad JSON, no ``_id`` / ``text``) is skipped and a one-line
+            ``path:N: ...`` note appended here; if None such a line raises.
+
     Raises:
-        EvaluationError: missing file, bad JSON, or a line without ``_id`` / ``text``.
+        EvaluationError: missing file; a malformed line when ``skipped`` is None.
     """
     if not path.is_file():
         raise EvaluationError(f"queries file {path} not found; a BEIR dataset needs queries.jsonl")
     queries: dict[str, str] = {}
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -89,9 +97,10 @@ def load_queries(path: Path) -> dict[str, str]:
                 obj = json.loads(line)
                 queries[str(obj["_id"])] = str(obj["text"])
             except (json.JSONDecodeError, KeyError, TypeError):
-                raise EvaluationError(
-                    f"{path}:{lineno}: expected a JSON object with '_id' and 'text'"
-                ) from None
+                message = f"{path}:{lineno}: expected a JSON object with '_id' and 'text'"
+                if skipped is None:
+                    raise EvaluationError(message) from None
+                skipped.append(f"{message}; line skipped")
     return queries
 
 
@@ -106,7 +115,8 @@ def load_beir(root: Path | str, split: str = "test") -> BeirDataset:
         The dataset; ``queries`` keeps only queries that have qrels, in qrels order.
 
     Raises:
-        EvaluationError: a file is missing or malformed, or a judged query has no text.
+        EvaluationError: a file is missing, qrels are malformed, or a judged query is missing from a
+            ``queries.jsonl`` whose lines all parse. Malformed query lines are skipped (see ``warnings``).
     """
     root = Path(root)
     if not root.is_dir():
@@ -115,14 +125,20 @@ def load_beir(root: Path | str, split: str = "test") -> BeirDataset:
     if not corpus.is_file():
         raise EvaluationError(f"{corpus} not found; a BEIR dataset folder holds corpus.jsonl")
     qrels = load_qrels(root / "qrels" / f"{split}.tsv")
-    all_queries = load_queries(root / "queries.jsonl")
+    warnings: list[str] = []
+    all_queries = load_queries(root / "queries.jsonl", skipped=warnings)
     missing = [qid for qid in qrels if qid not in all_queries]
-    if missing:
+    if missing and not warnings:
         raise EvaluationError(
             f"{root}: {len(missing)} judged queries are missing from queries.jsonl (first: {missing[0]!r})"
         )
+    if missing:  # their lines may be the malformed ones: evaluate the rest, and say so
+        warnings.append(f"{root}: {len(missing)} judged queries left out, not readable in queries.jsonl "
+                        f"(first: {missing[0]!r})")
+        qrels = {qid: judged for qid, judged in qrels.items() if qid in all_queries}
     queries = {qid: all_queries[qid] for qid in qrels}
-    return BeirDataset(root=root, name=root.name, corpus=corpus, queries=queries, qrels=qrels)
+    return BeirDataset(root=root, name=root.name, corpus=corpus, queries=queries, qrels=qrels,
+                       warnings=tuple(warnings))
 
 
 def doc_ranking(hits: Iterable[Hit], k: int = 100) -> list[tuple[str, float]]:

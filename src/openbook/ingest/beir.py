@@ -8,6 +8,7 @@ work is one parse plus one ``Document``, so a 1,000,000-line corpus loads in a f
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -30,37 +31,60 @@ except ImportError:  # pragma: no cover - orjson is optional
 def iter_beir(path: Path) -> Iterator[Document]:
     """Yield the documents of a BEIR ``corpus.jsonl`` in file order (blank lines skipped).
 
+    A malformed line (not JSON, not an object with ``_id``, a non-string ``text``/``title``) is skipped, never
+    the file: the skip is reported in ``Document.warnings`` of the next document in the file (of the last
+    one, for bad lines at the end), as ``corpus.jsonl line N skipped: <reason>``.
+
     Raises:
-        IngestError: a line is not a JSON object, has no ``_id``, or has a non-string ``text``/``title``;
-            the message names the line number.
+        IngestError: the file holds no valid record at all; the message names the first bad line.
     """
     source = str(path.resolve())
+    pending: list[str] = []
+    held: Document | None = None  # one document of look-ahead, to give it the warnings of trailing bad lines
     with open(path, "rb") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            try:
-                record = _loads(line)
-                doc_id = record["_id"]
-                text = record.get("text") or ""
-                title = record.get("title") or ""
-                meta = record.get("metadata")
-            except _DecodeError as exc:
-                raise IngestError(f"line {lineno}: malformed JSON ({exc})") from exc
-            except (KeyError, AttributeError, TypeError) as exc:
-                raise IngestError(
-                    f"line {lineno}: not a BEIR corpus record (needs an object with \"_id\" and \"text\")"
-                ) from exc
-            if not isinstance(text, str) or not isinstance(title, str):
-                raise IngestError(f"line {lineno}: \"text\" and \"title\" must be strings")
-            yield Document(
-                doc_id=str(doc_id),
-                text=text,
-                title=title,
-                source=source,
-                format="beir",
-                metadata=normalise_metadata(meta) if isinstance(meta, dict) and meta else {},
-            )
+            doc = _parse_line(line, lineno, source)
+            if isinstance(doc, str):
+                pending.append(f"{path.name} line {doc}")
+                continue
+            if pending:
+                doc = replace(doc, warnings=(*doc.warnings, *pending))
+                pending = []
+            if held is not None:
+                yield held
+            held = doc
+    if held is None:
+        if pending:
+            raise IngestError(f"no valid BEIR record; {pending[0].split(' ', 1)[1]}")
+        return
+    yield replace(held, warnings=(*held.warnings, *pending)) if pending else held
+
+
+def _parse_line(line: bytes, lineno: int, source: str) -> Document | str:
+    """The document of one corpus line, or ``"N skipped: <reason>"`` for a malformed one."""
+    try:
+        record = _loads(line)
+        doc_id = record["_id"]
+        text = record.get("text") or ""
+        title = record.get("title") or ""
+        meta = record.get("metadata")
+    except _DecodeError as exc:
+        return f"{lineno} skipped: malformed JSON ({' '.join(str(exc).split())})"
+    except (KeyError, AttributeError, TypeError):
+        return f'{lineno} skipped: not a BEIR corpus record (needs an object with "_id" and "text")'
+    if not isinstance(text, str) or not isinstance(title, str) or isinstance(doc_id, (dict, list)) \
+            or doc_id is None or not str(doc_id).strip():
+        return f'{lineno} skipped: "_id" must be a non-empty string or number and "text"/"title" strings'
+    return Document(
+        doc_id=str(doc_id),
+        text=text,
+        title=title,
+        source=source,
+        format="beir",
+        metadata=normalise_metadata(meta) if isinstance(meta, dict) and meta else {},
+    )
 
 
 def load_beir(path: Path) -> list[Document]:
