@@ -42,6 +42,9 @@ def check_invariants(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig, co
         assert c.text.strip(), "empty chunk"
         assert count(c.text) <= cfg.max_words, (count(c.text), c.text)
         body = doc.text[c.start:c.end]
+        if c.start == c.end:  # a title-only document: its title is the text
+            assert c.text in doc.title and not doc.text.strip("# \n\t")
+            continue
         assert c.text == body or c.text.endswith("\n" + body)
         assert body == body.strip()
         assert c.doc_id == doc.doc_id and c.title == doc.title and c.metadata == doc.metadata
@@ -49,7 +52,7 @@ def check_invariants(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig, co
     covered = bytearray(len(doc.text))
     for c in chunks:
         covered[c.start:c.end] = b"\1" * (c.end - c.start)
-        if is_continuation(c, doc):  # a table part: its repeated header is the table's header
+        if is_continuation(c, doc) and c.start < c.end:  # a table part: its repeated header is the table's header
             head = c.text[: len(c.text) - (c.end - c.start) - 1]
             at = doc.text.rfind(head, 0, c.start)
             assert at >= 0, head
@@ -141,8 +144,9 @@ def test_no_heading_only_or_empty_chunks() -> None:
     chunks = chunk_document(make_doc(text))
     assert [c.text for c in chunks] == ["Some body text here."]
     assert chunks[0].headings == ("Title", "Real")
-    assert chunk_document(make_doc("# Only a heading\n")) == []
-    assert chunk_document(make_doc("")) == []
+    # issue 9: a heading-only file and a title-only document are indexed, not dropped (tests further down)
+    assert [c.text for c in chunk_document(make_doc("# Only a heading\n"))] == ["Only a heading"]
+    assert chunk_document(make_doc("", title="")) == []
 
 
 # ------------------------------------------------------------------------------------------------ sizes
@@ -468,3 +472,95 @@ def test_fast_sentence_offsets_equal_blingfire_exact_offsets() -> None:
     for text in texts:
         exact = {s for s, _ in blingfire.text_to_sentences_and_offsets(text)[1][1:]}
         assert _blingfire_cuts(blingfire, text) == exact
+
+
+# ------------------------------------------------------------------------------------------------ issue 9: no document
+# may stop a batch or vanish (zero-size units, title-only records, heading-only files, arbitrary Unicode)
+
+
+@pytest.mark.parametrize("text", ["本季度的迁移工作圆满成功！！！", "！！！", "？？？？？\n\n。。。", "东京？！。",
+                                  "第一段。\n\n！！！\n\n第二段。", "- ！！！\n- ？？？", "| ！ | ？ |\n| --- | --- |\n| 。 | 、 |"])
+def test_units_that_count_zero_words_are_chunked(text):
+    doc = make_doc(text)
+    chunks = chunk_document(doc, ChunkingConfig(target_words=20, overlap_words=5, max_words=40))
+    assert chunks
+    check_invariants(doc, chunks, ChunkingConfig(target_words=20, overlap_words=5, max_words=40))
+
+
+def test_a_counter_that_returns_zero_does_not_break_chunking():
+    doc = make_doc("# A\n\nOne. Two. Three.\n\n## B\n\nFour.")
+    chunks = chunk_document(doc, ChunkingConfig(target_words=5, overlap_words=1, max_words=10), count=lambda s: 0)
+    assert "".join(c.text for c in chunks).count(".") == 4
+
+
+@pytest.mark.parametrize("title", ["Thermal conductivity of lunar regolith", "月球土壤的导热性"])
+@pytest.mark.parametrize("text", ["", "  \n\t", "#\n##"])
+def test_a_title_only_document_is_one_chunk_of_its_title(title, text):
+    doc = make_doc(text, title=title)
+    (chunk,) = chunk_document(doc)
+    assert chunk.text == title and chunk.start == chunk.end == 0 and chunk.headings == ()
+    assert title in chunk.indexed_text()
+
+
+def test_a_long_title_only_document_is_cut_to_max():
+    doc = make_doc("", title=" ".join(f"w{i}" for i in range(50)))
+    cfg = ChunkingConfig(target_words=10, overlap_words=2, max_words=20)
+    chunks = chunk_document(doc, cfg)
+    assert len(chunks) == 3 and all(count_words(c.text) <= 20 for c in chunks)
+    assert " ".join(c.text for c in chunks) == doc.title
+
+
+def test_no_text_and_no_title_gives_no_chunk():
+    assert chunk_document(make_doc("", title="")) == []
+
+
+@pytest.mark.parametrize("text, heading", [("# Brindle shed alarm code 9051", "Brindle shed alarm code 9051"),
+                                           ("## Only a subheading ##\n", "Only a subheading"), ("# C#", "C#")])
+def test_a_heading_only_file_is_a_chunk_of_its_heading_text(text, heading):
+    doc = make_doc(text)
+    (chunk,) = chunk_document(doc)
+    assert chunk.text == heading
+    assert chunk.headings == (chunk.text,)
+    check_invariants(doc, [chunk], ChunkingConfig())
+
+
+def test_every_heading_of_a_headings_only_document_is_indexed():
+    doc = make_doc("# Guide\n\n## Setup\n\n## Appendix: codes 9051\n")
+    chunks = chunk_document(doc)
+    indexed = "\n".join(c.indexed_text() for c in chunks)
+    for heading in ("Guide", "Setup", "Appendix: codes 9051"):
+        assert heading in indexed
+    # a heading followed by a nested one is carried in that one's path, not repeated as a chunk
+    nested = chunk_document(make_doc("# Parent\n\n## Child"))
+    assert [(c.text, c.headings) for c in nested] == [("Child", ("Parent", "Child"))]
+
+
+def test_closing_hashes_need_a_space_so_csharp_keeps_its_hash():
+    chunks = chunk_document(make_doc("# C#\n\nBindings for C# use async streams."))
+    assert chunks[0].headings == ("C#",)
+    assert chunk_document(make_doc("## Rates ##\n\nText."))[0].headings == ("Rates",)
+
+
+_unicode_piece = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["！！！", "？？？？", "。", "\u0301", "\u094d", "\u064e", "\u00ad", "\u200b", "\u200d", "\ufeff",
+                     "\ud800", "İ", "ภาษาไทย", "差旅", "# ", "## T", "- ", "| a |", "```", "\n", "\n\n", " ",
+                     "x" * 3000, "Gate code 4417", "."]),
+)
+
+
+def _zero(text: str) -> int:  # a counter that sees nothing (every unit measures 0)
+    return 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(_unicode_piece, max_size=15).map("".join), title=st.sampled_from(["", "T", "标题 ！！！"]),
+       cfg=_configs(), count=st.sampled_from([count_words, _quarter_chars, _with_specials, _zero]))
+def test_property_arbitrary_unicode_never_fails_and_never_vanishes(text, title, cfg, count):
+    doc = make_doc(text, title=title)
+    chunks = chunk_document(doc, cfg, count=count)
+    if count is not _with_specials:  # the invariants' size check assumes max_words is reachable
+        check_invariants(doc, chunks, cfg, count=count)
+    if text.strip() or title.strip():
+        has_words = any(not ch.isspace() and ch != "#" for ch in text + title)
+        assert chunks or not has_words, (text, title)

@@ -10,9 +10,9 @@ How a document is cut (``chunk_document``):
    "word" longer than ``max``, possible with a word-piece counter, by characters).
 3. **Sections.** Each heading starts a section whose heading path (e.g. ``("Travel policy", "Hotels")``) is
    carried by its chunks in ``Chunk.headings``; the heading line itself is not put at the start of a chunk's
-   body, since ``Chunk.indexed_text`` already prepends the path. A heading with no text of its own that no
-   later section's path carries (a heading-only file, a trailing empty heading) becomes a chunk whose body
-   is the heading's text (without the ``#`` marks), so that no heading goes unindexed. A new heading closes the current chunk, except
+   body, since ``Chunk.indexed_text`` already prepends the path. A document made only of headings (a
+   heading-only file) does not vanish: each heading that no later heading's path carries becomes a chunk whose
+   body is the heading's text (without the ``#`` marks). A new heading closes the current chunk, except
    when the chunk so far is tiny (under a quarter of ``target``) and the new section is nested under the
    chunk's section (an intro paragraph followed by its first subsection): then the two are merged and the
    chunk keeps the *shallower* heading path, the deepest one that contains all of its text; the subsection's
@@ -421,13 +421,14 @@ class _Chunker:
 
     def heading_units(self, units: list[_Unit], sections: list[tuple[str, ...]],
                       heads: list[tuple[int, int] | None]) -> list[_Unit]:
-        """``units`` plus a unit for the heading text of each section that has no text of its own and whose
-        heading no later section carries in its path (a heading-only file, a trailing empty heading), so that
-        no heading text goes unindexed. Each added unit is in its own section; the result is in text order."""
-        with_text = {u.section for u in units}
+        """``units`` when there are any; for a document of headings only, a unit for the text of each heading
+        that no later heading's path carries, so that the document does not vanish (each in its own section,
+        in text order). An empty section between others is a placeholder, not a passage: it adds nothing."""
+        if units:
+            return units
         extra: list[_Unit] = []
         for sec, span in enumerate(heads):
-            if span is None or sec in with_text:
+            if span is None:
                 continue
             path = sections[sec]
             nxt = sections[sec + 1] if sec + 1 < len(sections) else ()
@@ -440,9 +441,7 @@ class _Chunker:
             else:
                 extra.extend(_Unit(ps, pe, self.measure(ps, pe), sec, "piece")
                              for ps, pe in _split_span(self.text, s, e, self.target, self.measure))
-        if not extra:
-            return units
-        return sorted(units + extra, key=lambda u: u.start)
+        return extra
 
     def carry(self, prev: list[_Unit], nxt: _Unit) -> list[_Unit]:
         """Trailing whole sentences of ``prev`` in ``nxt``'s section, at most ``overlap`` units in all."""

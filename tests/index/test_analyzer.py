@@ -45,3 +45,101 @@ def test_same_analysis_for_documents_and_queries_is_deterministic():
     text = "Selective sync excludes folders; 选择性同步"
     assert a.analyze(text) == b.analyze(text) == a.analyze(text)
     assert a.settings() == b.settings()
+
+
+# ------------------------------------------------------------------ scripts (issue 9, item 3)
+
+
+def test_combining_marks_stay_inside_words():
+    a = Analyzer()
+    # Devanagari vowel signs (Mc), virama and nukta (Mn); Bengali and Tamil as other scripts of the kind
+    assert a.analyze("किताब पुस्तकालय में है") == ["किताब", "पुस्तकालय", "में", "है"]
+    assert a.analyze("বাংলা ভাষা") == ["বাংলা", "ভাষা"]
+    assert a.analyze("தமிழ் மொழி") == ["தமிழ்", "மொழி"]
+    # Arabic and Hebrew diacritics: the word stays whole, and is also indexed folded (as typed without them)
+    assert a.analyze("كِتَابٌ") == ["كِتَابٌ", "كتاب"]
+    assert a.analyze("שָׁלוֹם") == ["שָׁלוֹם", "שלום"]
+
+
+def test_indic_marks_are_never_folded_away():
+    a = Analyzer()
+    assert a.analyze("कुल") != a.analyze("कल")  # the vowel sign is part of the word
+
+
+def test_turkish_dotted_capital_i_folds_to_plain_i():
+    a = Analyzer()
+    assert a.analyze("İSTANBUL") == a.analyze("istanbul") == a.analyze("İstanbul") == ["istanbul"]
+    assert a.analyze("DİYARBAKIR") == ["diyarbakir"]
+
+
+def test_format_characters_do_not_split_words():
+    a = Analyzer()
+    for invisible in ("\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"):
+        assert a.analyze(f"inter{invisible}national") == a.analyze("international"), repr(invisible)
+    assert a.analyze("می\u200cخواهم") == ["میخواهم"]  # Persian ZWNJ: one word either way
+
+
+def test_scripts_without_spaces_are_cut_into_words():
+    a = Analyzer()
+    thai = a.analyze("ห้องสมุดเปิดวันเสาร์")  # "the library opens on Saturday"
+    assert len(thai) >= 3 and "เสาร์" in thai
+    assert len(a.analyze("ພາສາລາວແມ່ນພາສາ")) >= 3  # Lao
+    assert len(a.analyze("ខ្ញុំចូលចិត្តអានសៀវភៅ")) >= 3  # Khmer
+    assert len(a.analyze("ကျွန်တော်စာအုပ်ဖတ်တယ်")) >= 2  # Myanmar
+    # a word typed alone is one of the terms of the sentence that holds it
+    assert set(a.analyze("ห้องสมุด")) <= set(thai)
+
+
+def test_accents_are_folded_and_the_original_is_kept():
+    a = Analyzer()
+    doc = a.analyze_document("Renée paid for the crème brûlée in Zürich")
+    for plain in ("renee", "creme", "brulee", "zurich"):
+        assert set(a.analyze(plain)) <= set(doc), plain
+    assert "zürich" in doc  # the accented query matches more terms than the plain one
+    assert len(set(a.analyze("Zürich")) & set(doc)) > len(set(a.analyze("zurich")) & set(doc))
+    assert "ελληνικα" in a.analyze("Ελληνικά")  # Greek tonos
+
+
+# ------------------------------------------------------------------ query terms (issue 9, item 4)
+
+
+def test_stop_words_are_indexed_and_searched_when_a_query_has_nothing_else():
+    a = Analyzer()
+    assert a.analyze("what is the law") == ["what", "law"]  # dropped from ordinary queries
+    assert a.analyze("The Who") == ["who"]
+    assert a.analyze("to be or not to be") == ["to", "be", "or", "not", "to", "be"]
+    assert a.analyze("It is what it is")[:1] == ["what"]
+    assert a.analyze("it is") == ["it", "is"]
+    assert "the" in a.analyze_document("the law")  # indexed
+    assert Analyzer(stopwords=False).analyze("the law") == ["the", "law"]
+
+
+def test_symbol_suffixed_language_names_are_terms():
+    a = Analyzer()
+    assert a.analyze("C# and F# and C++ and J#") == ["c#", "f#", "c++", "j#"]
+    assert "c#" not in a.analyze("C and C++")
+    assert a.analyze("Notepad++ plugins")[:2] == ["notepad++", "notepad"]
+    assert a.analyze("a+b") == []  # a '+' between words is not a suffix
+    assert a.analyze("#hashtag") == ["hashtag"]
+
+
+def test_numbers_glued_to_units_match_both_spellings():
+    a = Analyzer()
+    for glued, spaced in (("50GB", "50 GB"), ("2.5GHz", "2.5 GHz"), ("10mg", "10 mg"), ("３００ｍｌ", "300 ml")):
+        assert set(a.analyze(spaced)) <= set(a.analyze(glued)), (glued, spaced)
+        assert set(a.analyze(spaced)) & set(a.analyze(glued)) == set(a.analyze(spaced))
+    assert "50gb" in a.analyze("50GB") and "50gb" not in a.analyze("50 GB")
+
+
+def test_version_strings_match_with_and_without_v():
+    a = Analyzer()
+    assert "2.3.1" in a.analyze("v2.3.1") and "2.3.1" in a.analyze("2.3.1")
+    assert "v2.3.1" in a.analyze("V2.3.1")
+    assert "10.4" in a.analyze("v10.4") and "v10.4" not in a.analyze("10.4")
+    assert "2" in a.analyze("v2")
+
+
+def test_settings_record_the_version():
+    from openbook.index.analyzer import ANALYZER_VERSION
+
+    assert Analyzer().settings()["version"] == ANALYZER_VERSION >= 2

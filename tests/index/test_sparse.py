@@ -126,3 +126,20 @@ def test_changing_k1_b_needs_no_rebuild(scifact_sample):
     q = a.analyze("cancer cells in mice")
     np.testing.assert_allclose(BM25Index.build(toks).with_params(0.9, 0.4).term_scores(q),
                                BM25Index.build(toks, k1=0.9, b=0.4).term_scores(q), rtol=1e-6)
+
+
+def test_a_repeated_query_term_counts_each_occurrence_like_bm25s(scifact_sample):
+    a, toks = scifact_sample
+    idx = BM25Index.build(toks, k1=1.2, b=0.75)
+    ref = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+    ref.index(bm25s.tokenization.Tokenized(ids=[[idx.term_ids[t] for t in d] for d in toks], vocab=idx.term_ids),
+              show_progress=False)
+    for q in ("cancer cells cancer", "protein protein protein folding", "mice and mice and more mice"):
+        terms = a.analyze(q)
+        assert len(set(terms)) < len(terms)
+        theirs = ref.get_scores([idx.term_ids[t] for t in terms if t in idx.term_ids])  # duplicates kept
+        np.testing.assert_allclose(idx.term_scores(terms), theirs, rtol=1e-5, atol=1e-5)
+        rows, scores = idx.search(terms, k=5)  # the compiled kernel (or numpy path) agrees
+        np.testing.assert_allclose(scores[rows >= 0], theirs[rows[rows >= 0]], rtol=1e-5)
+        once = idx.term_scores(list(dict.fromkeys(terms)))
+        assert not np.allclose(once, theirs)

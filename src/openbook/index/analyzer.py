@@ -67,6 +67,8 @@ _TOKEN_RE = regex.compile(
     rf"|{_SA}[{_SA}\p{{M}}]*"
     rf"|{_WORD}(?:[-_./]{_WORD})*(?:(?:\+\+?|#)(?![\w+#]))?"
 )
+# The same tokens for ASCII text, with the stdlib engine (about twice as fast as ``regex`` on English)
+_ASCII_TOKEN_RE = re.compile(r"[^\W_]+(?:[-_./][^\W_]+)*(?:(?:\+\+?|#)(?![\w+#]))?", re.ASCII)
 _FORMAT_RE = regex.compile(r"\p{Cf}+")
 _JOINER_RE = re.compile(r"[-_./]")
 _DIGIT_COMMA_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -147,11 +149,13 @@ class Analyzer:
     def _tokens(text: str) -> list[str]:
         if text.isascii():
             text = text.lower()
-        else:
-            text = unicodedata.normalize("NFKC", text).casefold()
-            if "\u0307" in text:
-                text = text.replace("i\u0307", "i")  # casefold("İ") is "i" + COMBINING DOT ABOVE
-            text = _FORMAT_RE.sub("", text)
+            if "," in text:
+                text = _DIGIT_COMMA_RE.sub("", text)
+            return _ASCII_TOKEN_RE.findall(text)
+        text = unicodedata.normalize("NFKC", text).casefold()
+        if "\u0307" in text:
+            text = text.replace("i\u0307", "i")  # casefold("İ") is "i" + COMBINING DOT ABOVE
+        text = _FORMAT_RE.sub("", text)
         if "," in text:
             text = _DIGIT_COMMA_RE.sub("", text)
         return _TOKEN_RE.findall(text)
