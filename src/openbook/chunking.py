@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any, Callable
 
@@ -74,6 +74,7 @@ _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$"
 _LIST_RE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _RUN_RE = re.compile(r"\S+")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")  # lone surrogates: not encodable, so not storable or hashable
 _CLOSING_QUOTES = "\"'\u201d\u2019)]"
 _TINY_FRACTION = 0.25
 
@@ -229,11 +230,12 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
         elif not stripped:
             cur = None
         elif stripped.startswith("|"):
+            ts, te = _trim(text, ls, le) or (ls, le)  # a table's text never starts or ends with spaces
             if cur is None or cur.kind != "table":
-                cur = _Block("table", ls, le, sec, [])
+                cur = _Block("table", ts, te, sec, [])
                 blocks.append(cur)
-            cur.lines.append((ls, le))
-            cur.end = le
+            cur.lines.append((ts, te))
+            cur.end = te
         elif _LIST_RE.match(line) or cur is None or cur.kind in ("table", "code"):
             cur = _Block("item" if _LIST_RE.match(line) else "para", ls, le, sec, [(ls, le)])
             blocks.append(cur)
@@ -305,7 +307,8 @@ class _Chunker:
             if block.kind == "code":
                 spans = [sp for ls, le in block.lines if (sp := _trim(self.text, ls, le))]
             elif block.kind == "item" and self.measure(block.start, block.end) <= self.target // 2:
-                spans = [(block.start, block.end)]  # a short list item is kept whole, its marker included
+                whole = _trim(self.text, block.start, block.end)  # a short list item is kept whole, marker included
+                spans = [whole] if whole else []
             else:
                 spans = [(s + block.start, e + block.start)
                          for s, e in split_sentences(self.text[block.start:block.end])]
@@ -488,7 +491,8 @@ def chunk_document(
         separator, newline and ``doc.text[start:end]``). A document whose text yields nothing (empty, or
         headings without text) but that has a title gets one chunk whose text is the title, with
         ``start == end == 0`` (cut like any text if the title exceeds ``max``). An empty list only for a
-        document with neither text nor title. Units that count as zero (a run of full-width punctuation
+        document with neither text nor title. A lone surrogate (text decoded with ``surrogateescape``) is
+        replaced by U+FFFD in the chunk text and title, one code point for one, so offsets stay exact. Units that count as zero (a run of full-width punctuation
         "！！！", or any text under a counter that returns 0) are chunked like any other text.
 
     Raises:
@@ -502,6 +506,8 @@ def chunk_document(
             "openbook.toml"
         )
     count = count or count_words
+    if _SURROGATE_RE.search(doc.text) or _SURROGATE_RE.search(doc.title):  # one code point for one: offsets hold
+        doc = replace(doc, text=_SURROGATE_RE.sub("\ufffd", doc.text), title=_SURROGATE_RE.sub("\ufffd", doc.title))
     spans = _Chunker(doc, config, count).run()
     if not spans and doc.title.strip():
         # A title-only record (a catalogue entry, a BEIR title with empty text): the title is its text.

@@ -116,10 +116,10 @@ def test_stop_words_are_indexed_and_searched_when_a_query_has_nothing_else():
 
 def test_symbol_suffixed_language_names_are_terms():
     a = Analyzer()
-    assert a.analyze("C# and F# and C++ and J#") == ["c#", "f#", "c++", "j#"]
+    assert a.analyze("C# and F# and C++ and J#") == ["c#", "c", "f#", "f", "c++", "c", "j#", "j"]
     assert "c#" not in a.analyze("C and C++")
     assert a.analyze("Notepad++ plugins")[:2] == ["notepad++", "notepad"]
-    assert a.analyze("a+b") == []  # a '+' between words is not a suffix
+    assert a.analyze("x+y") == ["x", "y"]  # a '+' between words is not a suffix
     assert a.analyze("#hashtag") == ["hashtag"]
 
 
@@ -143,3 +143,11 @@ def test_settings_record_the_version():
     from openbook.index.analyzer import ANALYZER_VERSION
 
     assert Analyzer().settings()["version"] == ANALYZER_VERSION >= 2
+
+
+def test_one_letter_words_are_terms_and_clitics_are_not():
+    a = Analyzer()
+    assert a.analyze("vitamin D and T cells") == ["vitamin", "d", "t", "cell"]
+    assert a.analyze("the patient's records") == a.analyze("the patient records")
+    assert a.analyze("don’t") == ["don"]  # typographic apostrophe too
+    assert a.analyze("'s") == ["s"]  # no word before it: not a clitic

@@ -25,9 +25,11 @@ Steps, in order:
 3. **Numbers and versions.** A number glued to a unit (``50GB``, ``2.5GHz``, ``10mg``) is emitted whole and as
    number and unit, so ``50GB`` and ``50 GB`` share the terms ``50`` and ``gb``; a version with a ``v``
    prefix (``v2.3.1``, ``v2``) is also emitted without it, so ``v2.3.1`` and ``2.3.1`` match each other.
-4. **Stop words and short tokens.** English stop words (Lucene's ``EnglishAnalyzer`` list) are indexed
+4. **Stop words and clitics.** English stop words (Lucene's ``EnglishAnalyzer`` list) are indexed
    (``analyze_document``) but dropped from queries (``analyze``), unless a query holds nothing but stop words
-   ("to be or not to be"): then they are its terms. One-letter Latin tokens are dropped.
+   ("to be or not to be"): then they are its terms. An apostrophe followed by one final letter (``patient's``,
+   ``don't``) is a clitic and is removed; other one-letter words are terms (``vitamin D``, ``T cells``,
+   ``C``), as in Lucene's analyzers.
 5. **Accent folding and stemming.** Words without digits are stemmed with the Snowball stemmer (PyStemmer). A
    word carrying nonspacing marks on a Latin, Greek, Cyrillic, Arabic or Hebrew letter (``josé``, ``café``,
    Arabic tashkeel, Hebrew niqqud) is emitted both as written and folded (marks removed, then stemmed), so
@@ -70,6 +72,8 @@ _TOKEN_RE = regex.compile(
 # The same tokens for ASCII text, with the stdlib engine (about twice as fast as ``regex`` on English)
 _ASCII_TOKEN_RE = re.compile(r"[^\W_]+(?:[-_./][^\W_]+)*(?:(?:\+\+?|#)(?![\w+#]))?", re.ASCII)
 _FORMAT_RE = regex.compile(r"\p{Cf}+")
+# An apostrophe and one final letter after a word is a clitic (English 's, 't, 'd, 'm), not a word of its own
+_CLITIC_RE = re.compile(r"(?<=[^\W\d_])['\u2019][^\W\d_](?![\w'\u2019])")
 _JOINER_RE = re.compile(r"[-_./]")
 _DIGIT_COMMA_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _CJK_START_RE = regex.compile(rf"[{_CJK}]")
@@ -149,6 +153,8 @@ class Analyzer:
     def _tokens(text: str) -> list[str]:
         if text.isascii():
             text = text.lower()
+            if "'" in text:
+                text = _CLITIC_RE.sub("", text)
             if "," in text:
                 text = _DIGIT_COMMA_RE.sub("", text)
             return _ASCII_TOKEN_RE.findall(text)
@@ -156,6 +162,8 @@ class Analyzer:
         if "\u0307" in text:
             text = text.replace("i\u0307", "i")  # casefold("İ") is "i" + COMBINING DOT ABOVE
         text = _FORMAT_RE.sub("", text)
+        if "'" in text or "\u2019" in text:
+            text = _CLITIC_RE.sub("", text)
         if "," in text:
             text = _DIGIT_COMMA_RE.sub("", text)
         return _TOKEN_RE.findall(text)
@@ -207,12 +215,10 @@ class Analyzer:
             else:
                 out.append(word)
             return
-        if len(word) == 1:
-            return
         stem: Callable[[str], str] = self._stemmer.stemWord if self._stemmer else str
         out.append(stem(word))
         folded = fold(word)
-        if folded != word and folded not in stop and len(folded) > 1:
+        if folded != word and folded not in stop:
             out.append(stem(folded))
 
 
