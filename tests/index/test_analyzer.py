@@ -151,3 +151,10 @@ def test_one_letter_words_are_terms_and_clitics_are_not():
     assert a.analyze("the patient's records") == a.analyze("the patient records")
     assert a.analyze("don’t") == ["don"]  # typographic apostrophe too
     assert a.analyze("'s") == ["s"]  # no word before it: not a clitic
+
+
+def test_one_letter_parts_of_codes_are_not_terms_of_their_own():
+    a = Analyzer()
+    assert a.analyze("E-2043") == ["e-2043", "2043"]
+    assert "e" not in a.analyze("error E-2403")
+    assert a.analyze("T-cell") == ["t", "cell"]  # not code-like: its parts are its only terms

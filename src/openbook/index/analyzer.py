@@ -19,8 +19,9 @@ Steps, in order:
    - **Other words** joined by ``-``, ``_``, ``.`` or ``/``: a run that holds a digit is a *code-like* token
      (``E-2043``, ``SL-PRO-500``, ``v5.2``, ``2.5``), emitted whole and unstemmed, so an exact code matches
      exactly and never a look-alike (``e-2043`` is a different term from ``e-2403``), and its parts are
-     emitted as well, so ``SL PRO 500`` typed with spaces still matches. A word followed by ``#``, ``+`` or
-     ``++`` (``C#``, ``F#``, ``C++``, ``Disney+``) is emitted with its symbol, then as the bare word.
+     emitted as well (except one-letter ones, such as the ``e`` of ``E-2043``), so ``SL PRO 500`` typed
+     with spaces still matches. A word followed by ``#``, ``+`` or ``++`` (``C#``, ``F#``, ``C++``,
+     ``Disney+``) is emitted with its symbol, then as the bare word.
 
 3. **Numbers and versions.** A number glued to a unit (``50GB``, ``2.5GHz``, ``10mg``) is emitted whole and as
    number and unit, so ``50GB`` and ``50 GB`` share the terms ``50`` and ``gb``; a version with a ``v``
@@ -198,9 +199,12 @@ class Analyzer:
                 out.append(raw)
                 self._word_terms(version.group(1), stop, out)
                 return
-        if len(parts) > 1 and has_digit:
+        code_like = len(parts) > 1 and has_digit
+        if code_like:
             out.append(raw)
         for part in parts:
+            if code_like and len(part) == 1 and not part.isdigit():
+                continue  # the "e" of E-2043 would match every E-code; the whole token carries it
             self._part_terms(part, stop, out)
 
     def _part_terms(self, word: str, stop: frozenset[str], out: list[str]) -> None:
