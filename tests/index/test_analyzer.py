@@ -158,3 +158,10 @@ def test_one_letter_parts_of_codes_are_not_terms_of_their_own():
     assert a.analyze("E-2043") == ["e-2043", "2043"]
     assert "e" not in a.analyze("error E-2403")
     assert a.analyze("T-cell") == ["t", "cell"]  # not code-like: its parts are its only terms
+
+
+def test_letters_without_decomposition_fold_like_lucene_ascii_folding():
+    a = Analyzer()
+    assert "diyarbakir" in a.analyze("Diyarbakır")  # Turkish dotless i, as typed on a Turkish keyboard
+    assert "lodz" in a.analyze("Łódź") and "orsted" in a.analyze("Ørsted")
+    assert a.analyze("Diyarbakır")[0] == "diyarbakır"  # the original is kept

@@ -84,6 +84,10 @@ _NUMBER_UNIT_RE = re.compile(r"(\d+(?:\.\d+)*)([^\W\d_]+)")
 _VERSION_RE = re.compile(r"v(\d.*)")
 _FOLDABLE_RE = regex.compile(r"[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p{Hebrew}]\p{Mn}")
 _FOLD_MARKS_RE = regex.compile(r"(?<=[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p{Hebrew}]\p{Mn}*)\p{Mn}")
+# Latin letters that carry a stroke or lost dot as part of the letter (no Unicode decomposition), folded as
+# Lucene's ASCIIFoldingFilter folds them: Turkish dotless i, Polish l, Nordic o, ...
+_LETTER_FOLDS = str.maketrans({"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "æ": "ae", "œ": "oe"})
+_FOLD_LETTERS = frozenset("ıłøđħŧæœ")
 _CACHE_LIMIT = 2_000_000
 
 
@@ -96,7 +100,11 @@ def _word_segments(run: str) -> list[str]:
 
 def fold(word: str) -> str:
     """``word`` without the nonspacing marks (Mn) that sit on Latin, Greek, Cyrillic, Arabic or Hebrew letters,
-    in NFC: ``fold("josé") == "jose"``, ``fold("المَكْتَبَةُ") == "المكتبة"``; Devanagari is left as it is."""
+    in NFC, and with the Latin letters that have no decomposition folded as Lucene's ASCIIFoldingFilter does
+    (``ı ł ø đ ħ ŧ æ œ``): ``fold("josé") == "jose"``, ``fold("diyarbakır") == "diyarbakir"``,
+    ``fold("المَكْتَبَةُ") == "المكتبة"``; Devanagari is left as it is."""
+    if not _FOLD_LETTERS.isdisjoint(word):
+        word = word.translate(_LETTER_FOLDS)
     decomposed = unicodedata.normalize("NFD", word)
     if not _FOLDABLE_RE.search(decomposed):
         return word
