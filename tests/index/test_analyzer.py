@@ -163,5 +163,5 @@ def test_one_letter_parts_of_codes_are_not_terms_of_their_own():
 def test_letters_without_decomposition_fold_like_lucene_ascii_folding():
     a = Analyzer()
     assert "diyarbakir" in a.analyze("Diyarbakır")  # Turkish dotless i, as typed on a Turkish keyboard
-    assert "lodz" in a.analyze("Łódź") and "orsted" in a.analyze("Ørsted")
+    assert "lodz" in a.analyze("Łódź") and set(a.analyze("orsted")) <= set(a.analyze("Ørsted"))
     assert a.analyze("Diyarbakır")[0] == "diyarbakır"  # the original is kept
