@@ -519,6 +519,18 @@ def test_no_text_and_no_title_gives_no_chunk():
     assert chunk_document(make_doc("", title="")) == []
 
 
+@pytest.mark.parametrize("source, title", [("/d/blank.md", "blank"), ("/d/doc-027-sla-matrix.txt", "sla matrix"),
+                                           ("/d/notes.txt.gz", "notes"), ("/d/My_Notes.md", "My Notes")])
+def test_a_blank_file_whose_title_is_only_its_name_has_nothing_to_index(source, title):
+    doc = Document(doc_id="x", text=" \n", title=title, source=source, format="text")
+    assert chunk_document(doc) == []  # the ingest report lists it as empty
+
+
+def test_a_beir_title_is_text_even_in_a_file_with_a_name():
+    doc = Document(doc_id="d1", text="", title="Regolith samples", source="/d/corpus.jsonl", format="beir")
+    assert [c.text for c in chunk_document(doc)] == ["Regolith samples"]
+
+
 @pytest.mark.parametrize("text, heading", [("# Brindle shed alarm code 9051", "Brindle shed alarm code 9051"),
                                            ("## Only a subheading ##\n", "Only a subheading"), ("# C#", "C#")])
 def test_a_heading_only_file_is_a_chunk_of_its_heading_text(text, heading):

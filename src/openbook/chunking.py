@@ -56,6 +56,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 from itertools import accumulate
+from pathlib import PurePath
 from typing import Any, Callable
 
 from .config import ChunkingConfig
@@ -472,6 +473,20 @@ class _Chunker:
             units = units[k + 1:]
 
 
+def _names_the_file(doc: Document) -> bool:
+    """True when ``doc.title`` only restates its file's name (the loaders' fallback title for a file without
+    a heading or front matter): then a document without text has nothing to index, and is reported empty."""
+    if not doc.source:
+        return False
+    title = " ".join(re.sub(r"[\W_]+", " ", doc.title).casefold().split())
+    path = PurePath(doc.source)
+    for stem in (path.stem, PurePath(path.stem).stem):  # notes.txt.gz -> notes.txt -> notes
+        name = " ".join(re.sub(r"[\W_]+", " ", stem).casefold().split())
+        if title and (name == title or name.endswith(" " + title)):
+            return True
+    return False
+
+
 def chunk_document(
     doc: Document,
     config: ChunkingConfig = ChunkingConfig(),
@@ -489,7 +504,8 @@ def chunk_document(
         Chunks ordered by ``start``, each at most ``config.max_words`` units as measured by ``count``, with
         ``doc.text[start:end]`` equal to the chunk text (for a table continuation the text is the header row,
         separator, newline and ``doc.text[start:end]``). A document whose text yields nothing (empty, or
-        headings without text) but that has a title gets one chunk whose text is the title, with
+        headings without text) but that has a title of its own (not merely its file's name, the loaders'
+        fallback) gets one chunk whose text is the title, with
         ``start == end == 0`` (cut like any text if the title exceeds ``max``). An empty list only for a
         document with neither text nor title. A lone surrogate (text decoded with ``surrogateescape``) is
         replaced by U+FFFD in the chunk text and title, one code point for one, so offsets stay exact. Units that count as zero (a run of full-width punctuation
@@ -509,7 +525,7 @@ def chunk_document(
     if _SURROGATE_RE.search(doc.text) or _SURROGATE_RE.search(doc.title):  # one code point for one: offsets hold
         doc = replace(doc, text=_SURROGATE_RE.sub("\ufffd", doc.text), title=_SURROGATE_RE.sub("\ufffd", doc.title))
     spans = _Chunker(doc, config, count).run()
-    if not spans and doc.title.strip():
+    if not spans and doc.title.strip() and not _names_the_file(doc):
         # A title-only record (a catalogue entry, a BEIR title with empty text): the title is its text.
         title = doc.title.strip()
         pieces = _split_span(title, 0, len(title), mx, lambda a, b: count(title[a:b]))
