@@ -128,7 +128,12 @@ def test_changing_k1_b_needs_no_rebuild(scifact_sample):
                                BM25Index.build(toks, k1=0.9, b=0.4).term_scores(q), rtol=1e-6)
 
 
-def test_a_repeated_query_term_counts_each_occurrence_like_bm25s(scifact_sample):
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_repeated_query_term_counts_each_occurrence_like_bm25s(scifact_sample, monkeypatch, compiled):
+    from openbook.index import _bm25_kernels as kernels
+
+    if compiled:
+        monkeypatch.setattr(kernels, "MIN_ROWS", 0)  # the sample is small: force the compiled kernel
     a, toks = scifact_sample
     idx = BM25Index.build(toks, k1=1.2, b=0.75)
     ref = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
@@ -139,7 +144,7 @@ def test_a_repeated_query_term_counts_each_occurrence_like_bm25s(scifact_sample)
         assert len(set(terms)) < len(terms)
         theirs = ref.get_scores([idx.term_ids[t] for t in terms if t in idx.term_ids])  # duplicates kept
         np.testing.assert_allclose(idx.term_scores(terms), theirs, rtol=1e-5, atol=1e-5)
-        rows, scores = idx.search(terms, k=5)  # the compiled kernel (or numpy path) agrees
+        rows, scores = idx.search(terms, k=5)  # the search path (numpy or compiled) agrees
         np.testing.assert_allclose(scores[rows >= 0], theirs[rows[rows >= 0]], rtol=1e-5)
         once = idx.term_scores(list(dict.fromkeys(terms)))
         assert not np.allclose(once, theirs)
