@@ -128,3 +128,41 @@ def test_newer_version_from_the_title_wins_and_the_older_is_named(engine: Engine
 def test_a_body_that_says_replaces_marks_the_older_document(engine: Engine) -> None:
     answer = engine.ask("How many days a week may staff work from home?")
     assert "3 days" in answer.text and "2 days" not in answer.text
+
+
+ECHO_DOCS = {
+    "faq.md": "# Storage FAQ\n\nQ: How much storage does the Starter plan include?\n\n"
+    "A: The Starter plan includes 5 GB of cloud storage, with no credit card needed.\n",
+    "misc.md": "# Canteen\n\nThe canteen opens at eight. Soup is served on Mondays.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def echo_engine(tmp_path_factory) -> Engine:
+    root = tmp_path_factory.mktemp("echo")
+    for name, text in ECHO_DOCS.items():
+        (root / "docs").mkdir(exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    e = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
+    assert e.ingest([root / "docs"]).ok
+    yield e
+    e.close()
+
+
+def test_a_question_line_is_never_the_answer(echo_engine: Engine) -> None:
+    """An FAQ's question line matches every word of the question but answers nothing."""
+    a = echo_engine.ask("How much storage does the Starter plan include?")
+    assert not a.refused
+    assert a.text.startswith("A: The Starter plan includes 5 GB")
+    assert "?" not in a.text
+
+
+def test_echo_sentences() -> None:
+    from openbook.answer.extractive import _echoes
+    from openbook.index.analyzer import Analyzer
+
+    analyzer = Analyzer()
+    q = set(analyzer.analyze("What does error E-7781 mean?"))
+    assert _echoes("Error E-7781.", q, analyzer)
+    assert _echoes("问1：免费版有多少存储空间？", set(), analyzer)
+    assert not _echoes("E-7781 means the disk is full.", q, analyzer)

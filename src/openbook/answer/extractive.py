@@ -171,6 +171,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
     older = superseded_docs(passages, versions)
     numbers = {t for t in terms if t.isdigit()}
+    question_terms = set(analyzer.analyze(question))
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
         for sent in _sentences(p):
@@ -180,6 +181,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             scov = coverage(terms, weights, st)
             typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
             lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) + typed - (0.5 if p.chunk.doc_id in older else 0.0)
+            lexical -= ECHO_PENALTY if _echoes(sent, question_terms, analyzer) else 0.0
             pool.append((lexical, scov, p, sent, st))
     # the embedder reads only the few strongest sentences (lexical score plus their passage's cosine from the
     # dense leg, which costs nothing): embedding is the slow part of an offline answer on a hybrid store
@@ -243,6 +245,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         if c.score < 0.4 * chosen[0].score or any(c.text == x.text for x in chosen) or \
                 older.get(c.passage.chunk.doc_id) == top_doc:
             continue
+        if _echoes(c.text, question_terms, analyzer):
+            continue
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
             continue
@@ -277,6 +281,16 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
 
 TYPE_BONUS = 0.3
+ECHO_PENALTY = 0.5
+_QUESTION_END = re.compile(r"[?？؟]\W*$")
+
+
+def _echoes(sentence: str, question_terms: set[str], analyzer: Analyzer) -> bool:
+    """True for a sentence that cannot hold an answer: a question itself (an FAQ's "Q: ...?" line), or one
+    whose every content term is already in the question ("The client says error E-2043.")."""
+    if _QUESTION_END.search(sentence):
+        return True
+    return not (set(analyzer.analyze(sentence)) - question_terms)
 
 
 def _legs_agree(passages: Sequence[Passage]) -> bool:
