@@ -940,7 +940,10 @@ class Engine:
         depth = max(k, self.config.retrieval.candidates) if (mode == "hybrid" or rerank) else k
         legs: dict[str, list[list[Hit]]] = {}
         if mode in ("bm25", "hybrid"):
-            terms = [self.analyzer.analyze(q) for q in queries]
+            terms: list[Any] = [self.analyzer.analyze(q) for q in queries]
+            glossary = self.glossary()
+            if glossary is not None:
+                terms = [glossary.expand(t)[0] for t in terms]
             legs["bm25"] = self._hits(index, *index.bm25.search_batch(terms, depth, mask), "bm25")
         if mode in ("dense", "hybrid"):
             assert index.dense is not None
@@ -979,6 +982,28 @@ class Engine:
                                   idf=self.idf, k=k, settings=settings))
             i += len(qs)
         return out
+
+    def glossary(self):
+        """The ``config.retrieval.glossary`` file, loaded once, or None when none is configured.
+
+        Raises:
+            ConfigError: the file is missing or malformed.
+        """
+        path = self.config.retrieval.glossary
+        if not path:
+            return None
+        if getattr(self, "_glossary", None) is None or self._glossary[0] != path:
+            from .retrieve.glossary import Glossary
+
+            self._glossary = (path, Glossary.load(path, self.analyzer.analyze))
+        return self._glossary[1]
+
+    def query_expansions(self, query: str) -> list[dict[str, Any]]:
+        """What the glossary adds to ``query``'s BM25 leg: ``[{"matched", "added": [...]}]`` (empty without one)."""
+        glossary = self.glossary()
+        if glossary is None:
+            return []
+        return [{"matched": e.matched, "added": list(e.added)} for e in glossary.expand(self.analyzer.analyze(query))[1]]
 
     def effective_mode(self, mode: str | None = None) -> str:
         """The retrieval mode a search with ``mode`` runs: the configured one, ``bm25`` without embeddings."""

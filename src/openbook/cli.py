@@ -265,9 +265,13 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
         hits = engine.search(query, top_k, where=where, roles=roles, mode=mode)
         terms = set(engine.query_terms(query))
         rows = [_hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer) if h.chunk else "") for h in hits]
+        expansions = engine.query_expansions(query)
     if as_json:
-        click.echo(json.dumps({"query": query, "hits": rows, "warnings": warnings}, ensure_ascii=False))
+        click.echo(json.dumps({"query": query, "hits": rows, "warnings": warnings, "expansions": expansions},
+                              ensure_ascii=False))
         return
+    for e in expansions:
+        click.echo(f"glossary: {e['matched']!r} also searched as {', '.join(map(repr, e['added']))}", err=True)
     if not rows:
         click.echo("no results")
     for i, r in enumerate(rows, start=1):

@@ -54,6 +54,7 @@ class RetrievalConfig:
     ``mode``: ``bm25``, ``dense`` or ``hybrid`` (default; a store without embeddings falls back to ``bm25``).
     ``rerank``: optional second stage, ``dense-rrf``, ``dense-cosine`` or ``cross-encoder:/path/to/model``.
     ``hops``: 2 for iterative (multi-hop) retrieval, ranking documents in pairs (``openbook.retrieve.multihop``).
+    ``glossary``: path of a synonym glossary TOML file (``openbook.retrieve.glossary``) applied to the BM25 leg.
     """
 
     top_k: int = 10
@@ -62,6 +63,7 @@ class RetrievalConfig:
     rrf_k: int = 60
     rerank: str = ""
     hops: int = 1
+    glossary: str = ""
 
 
 @dataclass(frozen=True)

@@ -153,13 +153,18 @@ class BM25Index:
         return BM25Index.from_tf(tf, vocab, k1=self.k1, b=self.b, extra=self.extra)
 
     # ------------------------------------------------------------------ querying
-    def _ids(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct indexed term ids of ``terms`` (first-seen order) and how often each occurs (float32)."""
-        counts: dict[int, int] = {}
+    def _ids(self, terms: Sequence[str] | Sequence[tuple[str, float]]) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct indexed term ids of ``terms`` (first-seen order) and the sum of their weights (float32).
+
+        A term is a string (weight 1, so a repeated term counts once per occurrence) or a ``(term, weight)``
+        pair (query expansions enter with weights below 1).
+        """
+        counts: dict[int, float] = {}
         for t in terms:
-            i = self.term_ids.get(t)
+            term, weight = (t, 1.0) if isinstance(t, str) else t
+            i = self.term_ids.get(term)
             if i is not None:
-                counts[i] = counts.get(i, 0) + 1
+                counts[i] = counts.get(i, 0.0) + weight
         return np.fromiter(counts, dtype=np.int64, count=len(counts)), \
             np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
 
