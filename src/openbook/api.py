@@ -22,7 +22,7 @@ import numpy as np
 
 from .chunking import chunk_document
 from .config import Config
-from .errors import IngestError, QueryError, StoreError, StoreVersionError, UnsupportedFormatError
+from .errors import IngestError, OpenbookError, QueryError, StoreError, StoreVersionError, UnsupportedFormatError
 from .index.analyzer import Analyzer
 from .index.dense import VectorIndex
 from .index.sparse import BM25Index
@@ -56,6 +56,10 @@ ESTIMATE_MIN_CHUNKS = 500
 """Embedding at least this many chunks first says how long it will take (measured on the first batch)."""
 
 STAGES = ("read", "chunk", "embed", "index")
+
+WHOLE_CORPUS_MAX_CHUNKS = 200
+"""``ask`` with an LLM tries the whole corpus as the context (no retrieval) only up to this many visible chunks:
+beyond it the token count alone would cost more than a search, and no default context budget holds them."""
 
 
 
@@ -885,7 +889,8 @@ class Engine:
     def search_batch(self, queries: Sequence[str], k: int | None = None, *, where: Sequence[str] = (),
                      roles: Sequence[str] = (), mode: str | None = None, rerank: str | None = None,
                      load_chunks: bool = True, hops: int | None = None,
-                     exclude_docs: Collection[str] = ()) -> list[list[Hit]]:
+                     exclude_docs: Collection[str] = (), transforms: Sequence[str] | None = None,
+                     dense_texts: Sequence[str] | None = None) -> list[list[Hit]]:
         """Top-``k`` chunks per query, best first.
 
         Args:
@@ -904,6 +909,10 @@ class Engine:
                 ``config.retrieval.hops``.
             exclude_docs: doc ids hidden from every leg like a filter (answer evaluation asks each question
                 again with its relevant documents hidden, without a second store).
+            transforms: LLM query transforms (``openbook.retrieve.transforms``; see ``search_transformed``);
+                None uses ``config.retrieval.transforms``; () for none.
+            dense_texts: one text per query that the dense leg embeds (as a document) instead of the query
+                (HyDE); single-hop only.
 
         Returns:
             One list per query of at most ``k`` hits. ``Hit.score`` is raw BM25 (``bm25``), cosine
@@ -916,6 +925,12 @@ class Engine:
                 is not the one the store was embedded with.
         """
         k = self.config.retrieval.top_k if k is None else k
+        if transforms is None and self.config.retrieval.transforms:
+            transforms = self.config.retrieval.transforms
+        if transforms:
+            return self.search_transformed(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
+                                           load_chunks=load_chunks, hops=hops, exclude_docs=exclude_docs,
+                                           transforms=transforms)[0]
         hops = self.config.retrieval.hops if hops is None else hops
         if hops not in (1, 2):
             raise QueryError(f"hops must be 1 or 2, not {hops!r}")
@@ -948,7 +963,10 @@ class Engine:
         if mode in ("dense", "hybrid"):
             assert index.dense is not None
             index.dense.check_model(self.config.embedding.model or index.dense.model)
-            qv = self.embedder().embed(list(queries), kind="query")
+            if dense_texts is None:
+                qv = self.embedder().embed(list(queries), kind="query")
+            else:
+                qv = self.embedder().embed(list(dense_texts), kind="passage")
             legs["dense"] = self._hits(index, *index.dense.search_batch(qv, depth, mask), "dense")
         if mode == "hybrid":
             from .retrieve.fusion import rrf
@@ -982,6 +1000,76 @@ class Engine:
                                   idf=self.idf, k=k, settings=settings))
             i += len(qs)
         return out
+
+    def search_transformed(self, queries: Sequence[str], k: int | None = None, *,
+                           transforms: str | Sequence[str], generator: Any = None, **opts: Any
+                           ) -> tuple[list[list[Hit]], list[list[dict[str, Any]]]]:
+        """``search_batch`` with LLM query transforms, and what each transform did.
+
+        Each question's transforms run in order (``openbook.retrieve.transforms.apply_transforms``); every
+        resulting query is searched (``candidates`` deep, the same filters and roles), and when there are several
+        their lists are fused by RRF (``rrf_k``; leg names ``question``, ``multi-query:1``, ...). A reranker
+        then reorders the fused list against the question.
+
+        Args:
+            transforms: names (``multi-query``, ``hyde``, ``decompose``) or one comma-separated string.
+            generator: the LLM; None builds one from ``config.llm``.
+            opts: ``where``, ``roles``, ``mode``, ``rerank``, ``load_chunks``, ``hops``, ``exclude_docs`` as in
+                ``search_batch``.
+
+        Returns:
+            ``(results, reports)``: at most ``k`` hits per query, best first; per query one
+            ``{"name", "generated", "note"}`` dict per transform.
+
+        Raises:
+            ConfigError: an unknown transform name, or no LLM configured (pass ``--llm``).
+        """
+        from .errors import ConfigError
+        from .retrieve.fusion import rrf
+        from .retrieve.transforms import apply_transforms, build_transforms, parse_transform_names
+
+        names = parse_transform_names(transforms)
+        k = self.config.retrieval.top_k if k is None else k
+        if generator is None:
+            if not self.config.llm.backend:
+                raise ConfigError(f"query transform(s) {', '.join(names)} need an LLM: pass --llm BACKEND:MODEL "
+                                  f"(or set [llm] backend in openbook.toml), or drop --transform")
+            from .answer.generate import get_generator
+
+            generator = get_generator(self.config.llm)
+        load_chunks = opts.pop("load_chunks", True)
+        rerank = opts.pop("rerank", None)
+        rerank = self.config.retrieval.rerank if rerank is None else rerank
+        dense = self.effective_mode(opts.get("mode")) != "bm25"
+        chain = build_transforms(names, generator, dense)
+        depth = max(k, self.config.retrieval.candidates)
+        results: list[list[Hit]] = []
+        reports: list[list[dict[str, Any]]] = []
+        for question in queries:
+            if not question or not question.strip():
+                raise QueryError("empty query: give the words to search for")
+            planned, done = apply_transforms(question, chain)
+            plain = [q for q in planned if q.dense_text is None]
+            hyde = [q for q in planned if q.dense_text is not None]
+            lists: dict[str, list[Hit]] = {}
+            if plain:
+                found = self.search_batch([q.text for q in plain], depth, rerank="", load_chunks=False,
+                                          transforms=(), **opts)
+                lists.update((q.source, h) for q, h in zip(plain, found))
+            if hyde:
+                found = self.search_batch([q.text for q in hyde], depth, rerank="", load_chunks=False,
+                                          transforms=(), dense_texts=[q.dense_text or "" for q in hyde],
+                                          **{**opts, "hops": 1})
+                lists.update((q.source, h) for q, h in zip(hyde, found))
+            ordered = [lists[q.source] for q in planned]
+            hits = ordered[0] if len(ordered) == 1 else rrf(dict(zip((q.source for q in planned), ordered)),
+                                                             k=self.config.retrieval.rrf_k, top_k=depth)
+            if rerank:
+                hits = self._rerank(question, self._attach_chunks(hits), rerank)
+            hits = hits[:k]
+            results.append(self._attach_chunks(hits) if load_chunks else hits)
+            reports.append([r.to_dict() for r in done])
+        return results, reports
 
     def glossary(self):
         """The ``config.retrieval.glossary`` file, loaded once, or None when none is configured.
@@ -1100,6 +1188,10 @@ class Engine:
 
         if not question or not question.strip():
             raise QueryError("empty question: ask something")
+        if self.config.retrieval.transforms or (self.config.answer.skip_retrieval_small_corpus
+                                                and (generator is not None or self.config.llm.backend)):
+            return self._ask_llm_retrieval(question, roles=roles, where=where, mode=mode, generator=generator,
+                                           on_token=on_token, exclude_docs=exclude_docs)
         passages = self.passages(question, roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
         if generator is None and self.config.llm.backend:
             from .answer.generate import get_generator
@@ -1119,6 +1211,62 @@ class Engine:
         from .answer.llm import generate_answer
 
         return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)
+
+    def _ask_llm_retrieval(self, question: str, *, roles: Sequence[str], where: Sequence[str], mode: str | None,
+                           generator: Any, on_token: Callable[[str], None] | None,
+                           exclude_docs: Collection[str]) -> Answer:
+        """``ask`` with an LLM that may skip retrieval (small corpus) or transform the query (LLM required)."""
+        from .answer.context import assemble_passages
+        from .answer.llm import generate_answer
+
+        if generator is None and self.config.llm.backend:
+            from .answer.generate import get_generator
+
+            generator = get_generator(self.config.llm)
+        if generator is not None and self.config.answer.skip_retrieval_small_corpus:
+            whole = self.whole_corpus_passages(question, roles=roles, where=where, exclude_docs=exclude_docs)
+            if whole is not None:
+                answer = generate_answer(question, whole, generator, self.config.llm, on_token=on_token)
+                note = (f"retrieval skipped: all {len({p.chunk.doc_id for p in whole})} visible document(s) fit "
+                        f"[llm] context_tokens = {self.config.llm.context_tokens}")
+                return replace(answer, retrieval="whole-corpus", notes=(note, *answer.notes))
+        opts = dict(roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
+        if not self.config.retrieval.transforms:  # small corpus check only: retrieve as usual
+            passages = self.passages(question, **opts)
+            reports: list[dict[str, Any]] = []
+        else:
+            n = self.config.answer.passages
+            found, done = self.search_transformed([question], max(n * 3, 20), generator=generator,
+                                                  transforms=self.config.retrieval.transforms, **opts)
+            passages, reports = assemble_passages(found[0], n), done[0]
+        answer = generate_answer(question, passages, generator, self.config.llm, on_token=on_token)
+        return replace(answer, transforms=tuple(reports))
+
+    def whole_corpus_passages(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
+                              exclude_docs: Collection[str] = ()) -> list[Passage] | None:
+        """Every chunk of every document these ``roles`` may see (``where`` and ``exclude_docs`` applied), in
+        doc id and chunk order, numbered from 1, when the LLM prompt holds them all within ``[llm]
+        context_tokens`` (counted by ``openbook.answer.prompt``); None when they do not fit, there are more than
+        ``WHOLE_CORPUS_MAX_CHUNKS`` chunks, or no document is visible.
+
+        Raises:
+            QueryError: a bad ``where`` clause.
+        """
+        from .answer.prompt import assemble_context
+
+        excluded = set(exclude_docs)
+        docs = [d for d in self.documents(where=where, roles=roles) if d["doc_id"] not in excluded]
+        if not docs or sum(d["chunks"] for d in docs) > WHOLE_CORPUS_MAX_CHUNKS:
+            return None
+        chunks = [c for d in docs for c in self.store.chunks_of(d["doc_id"])]
+        passages = [Passage(n=i, hit=Hit(c.chunk_id, c.doc_id, 0.0, {}, c)) for i, c in enumerate(chunks, 1)]
+        try:
+            context = assemble_context(question, passages, self.config.llm)
+        except OpenbookError:
+            return None
+        if context.over_budget or context.truncated:
+            return None
+        return passages
 
     def documents(self, *, prefix: str = "", where: Sequence[str] = (), roles: Sequence[str] = ()
                   ) -> list[dict[str, Any]]:

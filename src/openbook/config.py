@@ -55,6 +55,8 @@ class RetrievalConfig:
     ``rerank``: optional second stage, ``dense-rrf``, ``dense-cosine`` or ``cross-encoder:/path/to/model``.
     ``hops``: 2 for iterative (multi-hop) retrieval, ranking documents in pairs (``openbook.retrieve.multihop``).
     ``glossary``: path of a synonym glossary TOML file (``openbook.retrieve.glossary``) applied to the BM25 leg.
+    ``transforms``: LLM query transforms, e.g. ``["multi-query", "hyde", "decompose"]`` (``openbook.retrieve.
+    transforms``; off by default, need ``[llm] backend``).
     """
 
     top_k: int = 10
@@ -64,18 +66,24 @@ class RetrievalConfig:
     rerank: str = ""
     hops: int = 1
     glossary: str = ""
+    transforms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class AnswerConfig:
     """Offline answering: passages in the context, refusal threshold on the calibrated answerability score
     (``min_confidence``, 0-1; ``openbook.answer.refusal``). ``min_coverage`` is no longer read (kept so that
-    existing config files still load)."""
+    existing config files still load).
+
+    ``skip_retrieval_small_corpus``: with an LLM, when every document the user may see fits ``[llm]
+    context_tokens``, the prompt holds them all instead of retrieved passages (same citation checking).
+    """
 
     passages: int = 6
     min_coverage: float = 0.4
     max_sentences: int = 3
     min_confidence: float = 0.5
+    skip_retrieval_small_corpus: bool = True
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,9 @@ class Answer:
         notes: human-readable remarks (dropped citation ids, conflicts noticed, ...).
         confidence: the offline answerer's answerability score (0-1; it refuses below its threshold), None
             when no score was computed (an LLM answer, no passages).
+        retrieval: ``search`` (passages retrieved) or ``whole-corpus`` (every visible document fit the LLM's
+            context, retrieval skipped: ``[answer] skip_retrieval_small_corpus``).
+        transforms: what each LLM query transform did, ``{"name", "generated", "note"}`` (none when off).
     """
 
     text: str
@@ -183,3 +186,5 @@ class Answer:
     unsupported: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     confidence: float | None = None
+    retrieval: str = "search"
+    transforms: tuple[dict, ...] = ()
