@@ -76,14 +76,16 @@ class AnswerConfig:
     existing config files still load).
 
     ``skip_retrieval_small_corpus``: with an LLM, when every document the user may see fits ``[llm]
-    context_tokens``, the prompt holds them all instead of retrieved passages (same citation checking).
+    context_tokens``, the prompt holds them all instead of retrieved passages (same citation checking). Off by
+    default: its effect on answers is unmeasured here, and the default 3000-token budget targets small local
+    models, which a prompt full of unrelated documents is more likely to confuse than help.
     """
 
     passages: int = 6
     min_coverage: float = 0.4
     max_sentences: int = 3
     min_confidence: float = 0.5
-    skip_retrieval_small_corpus: bool = True
+    skip_retrieval_small_corpus: bool = False
 
 
 @dataclass(frozen=True)

@@ -74,3 +74,20 @@ def test_timeout_against_the_real_server(llama_server, lab_chunks):
     config = _config(llama_server, max_tokens=16, timeout_s=0.2, context_tokens=1500)
     with pytest.raises(GenerationError, match=r"openai backend .* did not answer within 0.2 s"):
         generate_answer("What does E-2043 mean?", passages, get_generator(config, environ={}), config)
+
+
+def test_query_transforms_against_the_real_server(llama_server, tmp_path):
+    """Plumbing only: SmolLM2 tends to answer instead of paraphrasing, so the queries it writes are not checked."""
+    from openbook.api import Engine
+    from openbook.config import Config, EmbeddingConfig
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "trash.md").write_text("Deleted files stay in the Trash for 14 days.\n", encoding="utf-8")
+    (tmp_path / "docs" / "canteen.md").write_text("The canteen opens at eight.\n", encoding="utf-8")
+    cfg = Config(embedding=EmbeddingConfig(enabled=False), llm=_config(llama_server, max_tokens=32))
+    with Engine.open(tmp_path / "s", cfg, create=True) as e:
+        assert e.ingest([tmp_path / "docs"]).ok
+        (hits,), (reports,) = e.search_transformed(["How long do deleted files stay in the Trash?"], 2,
+                                                   transforms="multi-query,decompose")
+    assert hits and [r["name"] for r in reports] == ["multi-query", "decompose"]
+    assert all(r["generated"] or r["note"] for r in reports)

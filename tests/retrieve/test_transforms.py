@@ -136,10 +136,12 @@ def test_transforms_without_an_llm_or_with_a_bad_name_are_one_clear_error(bm25_s
 
 
 def test_small_corpus_skips_retrieval_with_the_same_citation_checking(bm25_store, scripted):
-    with Engine.open(bm25_store, _config(scripted)) as e:
+    assert Config().answer.skip_retrieval_small_corpus is False  # off by default
+    with Engine.open(bm25_store, _config(scripted, skip_retrieval_small_corpus=True)) as e:
         whole = e.whole_corpus_passages(QUESTION, roles=["staff"])
         assert whole is not None and "budget.md" not in {p.chunk.doc_id for p in whole}  # acl applied
-        shown = assemble_context(QUESTION, whole, e.config.llm).passages
+        context = assemble_context(QUESTION, whole, e.config.llm)
+        shown, needed = context.passages, context.prompt_tokens
         n = next(p.n for p in shown if p.chunk.doc_id == "trash.md")
         scripted.push(f"Deleted files stay in the Trash for 14 days [{n}]. Support keeps them a year [42].")
         answer = e.ask(QUESTION, roles=["staff"])
@@ -149,12 +151,13 @@ def test_small_corpus_skips_retrieval_with_the_same_citation_checking(bm25_store
         assert answer.retrieval == "whole-corpus" and [c.doc_id for c in answer.citations] == ["trash.md"]
         assert answer.notes[0].startswith("retrieval skipped: all 4 visible document(s) fit")
         assert any("[42]" in note for note in answer.notes)  # invented citation dropped, as with retrieval
-    with Engine.open(bm25_store, _config(scripted, skip_retrieval_small_corpus=False)) as e:
+    with Engine.open(bm25_store, _config(scripted)) as e:
         scripted.push("Deleted files stay in the Trash for 14 days [1].")
         assert e.ask(QUESTION, roles=["staff"]).retrieval == "search"
-    tight = replace(_config(scripted), llm=replace(_config(scripted).llm, context_tokens=400))
+    tight = replace(_config(scripted), llm=replace(_config(scripted).llm, context_tokens=needed - 5))
     with Engine.open(bm25_store, tight) as e:
-        assert e.whole_corpus_passages(QUESTION * 60) is None  # does not fit: retrieval as usual
+        assert e.whole_corpus_passages(QUESTION, roles=["staff"]) is None  # does not fit: retrieval as usual
+        assert e.whole_corpus_passages(QUESTION * 200) is None  # not even the question fits
 
 
 def _cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
@@ -175,8 +178,7 @@ def test_cli_reports_transforms_in_json_and_needs_llm(bm25_store, scripted):
     assert out["transforms"][0]["generated"] == ["How long does the recycle bin keep removed items?"]
     scripted.push("How long does the recycle bin keep removed items?", "Deleted files stay 14 days [1].")
     r = _cli("ask", QUESTION, "--store", "s", "--transform", "multi-query", "--llm", "openai:scripted",
-             "--base-url", scripted.openai_url, "--json", cwd=cwd, OPENAI_API_KEY="test",
-             OPENBOOK_ANSWER_SKIP_RETRIEVAL_SMALL_CORPUS="false")
+             "--base-url", scripted.openai_url, "--json", cwd=cwd, OPENAI_API_KEY="test")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["retrieval"] == "search" and out["transforms"][0]["name"] == "multi-query"
