@@ -1009,7 +1009,7 @@ class Engine:
         Each question's transforms run in order (``openbook.retrieve.transforms.apply_transforms``); every
         resulting query is searched (``candidates`` deep, the same filters and roles), and when there are several
         their lists are fused by RRF (``rrf_k``; leg names ``question``, ``multi-query:1``, ...). A reranker
-        then reorders the fused list against the question.
+        then reorders the fused list against the question. A query with a HyDE passage is searched single-hop.
 
         Args:
             transforms: names (``multi-query``, ``hyde``, ``decompose``) or one comma-separated string.
@@ -1247,13 +1247,16 @@ class Engine:
         """Every chunk of every document these ``roles`` may see (``where`` and ``exclude_docs`` applied), in
         doc id and chunk order, numbered from 1, when the LLM prompt holds them all within ``[llm]
         context_tokens`` (counted by ``openbook.answer.prompt``); None when they do not fit, there are more than
-        ``WHOLE_CORPUS_MAX_CHUNKS`` chunks, or no document is visible.
+        ``WHOLE_CORPUS_MAX_CHUNKS`` visible chunks (or ten times that many in the store), or no document is
+        visible.
 
         Raises:
             QueryError: a bad ``where`` clause.
         """
         from .answer.prompt import assemble_context
 
+        if self.store.count()[1] > 10 * WHOLE_CORPUS_MAX_CHUNKS:  # a large store: no listing of every document
+            return None
         excluded = set(exclude_docs)
         docs = [d for d in self.documents(where=where, roles=roles) if d["doc_id"] not in excluded]
         if not docs or sum(d["chunks"] for d in docs) > WHOLE_CORPUS_MAX_CHUNKS:

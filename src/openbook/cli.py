@@ -375,8 +375,12 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
         if show_prompt:
             from .answer.prompt import build_messages
 
-            messages = build_messages(question, engine.passages(question, roles=roles, where=where, mode=mode),
-                                      cfg.llm)
+            shown = None
+            if cfg.answer.skip_retrieval_small_corpus and cfg.llm.backend:
+                shown = engine.whole_corpus_passages(question, roles=roles, where=where)
+            if shown is None:
+                shown = engine.passages(question, roles=roles, where=where, mode=mode)
+            messages = build_messages(question, shown, cfg.llm)
             if as_json:
                 click.echo(json.dumps(messages, ensure_ascii=False))
             else:

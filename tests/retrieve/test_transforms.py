@@ -67,6 +67,20 @@ def _ids(hits) -> list[str]:
     return [h.chunk_id for h in hits]
 
 
+@pytest.mark.parametrize("name,reply", [("multi-query", "a paraphrase\nanother"), ("decompose", "part one?"),
+                                        ("hyde", "A passage that answers.")])
+def test_every_transform_keeps_the_question_first_and_reports_itself(scripted, name, reply):
+    from openbook.answer.generate import get_generator
+    from openbook.retrieve.transforms import QueryTransform, TransformedQuery, build_transforms
+
+    scripted.push(reply)
+    (t,) = build_transforms([name], get_generator(_config(scripted).llm), dense=True)
+    assert isinstance(t, QueryTransform) and t.name == name
+    queries, report = t.transform([TransformedQuery(QUESTION)])
+    assert queries[0].text == QUESTION and report.name == name and report.generated and not report.note
+    assert all(len(q.text) <= 300 for q in queries)
+
+
 def test_multi_query_paraphrases_are_searched_and_fused_by_rrf(bm25_store, scripted):
     scripted.push("1. How long does the recycle bin keep removed items?\n- How long are deleted files kept?\n\n"
                   "trash retention period")
