@@ -147,6 +147,9 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         IngestError: the file cannot be read or parsed; the message is one line, ``<path>: <reason>``.
     """
     path = Path(path)
+    beir_part = _beir_non_corpus(path)
+    if beir_part:
+        raise UnsupportedFormatError(f"{path}: {beir_part}, not documents (a BEIR folder's documents are corpus.jsonl)")
     suffix = _format_suffix(path)
     inner = suffix.removeprefix(".gz")
     if suffix == ".gz" or (suffix.startswith(".gz") and inner not in _TEXT_SUFFIXES):
@@ -177,6 +180,19 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         raise IngestError(_one_line(f"{path}: cannot read ({exc.strerror or exc})")) from exc
     except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not stop the batch
         raise IngestError(_one_line(f"{path}: {type(exc).__name__} while parsing: {exc}")) from exc
+
+
+def _beir_non_corpus(path: Path) -> str:
+    """``"BEIR queries"`` / ``"BEIR relevance judgements"`` for the queries and qrels of a BEIR folder (a
+    ``corpus.jsonl`` beside them), else ``""``: ingesting the folder must not index its questions as documents
+    (their ``_id``s also collide with the corpus's on Cranfield)."""
+    if path.name in ("queries.jsonl", "queries.jsonl.gz") and (
+            (path.parent / "corpus.jsonl").is_file() or (path.parent / "corpus.jsonl.gz").is_file()):
+        return "BEIR queries"
+    if path.parent.name == "qrels" and path.suffix == ".tsv" and (
+            (path.parent.parent / "corpus.jsonl").is_file() or (path.parent.parent / "corpus.jsonl.gz").is_file()):
+        return "BEIR relevance judgements"
+    return ""
 
 
 def _one_line(message: str) -> str:
