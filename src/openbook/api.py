@@ -415,8 +415,8 @@ class Engine:
                         report.notes.append(f"{link}: a symbolic link to a folder, followed: its files are "
                                             f"ingested with ids under {link.name}/")
                     else:
-                        report.notes.append(f"{link}: a symbolic link to a folder reached before (a loop or a "
-                                            f"second link), not followed again")
+                        report.notes.append(f"{link}: a symbolic link to a folder already ingested by its own "
+                                            f"path (or a loop), not followed")
                 if not found:
                     report.notes.append(f"{p}: no files to ingest (hidden files and folders are skipped)")
             for f, doc_id in found:

@@ -97,3 +97,10 @@ def test_beir_queries_and_qrels_beside_a_corpus_are_skipped(tmp_path):
     alone.mkdir()
     (alone / "queries.jsonl").write_text('{"_id": "q", "text": "a record named queries"}\n', encoding="utf-8")
     assert [d.doc_id for d in load_file(alone / "queries.jsonl", "queries.jsonl")] == ["q"]
+
+
+def test_a_link_to_a_folder_of_the_same_tree_does_not_take_its_files_ids(tmp_path):
+    (tmp_path / "docs" / "current").mkdir(parents=True)
+    (tmp_path / "docs" / "current" / "vpn.txt").write_text("version five\n", encoding="utf-8")
+    (tmp_path / "docs" / "archive").symlink_to("current", target_is_directory=True)  # sorts first
+    assert [doc_id for _, doc_id in discover([tmp_path / "docs"])] == ["current/vpn.txt"]
