@@ -519,8 +519,9 @@ def show(ctx: click.Context, doc_id: str, roles: tuple[str, ...], store: str | N
     with _engine(cfg) as engine:
         doc = engine.document(doc_id, roles=roles)
     if doc is None:
-        raise QueryError(f"no document {doc_id!r} visible to roles {list(roles) or '(none)'}: list ids with "
-                         f"`openbook documents`")
+        seen = f"roles {list(roles)}" if roles else "roles (none): without --role only public documents show"
+        raise QueryError(f"no document {doc_id!r} visible to {seen}; list ids with "
+                         f"`openbook documents{' --role ROLE' if not roles else ''}`")
     if as_json:
         click.echo(json.dumps(doc, ensure_ascii=False))
         return
