@@ -31,3 +31,13 @@ def test_unknown_environment_variable_is_an_error():
 def test_missing_explicit_file(tmp_path):
     with pytest.raises(ConfigError):
         load_config(tmp_path / "absent.toml")
+
+
+def test_min_coverage_still_loads_but_says_it_is_not_read(tmp_path, capsys):
+    cfg_file = tmp_path / "openbook.toml"
+    cfg_file.write_text("[answer]\nmin_coverage = 0.6\n", encoding="utf-8")
+    cfg = load_config(cfg_file)
+    assert cfg.answer.min_confidence == 0.5
+    assert "min_coverage is no longer read" in capsys.readouterr().err
+    load_config(None, environ={})
+    assert capsys.readouterr().err == ""

@@ -253,7 +253,7 @@ def _skip_reason(path: str, reason: str) -> str:
 
 
 def _symlinked_folders(root: Path) -> list[Path]:
-    """Symbolic links to folders under ``root`` (hidden ones excluded), which ``discover`` does not follow."""
+    """Symbolic links to folders under ``root`` (hidden ones excluded); ``discover`` follows each folder once."""
     found = []
     for folder, dirs, _ in os.walk(root):
         for d in list(dirs):
@@ -413,8 +413,14 @@ class Engine:
             found = discover([path])
             if path.is_dir():
                 for link in _symlinked_folders(path):
-                    report.notes.append(f"{link}: a symbolic link to a folder, not followed; ingest "
-                                        f"{link.resolve()} itself to include it")
+                    # discover follows a link to a folder once; a loop or a second way to the same folder is not
+                    # walked again (its files keep the ids of the first way)
+                    if any(f == link or link in f.parents for f, _ in found):
+                        report.notes.append(f"{link}: a symbolic link to a folder, followed: its files are "
+                                            f"ingested with ids under {link.name}/")
+                    else:
+                        report.notes.append(f"{link}: a symbolic link to a folder already ingested by its own "
+                                            f"path (or a loop), not followed")
                 if not found:
                     report.notes.append(f"{p}: no files to ingest (hidden files and folders are skipped)")
             for f, doc_id in found:

@@ -22,7 +22,7 @@ import click
 
 from .answer.injection import looks_like_injection
 from .config import Config, load_config
-from .errors import IngestError, OpenbookError, QueryError
+from .errors import ConfigError, IngestError, OpenbookError, QueryError
 from .types import Answer, Hit
 
 EXIT_ERROR = 1
@@ -564,8 +564,9 @@ def show(ctx: click.Context, doc_id: str, roles: tuple[str, ...], store: str | N
     with _engine(cfg) as engine:
         doc = engine.document(doc_id, roles=roles)
     if doc is None:
-        raise QueryError(f"no document {doc_id!r} visible to roles {list(roles) or '(none)'}: list ids with "
-                         f"`openbook documents`")
+        seen = f"roles {list(roles)}" if roles else "roles (none): without --role only public documents show"
+        raise QueryError(f"no document {doc_id!r} visible to {seen}; list ids with "
+                         f"`openbook documents{' --role ROLE' if not roles else ''}`")
     if as_json:
         click.echo(json.dumps(doc, ensure_ascii=False))
         return
@@ -605,8 +606,8 @@ def serve(ctx: click.Context, store: str | None, host: str, port: int, no_embed:
     except ValueError:
         loopback = False
     if not loopback and not keys.required:
-        raise click.UsageError(f"no API keys for store {cfg.store}: the server binds to loopback only. Create "
-                               f"one with `openbook keys add NAME --role ROLE --store {cfg.store}` to serve {host}")
+        raise ConfigError(f"no API keys for store {cfg.store}: the server binds to loopback only. Create "
+                          f"one with `openbook keys add NAME --role ROLE --store {cfg.store}` to serve {host}")
     if sample:
         with resources.as_file(resources.files("openbook") / "data" / "sample") as sample_dir, \
                 _engine(cfg, create=True) as engine:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -171,6 +172,9 @@ def _merge(obj: Any, data: Mapping[str, Any], prefix: str) -> Any:
         if key not in known:
             valid = ", ".join(sorted(known))
             raise ConfigError(f"unknown configuration key {where!r}; valid keys here: {valid}")
+        if where == "answer.min_coverage":  # read before the answerability model; accepted, but not used
+            sys.stderr.write("warning: answer.min_coverage is no longer read; the refusal threshold is "
+                             "answer.min_confidence (answerability 0-1, default 0.5)\n")
         current = getattr(obj, key)
         if dataclasses.is_dataclass(current):
             if not isinstance(value, Mapping):

@@ -81,3 +81,26 @@ def test_conventional_text_names_are_text(tmp_path):
     assert load_file(tmp_path / "README", "README")[0].format == "text"
     doc = load_file(tmp_path / "changelog.Debian.gz", "changelog.Debian.gz")[0]
     assert doc.format == "text" and "New upstream" in doc.text
+
+
+def test_beir_queries_and_qrels_beside_a_corpus_are_skipped(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "1", "title": "Wings", "text": "Lift on a wing."}\n', encoding="utf-8")
+    (tmp_path / "queries.jsonl").write_text('{"_id": "1", "text": "what is lift?"}\n', encoding="utf-8")
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\t1\t1\n", encoding="utf-8")
+    assert [d.doc_id for d in load_file(tmp_path / "corpus.jsonl", "corpus.jsonl")] == ["1"]
+    with pytest.raises(UnsupportedFormatError, match="BEIR queries"):
+        load_file(tmp_path / "queries.jsonl", "queries.jsonl")
+    with pytest.raises(UnsupportedFormatError, match="BEIR relevance"):
+        load_file(tmp_path / "qrels" / "test.tsv", "qrels/test.tsv")
+    alone = tmp_path / "other"
+    alone.mkdir()
+    (alone / "queries.jsonl").write_text('{"_id": "q", "text": "a record named queries"}\n', encoding="utf-8")
+    assert [d.doc_id for d in load_file(alone / "queries.jsonl", "queries.jsonl")] == ["q"]
+
+
+def test_a_link_to_a_folder_of_the_same_tree_does_not_take_its_files_ids(tmp_path):
+    (tmp_path / "docs" / "current").mkdir(parents=True)
+    (tmp_path / "docs" / "current" / "vpn.txt").write_text("version five\n", encoding="utf-8")
+    (tmp_path / "docs" / "archive").symlink_to("current", target_is_directory=True)  # sorts first
+    assert [doc_id for _, doc_id in discover([tmp_path / "docs"])] == ["current/vpn.txt"]

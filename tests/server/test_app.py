@@ -87,7 +87,7 @@ def test_keys_are_required_and_roles_cannot_be_widened(served, tmp_path):
                       ).status_code == 401
     with client(served) as c:  # a request naming roles is refused, not widened
         r = c.post("/v1/search", json={"query": "marketing budget", "roles": ["finance"]})
-        assert r.status_code == 422
+        assert r.status_code == 422 and "roles come from the API key" in r.json()["error"]["message"]
         r = c.post("/v1/search?roles=finance", json={"query": "marketing budget"})
         assert all(h["doc_id"] != "finance/budget.md" for h in r.json()["hits"])
     keys = KeyStore(served.store)
@@ -194,7 +194,8 @@ def test_no_keys_serves_public_only_and_refuses_a_public_address(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     r = subprocess.run([sys.executable, "-m", "openbook", "serve", "--store", str(store), "--host", "0.0.0.0"],
                        capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 2 and "loopback only" in r.stderr
+    assert r.returncode == 1 and "loopback only" in r.stderr and r.stderr.startswith("error: ")
+    assert len(r.stderr.strip().splitlines()) == 1
 
 
 def test_readers_do_not_wait_for_a_writer(served):

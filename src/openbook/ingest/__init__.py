@@ -87,8 +87,9 @@ def _format_suffix(path: Path) -> str:
 def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
     """Files under the given files and folders, each with its doc id.
 
-    Folders are walked recursively, symbolic links to folders included (a link back to a folder already being
-    walked, a loop, is not followed again); hidden files and folders (name starting with ``.``) are skipped.
+    Folders are walked recursively, symbolic links to folders included, each folder once: a link to a folder
+    the given folder holds itself (or a loop) is not followed, so files keep their own path as id; hidden files
+    and folders (name starting with ``.``) are skipped.
     The doc id is the path relative to the folder given, with POSIX separators; a file given directly gets
     its file name.
     Files are sorted by doc id within each given path; the paths keep the order given; a file reached twice
@@ -107,6 +108,7 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
             entries = [(root, root.name)]
         else:
             entries = []
+            own = _own_folders(root)
             walked: set[str] = set()
             for folder, dirs, files in os.walk(root, followlinks=True):
                 real = os.path.realpath(folder)
@@ -114,7 +116,10 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
                     dirs[:] = []
                     continue
                 walked.add(real)
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                # a link to a folder that root holds itself is not walked: those files keep their own path as
+                # id, whichever name sorts first
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (
+                    os.path.islink(os.path.join(folder, d)) and os.path.realpath(os.path.join(folder, d)) in own))
                 for name in files:
                     if not name.startswith("."):
                         file = Path(folder) / name
@@ -127,6 +132,15 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
                 found.append((file, doc_id))
     return found
 
+
+
+def _own_folders(root: Path) -> set[str]:
+    """Real paths of the folders under ``root`` (itself included) reached without a symbolic link."""
+    own: set[str] = set()
+    for folder, dirs, _ in os.walk(root):
+        own.add(os.path.realpath(folder))
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+    return own
 
 def load_file(path: Path, doc_id: str) -> list[Document]:
     """Parse one file into documents: one per file, or one per line of a BEIR ``corpus.jsonl``.
@@ -147,6 +161,9 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         IngestError: the file cannot be read or parsed; the message is one line, ``<path>: <reason>``.
     """
     path = Path(path)
+    beir_part = _beir_non_corpus(path)
+    if beir_part:
+        raise UnsupportedFormatError(f"{path}: {beir_part}, not documents (a BEIR folder's documents are corpus.jsonl)")
     suffix = _format_suffix(path)
     inner = suffix.removeprefix(".gz")
     if suffix == ".gz" or (suffix.startswith(".gz") and inner not in _TEXT_SUFFIXES):
@@ -177,6 +194,19 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         raise IngestError(_one_line(f"{path}: cannot read ({exc.strerror or exc})")) from exc
     except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not stop the batch
         raise IngestError(_one_line(f"{path}: {type(exc).__name__} while parsing: {exc}")) from exc
+
+
+def _beir_non_corpus(path: Path) -> str:
+    """``"BEIR queries"`` / ``"BEIR relevance judgements"`` for the queries and qrels of a BEIR folder (a
+    ``corpus.jsonl`` beside them), else ``""``: ingesting the folder must not index its questions as documents
+    (their ``_id``s also collide with the corpus's on Cranfield)."""
+    if path.name in ("queries.jsonl", "queries.jsonl.gz") and (
+            (path.parent / "corpus.jsonl").is_file() or (path.parent / "corpus.jsonl.gz").is_file()):
+        return "BEIR queries"
+    if path.parent.name == "qrels" and path.suffix == ".tsv" and (
+            (path.parent.parent / "corpus.jsonl").is_file() or (path.parent.parent / "corpus.jsonl.gz").is_file()):
+        return "BEIR relevance judgements"
+    return ""
 
 
 def _one_line(message: str) -> str:

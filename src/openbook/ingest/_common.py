@@ -143,6 +143,17 @@ def normalise_metadata(raw: Mapping[str, Any]) -> dict[str, Any]:
     return meta
 
 
+def pipe_table(rows: list[list[str]]) -> list[str]:
+    """Pipe-table lines from rows of escaped cell texts (the first row is the header; short rows padded)."""
+    width = max((len(r) for r in rows), default=0)
+    lines = []
+    for i, row in enumerate(rows):
+        lines.append("| " + " | ".join(row + [""] * (width - len(row))) + " |")
+        if i == 0:
+            lines.append("|" + " --- |" * width)
+    return lines
+
+
 def title_from_path(path: Path) -> str:
     """A readable title from a file name: ``doc-027-support-sla-matrix.csv`` -> ``support sla matrix``.
 

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from ..types import Document
-from ._common import iso_date, normalise_metadata, read_text, tidy, title_from_path
+from ._common import iso_date, normalise_metadata, pipe_table, read_text, tidy, title_from_path
 
 _NAMED = {
     "em": "—", "en": "–", "hy": "-", "aq": "'", "dq": '"', "lq": "“", "rq": "”", "oq": "‘", "cq": "’",
@@ -118,13 +118,7 @@ def _table(lines: list[str]) -> list[str]:
                      for c in line.split(tab)])
     if len(rows) < 2:
         return [" ".join(r) for r in rows]
-    width = max(len(r) for r in rows)
-    out = []
-    for i, row in enumerate(rows):
-        out.append("| " + " | ".join(row + [""] * (width - len(row))) + " |")
-        if i == 0:
-            out.append("|" + " --- |" * width)
-    return out
+    return pipe_table(rows)
 
 
 def roff_to_text(source: str) -> tuple[str, dict[str, str]]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
-from typing import Any
 
 from lxml import etree
 from lxml import html as lxml_html

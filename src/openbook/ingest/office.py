@@ -27,7 +27,7 @@ from lxml import etree
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import normalise_metadata, tidy, title_from_path
+from ._common import normalise_metadata, pipe_table, tidy, title_from_path
 from .frontmatter import canonical_key
 
 _CUSTOM_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/custom-properties}"
@@ -42,13 +42,7 @@ def rows_to_table(rows: list[list[str]]) -> str:
     rows = [r for r in rows if any(c.strip() for c in r)]
     if not rows:
         return ""
-    width = max(len(r) for r in rows)
-    lines = []
-    for i, row in enumerate(rows):
-        lines.append("| " + " | ".join([_cell(c) for c in row] + [""] * (width - len(row))) + " |")
-        if i == 0:
-            lines.append("|" + " --- |" * width)
-    return "\n".join(lines)
+    return "\n".join(pipe_table([[_cell(c) for c in row] for row in rows]))
 
 
 def _open_zip(path: Path, kind: str) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import Document
-from ._common import normalise_metadata, read_text, tidy, title_from_path
+from ._common import normalise_metadata, pipe_table, read_text, tidy, title_from_path
 from .frontmatter import canonical_key, split_front_matter
 
 _SKIP = {"comment", "substitution_definition", "target", "raw", "pending", "footnote_reference", "citation_reference"}
@@ -41,13 +41,7 @@ def _table(node: Any) -> str:
     rows = [r for r in rows if any(r)]
     if not rows:
         return ""
-    width = max(len(r) for r in rows)
-    lines = []
-    for i, row in enumerate(rows):
-        lines.append("| " + " | ".join(row + [""] * (width - len(row))) + " |")
-        if i == 0:
-            lines.append("|" + " --- |" * width)
-    return "\n".join(lines)
+    return "\n".join(pipe_table(rows))
 
 
 def _render(node: Any, depth: int, out: list[str]) -> None:

@@ -167,6 +167,8 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         parts = [f"{'.'.join(str(x) for x in e.get('loc', ()) if x != 'body') or 'body'}: {e.get('msg')}"
+                 + (" (roles come from the API key, never from the request)"
+                    if e.get("type") == "extra_forbidden" and tuple(e.get("loc", ()))[-1:] == ("roles",) else "")
                  for e in exc.errors()]
         message = "bad request: " + "; ".join(parts)
         return JSONResponse({"error": {"type": "ValidationError", "message": message, "code": "invalid_request"}},
