@@ -134,6 +134,8 @@ ECHO_DOCS = {
     "faq.md": "# Storage FAQ\n\nQ: How much storage does the Starter plan include?\n\n"
     "A: The Starter plan includes 5 GB of cloud storage, with no credit card needed.\n",
     "misc.md": "# Canteen\n\nThe canteen opens at eight. Soup is served on Mondays.\n",
+    "contacts.md": "# Contacts\n\nBob Lindqvist's phone number is 555-9876, extension 12.\n",
+    "cases.md": "# Case log\n\nEvery report gets a tracking number such as 150109-DSP when it is filed.\n",
 }
 
 
@@ -155,6 +157,12 @@ def test_a_question_line_is_never_the_answer(echo_engine: Engine) -> None:
     assert not a.refused
     assert a.text.startswith("A: The Starter plan includes 5 GB")
     assert "?" not in a.text
+
+
+def test_a_sentence_sharing_one_word_is_not_stitched_on(echo_engine: Engine) -> None:
+    a = echo_engine.ask("What is Bob Lindqvist's phone number?")
+    assert not a.refused and "555-9876" in a.text
+    assert "tracking" not in a.text and [c.doc_id for c in a.citations] == ["contacts.md"]
 
 
 def test_echo_sentences() -> None:

@@ -247,6 +247,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             continue
         if _echoes(c.text, question_terms, analyzer):
             continue
+        if len(set(terms) & c.terms) < 2:  # never a sentence that shares one word with the question
+            continue
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
             continue

@@ -53,6 +53,10 @@ import Stemmer
 
 ANALYZER_VERSION = 2
 
+# Interrogatives, dropped from queries only (documents index them): in "what is lift?" the word "what" says
+# that a question is asked, not what it is about. Measured on Cranfield, SciFact and HotpotQA (BENCHMARKS.md).
+QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
+
 # Lucene EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
 ENGLISH_STOP_WORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
@@ -127,7 +131,7 @@ class Analyzer:
         self.language = language
         self.stopwords = stopwords
         self._stemmer = Stemmer.Stemmer(language) if language else None
-        self._stop = ENGLISH_STOP_WORDS if stopwords else frozenset()
+        self._stop = ENGLISH_STOP_WORDS | QUESTION_WORDS if stopwords else frozenset()
         self._doc_cache = _TermCache(lambda raw: self._analyze_token(raw, frozenset()))
         self._query_cache = _TermCache(lambda raw: self._analyze_token(raw, self._stop))
 
