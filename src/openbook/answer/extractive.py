@@ -247,8 +247,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             continue
         if _echoes(c.text, question_terms, analyzer):
             continue
-        if len(set(terms) & c.terms) < 2:  # never a sentence that shares one word with the question
-            continue
+        if len(set(terms) & c.terms) < 2 and all(c.passage.n != x.passage.n for x in chosen):
+            continue  # from another passage, a sentence sharing one word with the question is unrelated
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
             continue
