@@ -304,6 +304,7 @@ class Engine:
         self._index_gen = -1
         self._metadata: dict[str, dict[str, Any]] | None = None
         self._fields: set[str] | None = None
+        self._glossary: tuple[str, Any] | None = None  # (path, Glossary) of config.retrieval.glossary
         self._ticker = _Ticker(None)  # progress lines of the running ingest
         self._stages: dict[str, float] | None = None  # its stage timings
         self._files_total = self._files_done = 0
@@ -1086,7 +1087,7 @@ class Engine:
         path = self.config.retrieval.glossary
         if not path:
             return None
-        if getattr(self, "_glossary", None) is None or self._glossary[0] != path:
+        if self._glossary is None or self._glossary[0] != path:
             from .retrieve.glossary import Glossary
 
             self._glossary = (path, Glossary.load(path, self.analyzer.analyze))

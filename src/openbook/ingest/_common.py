@@ -154,6 +154,15 @@ def pipe_table(rows: list[list[str]]) -> list[str]:
     return lines
 
 
+_FIRST_HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
+
+
+def heading_title(text: str, path: Path) -> str:
+    """The first ``# Heading`` of a loader's cleaned text, else ``title_from_path(path)``."""
+    m = _FIRST_HEADING.search(text)
+    return m[1].strip() if m else title_from_path(path)
+
+
 def title_from_path(path: Path) -> str:
     """A readable title from a file name: ``doc-027-support-sla-matrix.csv`` -> ``support sla matrix``.
 

@@ -47,7 +47,7 @@ from lxml import html as lxml_html
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import iso_date, normalise_metadata, read_text, tidy, title_from_path
+from ._common import heading_title, iso_date, normalise_metadata, read_text, tidy
 from .frontmatter import canonical_key, split_front_matter
 
 _MIN_MAIN_CHARS = 20
@@ -552,13 +552,8 @@ def load_html(path: Path, doc_id: str) -> Document:
     return Document(
         doc_id=doc_id,
         text=text,
-        title=title or _first_heading(text) or title_from_path(path),
+        title=title or heading_title(text, path),
         source=str(path.resolve()),
         format="html",
         metadata=metadata,
     )
-
-
-def _first_heading(text: str) -> str:
-    m = re.search(r"^#{1,6} (.+)$", text, re.MULTILINE)
-    return m[1].strip() if m else ""

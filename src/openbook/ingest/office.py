@@ -27,7 +27,7 @@ from lxml import etree
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import normalise_metadata, pipe_table, tidy, title_from_path
+from ._common import heading_title, normalise_metadata, pipe_table, tidy, title_from_path
 from .frontmatter import canonical_key
 
 _CUSTOM_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/custom-properties}"
@@ -151,9 +151,7 @@ def load_docx(path: Path, doc_id: str) -> Document:
     raw = _core_metadata(doc.core_properties, path)
     title = title or str(raw.get("title") or "").strip()
     text = tidy(_join_lists(out))
-    if not title:
-        m = re.search(r"^#{1,6} (.+)$", text, re.MULTILINE)
-        title = m[1] if m else title_from_path(path)
+    title = title or heading_title(text, path)
     return Document(
         doc_id=doc_id, text=text, title=title, source=str(path.resolve()), format="docx",
         metadata=normalise_metadata(raw),

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import Document
-from ._common import normalise_metadata, pipe_table, read_text, tidy, title_from_path
+from ._common import heading_title, normalise_metadata, pipe_table, read_text, tidy
 from .frontmatter import canonical_key, split_front_matter
 
 _SKIP = {"comment", "substitution_definition", "target", "raw", "pending", "footnote_reference", "citation_reference"}
@@ -158,9 +158,7 @@ def load_rst(path: Path, doc_id: str) -> Document:
         raw["tags"] = raw.pop("keywords")
     title = str(front.get("title") or doctree.get("title") or "").strip()
     text = tidy("\n\n".join(out))
-    if not title:
-        m = re.search(r"^#{1,6} (.+)$", text, re.MULTILINE)
-        title = m[1].strip() if m else title_from_path(path)
+    title = title or heading_title(text, path)
     return Document(
         doc_id=doc_id,
         text=text,
