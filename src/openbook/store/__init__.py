@@ -1,0 +1,64 @@
+"""Where a corpus and its index live. The boundary is ``openbook.store.base.Store``; backends are chosen by the
+store location's URL scheme (a plain path is the embedded store).
+
+    BACKENDS      scheme -> "module:Class", imported on first use
+    open_store    location (folder or URL) -> an opened Store
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ..errors import StoreError
+from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, Store, StoredDocument, VectorSource,
+                   Visibility, weighted_terms)
+
+BACKENDS: dict[str, str] = {
+    "embedded": "openbook.store.embedded:EmbeddedStore",
+    "postgresql": "openbook.store.postgres:PostgresStore",
+}
+"""Backend name (= URL scheme) -> the ``module:Class`` implementing ``Store``. ``postgres://`` is an alias of
+``postgresql://``."""
+
+_ALIASES = {"postgres": "postgresql"}
+
+
+def backend_name(location: str | Path) -> str:
+    """The backend a location names: the URL scheme when it is one of ``BACKENDS`` (or an alias), else
+    ``embedded`` (a folder path; ``file://`` paths too)."""
+    text = str(location)
+    if "://" in text:
+        scheme = text.split("://", 1)[0].lower()
+        scheme = _ALIASES.get(scheme, scheme)
+        if scheme in BACKENDS:
+            return scheme
+        if scheme != "file":
+            raise StoreError(f"unknown store URL scheme {scheme!r} in {text.split('@')[-1]!r}; known: "
+                             f"{', '.join(sorted(BACKENDS))}, or a folder path for the embedded store")
+    return "embedded"
+
+
+def open_store(location: str | Path, create: bool = False) -> Store:
+    """Open (or with ``create`` make) the store at ``location``: a folder (embedded) or a backend URL.
+
+    Raises:
+        StoreError: missing store, unknown scheme, or the backend's optional dependency is not installed.
+        StoreVersionError: an incompatible format or schema.
+    """
+    name = backend_name(location)
+    module_name, cls_name = BACKENDS[name].split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise StoreError(f"the {name} store needs an optional dependency that is not installed ({exc.name}): "
+                         f"pip install 'openbook[{name}]'") from None
+    cls = getattr(module, cls_name)
+    if name == "embedded":
+        text = str(location)
+        location = text[len("file://"):] if text.startswith("file://") else text
+    return cls.open(location, create=create)
+
+
+__all__ = ["BACKENDS", "CorpusStats", "EmbeddingInfo", "IndexSettings", "QueryTerms", "Store", "StoredDocument",
+           "VectorSource", "Visibility", "backend_name", "open_store", "weighted_terms"]

@@ -1,0 +1,402 @@
+"""The store boundary: what a backend keeps (documents, chunks, metadata, versions, the index) and the index
+operations it must answer. Retrieval (``openbook.retrieve.pipeline.Retriever``), ingest and answering talk to a
+store only through the ``Store`` protocol below; nothing above ``store/`` knows files, SQL or generations.
+
+Backends::
+
+    embedded     openbook.store.embedded.EmbeddedStore   one folder: SQLite + memory-mapped index generations
+    postgresql   openbook.store.postgres.PostgresStore    PostgreSQL + pgvector + a BM25 extension (issue 10)
+
+Division of work (who owns what):
+
+- openbook's analyzer (``openbook.index.analyzer``) is the single source of analysis semantics (CJK bigrams,
+  stemming, codes). A backend never tokenises: at write time it receives each chunk's analyzed terms, and at query
+  time ``(term, weight)`` lists (``QueryTerms``). A backend whose database has its own tokenizer must index the
+  terms it is given (e.g. as a space-joined string of terms under a whitespace tokenizer, or a term array).
+- Scoring is BM25 as in Lucene's ``BM25Similarity`` (Robertson et al.'s BM25, Lucene idf
+  ``ln(1 + (N - df + 0.5) / (df + 0.5))``, no ``(k1 + 1)`` factor), see ``openbook.index.sparse``. ``N`` counts
+  indexed chunks (rows), ``avgdl`` is the mean number of analyzed terms per chunk. A query term's weight
+  multiplies its contribution (a term repeated in the query arrives once with weight 2.0; glossary expansions
+  arrive with weights below 1). Ranking must equal the reference within float32 rounding; ties break by lower
+  insertion order (embedded: row id) — conformance tests compare against a brute-force reference.
+- Dense scores are cosine similarities in [-1, 1] of the stored chunk vectors and the query vector.
+- Access and ``--where`` filters (``Visibility``) are applied BEFORE ranking: a chunk the caller may not see never
+  takes a top-k slot of one it may see. The one definition of the rule is ``Visibility.allows`` (which calls
+  ``openbook.retrieve.filters.document_passes``); a backend may translate it (to SQL, to a row mask) but must agree
+  with it on every document — the conformance suite checks this on roles, ``acl`` strings/lists, ``=``, ``!=``,
+  ``in``, ``not in``, dates, numbers and missing fields. A backend that cannot translate a clause evaluates
+  ``Visibility.allows`` over ``document_metadata()`` itself (what the embedded store does).
+- Fusion (RRF), reranking, multi-hop, query transforms, glossary expansion and answering stay above the store, in
+  ``openbook.retrieve`` and ``openbook.answer``; they are backend-independent.
+
+Writes: one writer at a time per store (``write_lock``; a waiting writer is told so through ``on_wait``), inside
+one transaction (``begin`` ... ``commit``): documents, chunks, versions and the index changes of a batch become
+visible together at ``commit`` or not at all (``rollback``, or the process dying). Readers never see half an
+ingest: ``snapshot()`` pins one committed state for several reads (a search and the chunk texts of its hits).
+
+How a new backend plugs in (what the PostgreSQL helper implements):
+
+1. A module ``openbook/store/NAME.py`` with a class that implements every method of ``Store`` (structural
+   typing: no base class to inherit; ``isinstance(obj, Store)`` works at run time because the protocol is
+   ``runtime_checkable``), plus a classmethod ``open(location: str, create: bool = False) -> Self`` that raises
+   ``StoreError`` (missing / unreachable, with how to fix it) or ``StoreVersionError`` (schema written by an
+   incompatible openbook; a backend with migrations applies the known ones at open and raises for unknown).
+2. One line in ``openbook.store.BACKENDS`` (``openbook/store/__init__.py``): the URL scheme (``postgresql``) and
+   the ``"module:Class"`` path, imported on first use so that a missing optional dependency fails only for that
+   backend, with an error naming the ``pip install openbook[EXTRA]`` extra. ``open_store(location)`` picks the
+   backend from the location: a URL with a registered scheme, else a folder (embedded).
+3. One fixture appended to ``BACKENDS`` in ``tests/store/test_conformance.py``; the suite then runs on it.
+
+Nothing in ``retrieve/``, ``answer/`` or ``api.py`` changes for a new backend.
+
+Errors (``openbook.errors``): ``StoreError`` for anything the user can fix about the store (missing, empty,
+read-only, busy, unreachable), ``StoreVersionError`` for an incompatible format or schema, ``ModelMismatchError``
+never from a store (the retriever checks ``embedding().model``). Messages name the store and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import (Any, Callable, Collection, ContextManager, Iterable, Mapping, Protocol, Sequence,
+                    runtime_checkable)
+
+import numpy as np
+
+from ..retrieve.filters import Clause, document_passes, parse_filters
+from ..types import Chunk, Document, Hit
+
+QueryTerms = Sequence[tuple[str, float]]
+"""One query's analyzed terms as ``(term, weight)`` pairs, each term once, in first-seen order; the weight is the
+query term frequency (1.0 per occurrence) or a glossary expansion's weight (below 1). Build with
+``weighted_terms``."""
+
+
+def weighted_terms(terms: Iterable[str | tuple[str, float]]) -> list[tuple[str, float]]:
+    """Merge analyzer output (strings, and ``(term, weight)`` pairs from glossary expansion) into ``QueryTerms``:
+    one pair per distinct term in first-seen order, weights summed (a term seen twice weighs 2.0)."""
+    out: dict[str, float] = {}
+    for t in terms:
+        term, weight = (t, 1.0) if isinstance(t, str) else t
+        out[term] = out.get(term, 0.0) + float(weight)
+    return list(out.items())
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A document row without its text: what ingest needs to decide unchanged / changed / gone."""
+
+    doc_id: str
+    source: str
+    root: str
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """Which documents a query may see: access ``roles``, parsed ``--where`` ``clauses`` (AND) and doc ids hidden
+    outright (``exclude_docs``, used by answer evaluation). Applied by the store before ranking.
+
+    The access rule (one home: ``openbook.retrieve.filters.visible``): a document whose metadata has a
+    non-empty ``acl`` (a role string or a list of them) is visible only to a caller holding one of those roles,
+    compared case-insensitively; a caller with no roles sees only documents without ``acl``.
+    """
+
+    roles: tuple[str, ...] = ()
+    clauses: tuple[Clause, ...] = ()
+    exclude_docs: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def of(cls, roles: Sequence[str] = (), where: Sequence[str] = (),
+           exclude_docs: Collection[str] = ()) -> "Visibility":
+        """Parse ``where`` clauses (``FIELD OP VALUE``).
+
+        Raises:
+            QueryError: a clause cannot be parsed.
+        """
+        return cls(tuple(roles), parse_filters(where), frozenset(exclude_docs))
+
+    def allows(self, doc_id: str, fields: Mapping[str, Any]) -> bool:
+        """The reference decision for one document; ``fields`` as in ``Store.document_metadata()`` (builtin
+        fields ``doc_id``, ``title``, ``format``, ``path`` and the metadata keys, ``acl`` included)."""
+        return doc_id not in self.exclude_docs and document_passes(fields, self.clauses, self.roles)
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """What a store needs to write and query its index; set once with ``Store.configure``.
+
+    Attributes:
+        k1, b: BM25 parameters (Robertson et al.; Lucene defaults 1.2 and 0.75). A change takes effect on the
+            next query without re-indexing (the index keeps term frequencies and lengths, not weights).
+        analyzer: ``Analyzer.settings()``; an index written with other settings is refused at read time
+            (``StoreVersionError``: the stored terms would not match the query's).
+        chunking: ``asdict(config.chunking)``, recorded with the index (informational).
+        ann_threshold: from this many vectors on an approximate (HNSW) index may replace exact search.
+    """
+
+    k1: float = 1.2
+    b: float = 0.75
+    analyzer: Mapping[str, Any] = field(default_factory=dict)
+    chunking: Mapping[str, Any] = field(default_factory=dict)
+    ann_threshold: int = 200_000
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """Statistics of the committed index (what BM25 and the answerer's idf weights use).
+
+    Attributes:
+        documents: documents with at least one indexed chunk.
+        chunks: indexed chunks, BM25's ``N``.
+        avgdl: mean analyzed terms per chunk (0.0 when empty).
+        terms: distinct analyzed terms (vocabulary size).
+    """
+
+    documents: int
+    chunks: int
+    avgdl: float
+    terms: int
+
+
+@dataclass(frozen=True)
+class EmbeddingInfo:
+    """The vectors a store holds: the embedder's name, dimension, whether vectors are unit length, and whether an
+    approximate index (HNSW) answers ``vector_top_k``."""
+
+    model: str
+    dim: int
+    normalized: bool
+    ann: bool = False
+
+
+class VectorSource(Protocol):
+    """The embedder as an index write sees it (``openbook.index.embedders``)."""
+
+    name: str
+    normalized: bool
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Passage vectors, float32 ``[len(texts), dim]`` in input order."""
+        ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Documents, chunks, metadata, versions and the lexical and dense index of one corpus.
+
+    Not thread-safe: one object per thread. Methods marked *write* must be called between ``begin`` and
+    ``commit`` (or inside ``transaction()``) while holding ``write_lock``.
+    """
+
+    backend: str
+    """Backend name, as in ``openbook.store.BACKENDS`` (``embedded``, ``postgresql``)."""
+
+    location: str
+    """Where the store is: a folder path, or a URL without its password (shown by ``openbook stats``)."""
+
+    read_only: bool
+    """Opened without write permission: it can be searched, not written (writes raise ``StoreError``)."""
+
+    # ------------------------------------------------------------------ lifecycle
+    def configure(self, settings: IndexSettings) -> None:
+        """Set BM25 parameters, analyzer settings and ANN threshold for later queries and writes (call once,
+        right after ``open``)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and file handles; the object is unusable afterwards."""
+        ...
+
+    def info(self) -> dict[str, Any]:
+        """What ``openbook stats`` shows: at least ``backend``, ``location``, ``schema_version`` (int),
+        ``read_only``, ``ingest_running`` (another writer holds the lock) and ``manifest`` (the index's recorded
+        settings: analyzer, bm25 k1/b, embedding model/dim, rows; None before the first index write). A backend
+        may add keys (the embedded store adds ``generation``)."""
+        ...
+
+    # ------------------------------------------------------------------ writers and transactions
+    def write_lock(self, on_wait: Callable[[str], None] | None = None) -> ContextManager[None]:
+        """Hold the store's exclusive writer lock for a whole ingest or delete (re-entrant in one process).
+        When another writer holds it, ``on_wait`` hears one line saying so and this call waits.
+
+        Raises:
+            StoreError: the store is read-only or cannot be locked.
+        """
+        ...
+
+    def writer_active(self) -> bool:
+        """Whether another process holds the writer lock right now."""
+        ...
+
+    def begin(self) -> None:
+        """Start the write transaction (hold ``write_lock`` first). Raises ``StoreError`` when busy."""
+        ...
+
+    def commit(self) -> None:
+        """Publish everything written since ``begin`` at once (documents, versions, index) to new readers."""
+        ...
+
+    def rollback(self) -> None:
+        """Undo everything since ``begin``, if a transaction is open; the previous state stays readable."""
+        ...
+
+    def transaction(self) -> ContextManager[None]:
+        """``begin``; ``commit`` on success, ``rollback`` on any exception (re-raised)."""
+        ...
+
+    def savepoint(self) -> ContextManager[None]:
+        """A nested unit inside a transaction: an exception undoes only its own writes (one document)."""
+        ...
+
+    def snapshot(self) -> ContextManager[None]:
+        """Pin one committed state for every read inside (index queries, chunks, metadata): a commit by another
+        process during it is not seen. Re-entrant; inside a write transaction it reads that transaction's state."""
+        ...
+
+    # ------------------------------------------------------------------ documents and chunks
+    def documents(self) -> dict[str, StoredDocument]:
+        """Every stored document by id (no text)."""
+        ...
+
+    def count(self) -> tuple[int, int]:
+        """``(documents, chunks)`` stored."""
+        ...
+
+    def put_document(self, doc: Document, root: str, chunks: Sequence[Chunk], digest: str) -> None:
+        """*Write.* Insert or replace a document and all its chunks (``chunks`` in document order; ``root``: the
+        folder it was ingested from; ``digest``: the content hash compared by the next ingest). The index is
+        changed separately, by ``write_index``."""
+        ...
+
+    def delete_documents(self, doc_ids: Iterable[str]) -> None:
+        """*Write.* Remove documents and their chunks; unknown ids are ignored."""
+        ...
+
+    def chunk_ids_of(self, doc_ids: Iterable[str]) -> set[str]:
+        """Chunk ids currently stored for these documents."""
+        ...
+
+    def get_document(self, doc_id: str) -> Document | None:
+        """The stored document with its text, metadata and pages, or None."""
+        ...
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """Chunks by id, each with its document's title and metadata; unknown ids are absent."""
+        ...
+
+    def chunks_of(self, doc_id: str) -> list[Chunk]:
+        """One document's chunks in document order (empty when unknown)."""
+        ...
+
+    def document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
+        """``(doc_id, title, source, metadata, chunk count)`` of every document, ordered by doc id."""
+        ...
+
+    def sources(self) -> dict[str, list[str]]:
+        """Source path -> ids of the documents read from it (ids in doc id order)."""
+        ...
+
+    # ------------------------------------------------------------------ metadata and versions
+    def document_metadata(self) -> dict[str, dict[str, Any]]:
+        """Filterable fields of every document by id: ``doc_id``, ``title``, ``format``, ``path`` (the source),
+        then its metadata keys (a metadata key of the same name wins). What ``Visibility.allows`` reads."""
+        ...
+
+    def metadata_fields(self) -> set[str]:
+        """Every field some document has: the four builtin fields plus the metadata keys in use."""
+        ...
+
+    def titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
+        """``(title, metadata)`` by doc id; ``versioned_only`` may restrict it to what version linking uses
+        (every document when some names ``supersedes``, else those with an ``updated`` date)."""
+        ...
+
+    def set_versions(self, links: Mapping[str, str]) -> None:
+        """*Write.* Replace the recorded version links (older doc id -> newer doc id)."""
+        ...
+
+    def versions(self) -> dict[str, str]:
+        """Recorded version links: older doc id -> the doc id that supersedes it."""
+        ...
+
+    # ------------------------------------------------------------------ the index: writes
+    def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
+                    reuse: Collection[str] = (), embedder: VectorSource | None = None,
+                    reembed: bool = False) -> int:
+        """*Write.* Change the index: drop the rows of ``removed`` chunk ids, add ``chunks`` with their analyzed
+        terms (``terms[i]`` for ``chunks[i]``, as ``Analyzer.analyze_document`` returns them, repeats kept).
+        Visible to readers at ``commit``.
+
+        Vectors: ``embedder`` None writes a BM25-only index (vectors are dropped). Otherwise new chunks whose id
+        is in ``reuse`` keep their committed vector (same id, same indexed text), the other new chunks are
+        embedded (``embedder.embed_passages(chunk.indexed_text() ...)``), kept rows keep theirs; ``reembed``
+        recomputes every row's vector. A store that holds rows but no vectors stays BM25-only unless ``reembed``.
+
+        Returns:
+            How many vectors were computed.
+        """
+        ...
+
+    # ------------------------------------------------------------------ the index: reads
+    def corpus_stats(self) -> CorpusStats | None:
+        """Statistics of the committed index; None when nothing was ever indexed."""
+        ...
+
+    def embedding(self) -> EmbeddingInfo | None:
+        """The stored vectors' embedder, or None for a BM25-only index (dense and hybrid need vectors)."""
+        ...
+
+    def bm25_top_k(self, queries: Sequence[QueryTerms], k: int, visibility: Visibility) -> list[list[Hit]]:
+        """BM25 top ``k`` chunks per query among the chunks ``visibility`` allows (filtered before ranking).
+
+        Args:
+            queries: ``QueryTerms`` per query (analyzed; terms the index lacks contribute nothing).
+            k: hits wanted per query (>= 0).
+
+        Returns:
+            One list per query, in query order, of at most ``k`` hits, best first, ties by insertion order; only
+            chunks with a positive score (at least one query term). ``Hit.score`` is the raw BM25 score (float32
+            precision) and ``Hit.legs == {"bm25": (rank, score)}`` with rank from 1; ``Hit.chunk`` is None.
+
+        Raises:
+            StoreError: the store is empty (nothing indexed yet; says whether an ingest is running).
+        """
+        ...
+
+    def vector_top_k(self, queries: np.ndarray, k: int, visibility: Visibility) -> list[list[Hit]]:
+        """Top ``k`` chunks per query vector by cosine similarity among the chunks ``visibility`` allows.
+
+        Args:
+            queries: float32 ``[nq, dim]`` query vectors (normalised by the store).
+            k: hits wanted per query.
+
+        Returns:
+            One list per query of at most ``k`` hits, best first; ``Hit.score`` is the cosine in [-1, 1] and
+            ``Hit.legs == {"dense": (rank, score)}``. An approximate index may miss a true neighbour, never
+            return a hidden chunk.
+
+        Raises:
+            StoreError: empty store, or no vectors stored. IndexError_: wrong dimension.
+        """
+        ...
+
+    def vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Stored vectors of these chunks: float32 ``[len(chunk_ids), dim]`` in the order given.
+
+        Raises:
+            StoreError: no vectors stored, or an id is not indexed (its message names it).
+        """
+        ...
+
+    def idf(self, terms: Sequence[str]) -> np.ndarray:
+        """Lucene idf of each analyzed term over the indexed chunks: float64 ``[len(terms)]``; a term the index
+        lacks gets the idf of df = 0."""
+        ...
+
+    def document_frequency(self, terms: Sequence[str]) -> np.ndarray:
+        """How many indexed chunks contain each term: int64 ``[len(terms)]`` (0 when absent)."""
+        ...
+
+    def vocabulary(self) -> Mapping[str, int]:
+        """Every indexed term -> a backend-defined integer id (callers use membership and ``len``)."""
+        ...
