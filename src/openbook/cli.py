@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -99,15 +98,14 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
            reembed: bool, embedder: str | None, as_json: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl); embeds new chunks."""
-    from .api import IngestInterrupted
+    from .api import IngestInterrupted, store_exists
     from .ingest import SUPPORTED_SUFFIXES, discover
-    from .store.embedded import DB_NAME
 
     cfg = _config(ctx, store, {"embedding.model": embedder})
     for p in paths:  # before the store is created, so a typo leaves no empty store behind
         if not Path(p).exists():
             raise IngestError(f"{p}: no such file or folder")
-    if not (Path(cfg.store) / DB_NAME).exists():  # a first ingest with nothing to read creates no store
+    if not store_exists(cfg.store):  # a first ingest with nothing to read creates no store
         found = [f for p in paths for f, _ in discover([p])]
         if not found:
             raise IngestError(f"{', '.join(paths)}: no files to ingest (hidden files and folders are skipped); "
@@ -202,8 +200,9 @@ def stats(ctx: click.Context, store: str | None, as_json: bool) -> None:
     else:
         state = "".join([", read-only" if info["read_only"] else "",
                          "; an ingest into it is running" if info["ingest_running"] else ""])
+        where = f"generation {info['generation']}, " if "generation" in info else ""
         click.echo(f"store {info['store']}: {info['documents']} documents, {info['chunks']} chunks, "
-                   f"generation {info['generation']}{state}")
+                   f"{where}{info['backend']} store, schema version {info['schema_version']}{state}")
 
 
 # ---------------------------------------------------------------------- search
@@ -694,6 +693,12 @@ def mcp_command(ctx: click.Context, store: str | None, llm: str | None, base_url
 
 
 # ---------------------------------------------------------------------- entry point
+def _database_errors() -> tuple[type[BaseException], ...]:
+    from .api import database_errors
+
+    return database_errors()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: run the CLI and map errors to exit codes."""
     try:
@@ -712,7 +717,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except OpenbookError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    except sqlite3.Error as exc:  # a store error the store layer did not foresee: still one line
+    except _database_errors() as exc:  # a store error the store layer did not foresee: still one line
         click.echo(f"error: the store's database failed ({exc}); if another program is using it, try again "
                    f"when it is done", err=True)
         sys.exit(EXIT_ERROR)

@@ -48,7 +48,7 @@ def counts(store: Path) -> tuple[int, int, int]:
     """(documents, chunks, index rows) as a fresh reader sees them."""
     with Engine.open(store, BM25) as e:
         docs, chunks = e.store.count()
-        return docs, chunks, e._require_index().bm25.rows
+        return docs, chunks, e.store.require_index().bm25.rows
 
 
 def test_two_ingests_of_clashing_folders_at_once_lose_nothing_silently(tmp_path):
@@ -108,7 +108,7 @@ def test_a_waiting_writer_says_so_and_readers_keep_working(tmp_path):
 
 SLOW_INGEST = """
 import sys, time
-import openbook.api as api
+import openbook.ingest.pipeline as api
 from openbook.cli import main
 real = api.load_file
 def slow(path, doc_id):

@@ -166,17 +166,8 @@ class VectorIndex:
                    ann_settings=settings)
 
     def check_model(self, model: str) -> None:
-        """Refuse a query embedder other than the one the vectors were made with.
-
-        Raises:
-            ModelMismatchError: ``model`` differs from ``self.model``; the message names the re-embed command.
-        """
-        if model != self.model:
-            raise ModelMismatchError(
-                f"the dense index was built with embedder {self.model!r} ({self.dim} dimensions) but the query "
-                f"embedder is {model!r}; re-embed the documents with `{REEMBED_COMMAND}` (PATH: the folder you "
-                f"ingested), or set [embedding] model = \"{self.model}\" to query with the index's model"
-            )
+        """Refuse a query embedder other than the one the vectors were made with (``check_model``)."""
+        check_model(self.model, self.dim, model)
 
     def search_batch(self, queries: np.ndarray, k: int, mask: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -260,6 +251,21 @@ class VectorIndex:
             ids_sorted, sc = _top_k(np.sort(ids)[None, :], scores[None, :], k)
             out_ids[i], out_scores[i] = ids_sorted[0], sc[0]
         return out_ids, out_scores
+
+
+def check_model(index_model: str, dim: int, model: str) -> None:
+    """Refuse a query embedder ``model`` other than ``index_model``, the one ``dim``-dimensional stored vectors
+    were made with (any store backend).
+
+    Raises:
+        ModelMismatchError: the names differ; the message names the re-embed command.
+    """
+    if model != index_model:
+        raise ModelMismatchError(
+            f"the dense index was built with embedder {index_model!r} ({dim} dimensions) but the query "
+            f"embedder is {model!r}; re-embed the documents with `{REEMBED_COMMAND}` (PATH: the folder you "
+            f"ingested), or set [embedding] model = \"{index_model}\" to query with the index's model"
+        )
 
 
 def _top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

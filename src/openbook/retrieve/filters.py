@@ -121,14 +121,31 @@ def parse_filters(exprs: Sequence[str]) -> tuple[Clause, ...]:
     return tuple(parse_where(e) for e in exprs)
 
 
-def visible(metadata: Mapping[str, Any], roles: Sequence[str]) -> bool:
-    """Access check: no ``acl`` means public; otherwise the user needs one of the listed roles."""
-    acl = metadata.get("acl")
-    if not acl:
+def acl_roles(acl: Any) -> tuple[str, ...]:
+    """The roles an ``acl`` value names: a string is one role, a list or tuple lists them, any other non-empty
+    value (a number) is one role in its text form so that it fails closed; empty or missing: () (public)."""
+    if acl is None or acl == "" or (isinstance(acl, (list, tuple, set)) and not acl):
+        return ()
+    if isinstance(acl, str):
+        return (acl,)
+    if isinstance(acl, (list, tuple, set)):
+        return tuple(str(a) for a in acl)
+    return (str(acl),)
+
+
+def access_allows(acl: Any, roles: Sequence[str]) -> bool:
+    """THE access rule (every mask, filter and backend derives from it): a document with no (or an empty) ``acl``
+    is public; otherwise the caller needs one of its roles, compared case-insensitively."""
+    listed = acl_roles(acl)
+    if not listed:
         return True
-    acl_list = [acl] if isinstance(acl, str) else list(acl)
     held = {r.casefold() for r in roles}
-    return any(str(a).casefold() in held for a in acl_list)
+    return any(a.casefold() in held for a in listed)
+
+
+def visible(metadata: Mapping[str, Any], roles: Sequence[str]) -> bool:
+    """Access check of a document's metadata (its ``acl`` key): see ``access_allows``."""
+    return access_allows(metadata.get("acl"), roles)
 
 
 def document_passes(metadata: Mapping[str, Any], clauses: Sequence[Clause], roles: Sequence[str]) -> bool:

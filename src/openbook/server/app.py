@@ -343,7 +343,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 
 def _hidden_document(engine: Engine, doc_id: str, roles: tuple[str, ...]) -> bool:
     """True when ``doc_id`` is stored but not visible to ``roles`` (an upload must not replace it)."""
-    return engine.document(doc_id, roles=roles) is None and engine.store.get_document(doc_id) is not None
+    return engine.document(doc_id, roles=roles) is None and engine.document_exists(doc_id)
 
 
 def _ingest_staged(engine: Engine, staged: list[tuple[Path, Path]]) -> dict[str, Any]:

@@ -63,6 +63,7 @@ from typing import (Any, Callable, Collection, ContextManager, Iterable, Mapping
 import numpy as np
 
 from ..retrieve.filters import Clause, document_passes, parse_filters
+from ..errors import StoreError
 from ..types import Chunk, Document, Hit
 
 QueryTerms = Sequence[tuple[str, float]]
@@ -79,6 +80,14 @@ def weighted_terms(terms: Iterable[str | tuple[str, float]]) -> list[tuple[str, 
         term, weight = (t, 1.0) if isinstance(t, str) else t
         out[term] = out.get(term, 0.0) + float(weight)
     return list(out.items())
+
+
+def empty_store_error(store: Any) -> StoreError:
+    """The error for a search in a store with nothing indexed (``store``: any ``Store``)."""
+    if store.writer_active():
+        return StoreError(f"store {store.location} has no documents yet: an ingest into it is running; "
+                          f"search again when it has committed its first batch")
+    return StoreError(f"store {store.location} is empty: run `openbook ingest PATH --store {store.location}` first")
 
 
 @dataclass(frozen=True)
@@ -176,7 +185,7 @@ class VectorSource(Protocol):
     normalized: bool
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        """Passage vectors, float32 ``[len(texts), dim]`` in input order."""
+        """Passage vectors, float32 ``[len(texts), dim]`` in input order (``[0, dim]`` for no texts)."""
         ...
 
 

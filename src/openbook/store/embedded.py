@@ -5,11 +5,7 @@ Layout::
     STORE/
       openbook.sqlite     documents, chunks, metadata, content hashes, and the current index generation
       write.lock          held by the one process writing (ingest, delete); readers never take it
-      gen-000007/         the index files of generation 7 (read-only once written)
-        manifest.json     format version, analyzer and BM25 settings, embedder name/dim, row counts
-        rows.json         row -> chunk id, and the document ordinal of each row
-        bm25/             see openbook.index.sparse
-        dense/            see openbook.index.dense (when embeddings are on)
+      gen-000007/         the index files of generation 7 (read-only once written; see openbook.store.generations)
 
 Atomicity: an update writes a complete new ``gen-N`` folder first, then commits one SQLite transaction that
 holds every document/chunk change *and* the new generation number. That commit is the only switch-over point:
@@ -26,6 +22,10 @@ names a new generation, so an interrupted ingest keeps every batch committed bef
 Readers take no lock: WAL lets them read the last committed state while a writer works. A store whose folder
 is not writable (read-only media, another user's files) is opened read-only (``mode=ro``, or ``immutable=1``
 when SQLite cannot even create its shared-memory file there); it can be searched, not written.
+
+This class implements ``openbook.store.base.Store``: the index operations (``bm25_top_k``, ``vector_top_k``,
+``vectors``, ``idf``, ...) answer from the current generation's memory-mapped files, under a row mask built from
+the ``Visibility`` before ranking.
 """
 
 from __future__ import annotations
@@ -36,14 +36,19 @@ import shutil
 import sqlite3
 from contextlib import contextmanager
 from urllib.parse import quote
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 import filelock
+import numpy as np
 
 from ..errors import StoreError, StoreVersionError
-from ..types import Chunk, Document
+from ..retrieve.filters import acl_roles
+from ..types import Chunk, Document, Hit
+from .base import empty_store_error
+from .base import CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource, Visibility
+from .generations import INDEX_FORMAT, GenerationWrite, LoadedIndex, write_generation
+from .generations import write_json_atomic  # noqa: F401 - re-exported (server.keys)
 
 FORMAT_VERSION = 1
 DB_NAME = "openbook.sqlite"
@@ -80,27 +85,31 @@ CREATE TABLE IF NOT EXISTS versions (doc_id TEXT PRIMARY KEY, superseded_by TEXT
 """
 
 
-@dataclass(frozen=True)
-class StoredDocument:
-    """A document row without its text: what ingest needs to decide unchanged / changed / gone."""
-
-    doc_id: str
-    source: str
-    root: str
-    content_hash: str
-
-
 class EmbeddedStore:
     """SQLite + index generations in one folder. Use ``EmbeddedStore.open``.
 
     Not thread-safe; one writer process at a time (``write_lock``), any number of readers.
     """
 
+    backend = "embedded"
+
     def __init__(self, path: Path, conn: sqlite3.Connection, read_only: bool = False) -> None:
         self.path = path
         self.conn = conn
         self.read_only = read_only
         self._lock: filelock.BaseFileLock | None = None
+        self.settings: IndexSettings | None = None  # set by ``configure``; defaults on first use
+        self._index: LoadedIndex | None = None
+        self._index_gen = -1
+        self._metadata: tuple[int, dict[str, dict[str, Any]]] | None = None  # (generation, fields by doc id)
+        self._fields: tuple[int, set[str]] | None = None  # (generation, metadata_fields())
+        self._wrote_generation = False  # the open transaction names a new generation
+        self._snapshots = 0  # depth of open ``snapshot()`` blocks
+
+    @property
+    def location(self) -> str:
+        """The store folder."""
+        return str(self.path)
 
     # ------------------------------------------------------------------ open / create
     @classmethod
@@ -264,11 +273,18 @@ class EmbeddedStore:
                              f"try again when it finishes") from None
 
     def commit(self) -> None:
-        """Commit the open transaction."""
+        """Commit the open transaction; when it named a new generation, older generation folders are removed and
+        the write-ahead log is folded into the database."""
         self.conn.execute("COMMIT")
+        wrote, self._wrote_generation = self._wrote_generation, False
+        self._metadata = self._fields = None
+        if wrote:
+            self.remove_stale_generations(keep=self.generation)
+            self.checkpoint()
 
     def rollback(self) -> None:
-        """Roll back the open transaction, if any."""
+        """Roll back the open transaction, if any (a generation folder it wrote is removed by the next writer)."""
+        self._wrote_generation = False
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
 
@@ -307,6 +323,183 @@ class EmbeddedStore:
         for child in self.path.glob("gen-*"):
             if child.is_dir() and child.name != f"gen-{keep:06d}":
                 shutil.rmtree(child, ignore_errors=True)
+
+    # ------------------------------------------------------------------ Store protocol: settings, info, snapshot
+    def configure(self, settings: IndexSettings) -> None:
+        """BM25 parameters, analyzer settings and ANN threshold for later queries and index writes."""
+        self.settings = settings
+        if self._index is not None:
+            self._index, self._index_gen = None, -1  # reload with the new k1/b
+
+    def _settings(self) -> IndexSettings:
+        if self.settings is None:
+            from ..index.analyzer import Analyzer
+
+            self.settings = IndexSettings(analyzer=Analyzer().settings())
+        return self.settings
+
+    def info(self) -> dict[str, Any]:
+        """``backend``, ``location``, ``schema_version`` (the SQLite format version), ``index_format``,
+        ``generation``, ``manifest``, ``read_only``, ``ingest_running``."""
+        index = self.loaded()
+        return {"backend": self.backend, "location": self.location,
+                "schema_version": int(self.get_meta("format_version") or FORMAT_VERSION),
+                "index_format": INDEX_FORMAT, "generation": self.generation,
+                "manifest": index.manifest if index else None, "read_only": self.read_only,
+                "ingest_running": self.writer_active()}
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Pin one committed state: the generation loaded and a SQLite read transaction on the state that names
+        it (WAL keeps it while writers commit). Re-entrant; inside a write transaction it adds nothing."""
+        if self._snapshots or self.conn.in_transaction:
+            self._snapshots += 1
+            try:
+                yield
+            finally:
+                self._snapshots -= 1
+            return
+        for _ in range(3):
+            index = self.loaded()  # outside the transaction: a generation folder removed meanwhile is retried
+            self.conn.execute("BEGIN")
+            gen = self.generation  # the first read pins the snapshot
+            if (index is None and gen == 0) or (index is not None and self._index_gen == gen):
+                break
+            self.conn.execute("COMMIT")  # a writer committed in between: load its generation
+        else:  # pragma: no cover - three commits within one load
+            self.conn.execute("BEGIN")
+        self._snapshots += 1
+        try:
+            yield
+        finally:
+            self._snapshots -= 1
+            if self.conn.in_transaction:
+                self.conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ Store protocol: the index
+    def loaded(self) -> LoadedIndex | None:
+        """The current generation's index, loaded once per generation; None before the first index write.
+
+        Raises:
+            StoreError: the generation's files are missing. StoreVersionError: built by an incompatible openbook
+                (format or analyzer settings).
+        """
+        settings = self._settings()
+        for attempt in range(3):
+            gen = self.generation
+            if gen == 0:
+                return None
+            if self._index is not None and self._index_gen == gen:
+                return self._index
+            folder = self.generation_dir(gen)
+            try:
+                index = LoadedIndex(folder)
+            except FileNotFoundError as exc:
+                if attempt < 2 and self.generation != gen:
+                    continue  # a writer committed a newer generation and removed this one meanwhile
+                raise StoreError(f"index files of {self.path} are missing ({exc.filename}); re-ingest "
+                                 f"with `openbook ingest PATH --store {self.path}`") from None
+            if index.manifest.get("format_version") != INDEX_FORMAT or \
+                    index.manifest.get("analyzer") != dict(settings.analyzer):
+                raise StoreVersionError(
+                    f"index in {self.path} was built by an incompatible openbook (format "
+                    f"{index.manifest.get('format_version')}, analyzer {index.manifest.get('analyzer')}); "
+                    f"re-ingest the documents into a new store (`openbook ingest PATH --store NEW_FOLDER`)"
+                )
+            if (index.bm25.k1, index.bm25.b) != (settings.k1, settings.b):  # only the length norms change
+                index.bm25 = index.bm25.with_params(settings.k1, settings.b)
+            self._index, self._index_gen = index, gen
+            self._metadata = None  # filters read metadata of this generation's documents, not a cached older one
+            self._fields = None
+            return index
+        return None  # pragma: no cover - the loop returns or raises
+
+    def require_index(self) -> LoadedIndex:
+        """``loaded()``, refusing an empty store with how to fill it.
+
+        Raises:
+            StoreError: nothing indexed yet (says whether an ingest is running).
+        """
+        index = self.loaded()
+        if index is None or index.bm25.rows == 0:
+            raise empty_store_error(self)
+        return index
+
+    def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
+                    reuse: Collection[str] = (), embedder: VectorSource | None = None,
+                    reembed: bool = False) -> int:
+        """Write the next generation (``openbook.store.generations``) and name it in the open transaction."""
+        old = self.loaded()
+        gen, folder = self.new_generation_dir()
+        target = GenerationWrite(folder, gen, self._settings(), self.access_lists())
+
+        def texts(ids: list[str]) -> dict[str, str]:
+            return {cid: c.indexed_text() for cid, c in self.get_chunks(ids).items()}
+
+        embedded = write_generation(target, old, set(removed), chunks, terms, reuse=set(reuse),
+                                    embedder=embedder, reembed=reembed, chunk_texts=texts)
+        self.set_meta("generation", str(gen))
+        self._wrote_generation = True
+        return embedded
+
+    def corpus_stats(self) -> CorpusStats | None:
+        index = self.loaded()
+        if index is None:
+            return None
+        return CorpusStats(documents=len(index.doc_ids), chunks=index.bm25.rows, avgdl=index.bm25.avgdl,
+                           terms=len(index.bm25.vocab))
+
+    def embedding(self) -> EmbeddingInfo | None:
+        index = self.loaded()
+        if index is None or index.dense is None:
+            return None
+        d = index.dense
+        return EmbeddingInfo(model=d.model, dim=d.dim, normalized=d.normalized, ann=d.uses_ann)
+
+    def _visible_rows(self, index: LoadedIndex, visibility: Visibility) -> np.ndarray | None:
+        def metadata() -> dict[str, dict[str, Any]]:
+            gen = self._index_gen
+            if self._metadata is None or self._metadata[0] != gen:
+                self._metadata = (gen, self.document_metadata())
+            return self._metadata[1]
+
+        return index.mask(visibility, metadata)
+
+    def bm25_top_k(self, queries: Sequence[QueryTerms], k: int, visibility: Visibility) -> list[list[Hit]]:
+        index = self.require_index()
+        rows, scores = index.bm25.search_batch(queries, k, self._visible_rows(index, visibility))
+        return index.hits(rows, scores, "bm25")
+
+    def vector_top_k(self, queries: np.ndarray, k: int, visibility: Visibility) -> list[list[Hit]]:
+        index = self.require_index()
+        if index.dense is None:
+            raise StoreError(f"store {self.path} holds no vectors: run `openbook ingest --reembed PATH --store "
+                             f"{self.path}`")
+        rows, scores = index.dense.search_batch(queries, k, self._visible_rows(index, visibility))
+        return index.hits(rows, scores, "dense")
+
+    def vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        index = self.require_index()
+        if index.dense is None:
+            raise StoreError(f"store {self.path} holds no vectors: run `openbook ingest --reembed PATH --store "
+                             f"{self.path}`")
+        try:
+            rows = index.rows_of(chunk_ids)
+        except KeyError as exc:
+            raise StoreError(f"chunk {exc.args[0]!r} is not indexed in store {self.path}") from None
+        return np.asarray(index.dense.vectors[rows], dtype=np.float32).reshape(len(rows), index.dense.dim)
+
+    def idf(self, terms: Sequence[str]) -> np.ndarray:
+        return self.require_index().bm25.idf(terms)
+
+    def document_frequency(self, terms: Sequence[str]) -> np.ndarray:
+        bm25 = self.require_index().bm25
+        ids = bm25.term_ids
+        return np.array([int(bm25.indptr[ids[t] + 1] - bm25.indptr[ids[t]]) if t in ids else 0 for t in terms],
+                        dtype=np.int64)
+
+    def vocabulary(self) -> Mapping[str, int]:
+        return self.require_index().bm25.term_ids
 
     # ------------------------------------------------------------------ documents and chunks
     def documents(self) -> dict[str, StoredDocument]:
@@ -364,18 +557,18 @@ class EmbeddedStore:
         return {r[0]: (r[1], json.loads(r[2])) for r in self.conn.execute(sql)}
 
     def access_lists(self) -> dict[str, list[str]]:
-        """``acl`` of the documents that have one, by id (a single role string becomes a one-item list)."""
+        """``acl`` of the documents that have one, by id, as ``openbook.retrieve.filters.acl_roles`` reads it."""
         rows = self.conn.execute("SELECT doc_id, json_extract(metadata, '$.acl') FROM documents "
                                  "WHERE json_extract(metadata, '$.acl') IS NOT NULL")
         out: dict[str, list[str]] = {}
         for doc_id, raw in rows:
             try:
-                acl = json.loads(raw)
-            except ValueError:  # json_extract returns a plain string for a string value
+                acl = json.loads(raw) if isinstance(raw, str) and raw.startswith("[") else raw
+            except ValueError:
                 acl = raw
-            acl = [acl] if isinstance(acl, str) else list(acl)
-            if acl:
-                out[doc_id] = [str(a) for a in acl]
+            roles = acl_roles(acl)
+            if roles:
+                out[doc_id] = list(roles)
         return out
 
     def set_versions(self, links: dict[str, str]) -> None:
@@ -395,9 +588,13 @@ class EmbeddedStore:
                 for r in rows}
 
     def metadata_fields(self) -> set[str]:
-        """Every field some document has: ``BUILTIN_FIELDS`` plus the metadata keys in use."""
-        rows = self.conn.execute("SELECT DISTINCT j.key FROM documents, json_each(documents.metadata) AS j")
-        return {*BUILTIN_FIELDS, *(r[0] for r in rows)}
+        """Every field some document has: ``BUILTIN_FIELDS`` plus the metadata keys in use (cached per
+        generation)."""
+        gen = self.generation
+        if self._fields is None or self._fields[0] != gen or self.conn.in_transaction and not self._snapshots:
+            rows = self.conn.execute("SELECT DISTINCT j.key FROM documents, json_each(documents.metadata) AS j")
+            self._fields = (gen, {*BUILTIN_FIELDS, *(r[0] for r in rows)})
+        return set(self._fields[1])
 
     def sources(self) -> dict[str, list[str]]:
         """Source path -> ids of the documents read from it."""
@@ -463,13 +660,3 @@ def _connect_read_only(db: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, isolation_level=None)
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         return conn
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` through a temporary file and ``os.replace``."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=1)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)

@@ -146,6 +146,12 @@ def get_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
     return _cache[name]
 
 
+def embedder_for(configured: str, stored: str | None) -> Embedder:
+    """The embedder a store is used with: the ``configured`` name (``[embedding] model``) when set, else the one
+    its vectors were ``stored`` with, else ``DEFAULT_EMBEDDER``. Raises as ``get_embedder``."""
+    return get_embedder(configured or stored or DEFAULT_EMBEDDER)
+
+
 def missing_dependency(name: str, exc: ImportError) -> IndexError_:
     """The error a backend raises when one of its packages cannot be imported."""
     return IndexError_(
@@ -172,6 +178,7 @@ __all__ = [
     "Embedder",
     "Kind",
     "available_embedders",
+    "embedder_for",
     "get_embedder",
     "install_hint",
     "is_experimental",

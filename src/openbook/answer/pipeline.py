@@ -1,0 +1,141 @@
+"""Answering as one object: retrieve passages, then the extractive answerer or an LLM, with citations checked.
+
+``Answerer(retriever, config).ask(question, roles=...)`` is what ``Engine.ask`` runs. It depends on the retriever
+(``openbook.retrieve.pipeline.Retriever``: search, term statistics, the store's documents), never on ``Engine``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Collection, Sequence
+
+from ..config import Config
+from ..errors import OpenbookError, QueryError
+from ..retrieve.pipeline import Retriever, list_documents
+from ..types import Answer, Hit, Passage
+
+WHOLE_CORPUS_MAX_CHUNKS = 200
+"""``ask`` with an LLM tries the whole corpus as the context (no retrieval) only up to this many visible chunks:
+beyond it the token count alone would cost more than a search, and no default context budget holds them."""
+
+
+class Answerer:
+    """Answers questions from one retriever's store with one configuration (``config.answer``, ``config.llm``)."""
+
+    def __init__(self, retriever: Retriever, config: Config) -> None:
+        self.retriever = retriever
+        self.store = retriever.store
+        self.config = config
+
+    def search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Hit]:
+        return self.retriever.search(query, k, **kwargs)
+
+    def passages(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
+                 mode: str | None = None, exclude_docs: Collection[str] = ()) -> list[Passage]:
+        """Retrieve and number the passages an answerer sees (``config.answer.passages`` of them)."""
+        from .context import assemble_passages
+
+        n = self.config.answer.passages
+        hits = self.search(question, k=max(n * 3, 20), roles=roles, where=where, mode=mode,
+                           exclude_docs=exclude_docs)
+        return assemble_passages(hits, n)
+
+    def ask(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
+            mode: str | None = None, generator: Any = None,
+            on_token: Callable[[str], None] | None = None, exclude_docs: Collection[str] = ()) -> Answer:
+        """Answer from the documents with ``[n]`` citations, or refuse.
+
+        With no ``generator`` and no ``config.llm.backend`` the offline extractive answerer
+        (``openbook.answer.extractive``) answers; otherwise the LLM does (``openbook.answer.llm``) and its
+        citations are checked. ``on_token`` streams the LLM's text as it arrives.
+
+        Raises:
+            QueryError: empty question. StoreError: empty or missing store. GenerationError: LLM failure.
+        """
+        from .extractive import answer_extractive
+
+        if not question or not question.strip():
+            raise QueryError("empty question: ask something")
+        if self.config.retrieval.transforms or (self.config.answer.skip_retrieval_small_corpus
+                                                and (generator is not None or self.config.llm.backend)):
+            return self._ask_llm_retrieval(question, roles=roles, where=where, mode=mode, generator=generator,
+                                           on_token=on_token, exclude_docs=exclude_docs)
+        passages = self.passages(question, roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
+        if generator is None and self.config.llm.backend:
+            from .generate import get_generator
+
+            generator = get_generator(self.config.llm)
+        if generator is None:
+            from .extractive import DENSE_SUPPORT
+
+            self.retriever._require_index()
+            vectors = self.store.embedding()
+            threshold = DENSE_SUPPORT.get(vectors.model) if vectors is not None else None
+            embed = None
+            if vectors is not None:
+                embedder = self.retriever.embedder()
+                embed = lambda texts, kind: embedder.embed(texts, kind=kind)  # noqa: E731
+            return answer_extractive(question, passages, self.retriever, self.config.answer,
+                                     dense_threshold=threshold, embed=embed, versions=self.store.versions())
+        from .llm import generate_answer
+
+        return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)
+
+    def _ask_llm_retrieval(self, question: str, *, roles: Sequence[str], where: Sequence[str], mode: str | None,
+                           generator: Any, on_token: Callable[[str], None] | None,
+                           exclude_docs: Collection[str]) -> Answer:
+        """``ask`` with an LLM that may skip retrieval (small corpus) or transform the query (LLM required)."""
+        from .context import assemble_passages
+        from .llm import generate_answer
+
+        if generator is None and self.config.llm.backend:
+            from .generate import get_generator
+
+            generator = get_generator(self.config.llm)
+        if generator is not None and self.config.answer.skip_retrieval_small_corpus:
+            whole = self.whole_corpus_passages(question, roles=roles, where=where, exclude_docs=exclude_docs)
+            if whole is not None:
+                answer = generate_answer(question, whole, generator, self.config.llm, on_token=on_token)
+                note = (f"retrieval skipped: all {len({p.chunk.doc_id for p in whole})} visible document(s) fit "
+                        f"[llm] context_tokens = {self.config.llm.context_tokens}")
+                return replace(answer, retrieval="whole-corpus", notes=(note, *answer.notes))
+        opts = dict(roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
+        if not self.config.retrieval.transforms:  # small corpus check only: retrieve as usual
+            passages = self.passages(question, **opts)
+            reports: list[dict[str, Any]] = []
+        else:
+            n = self.config.answer.passages
+            found, done = self.retriever.search_transformed([question], max(n * 3, 20), generator=generator,
+                                                  transforms=self.config.retrieval.transforms, **opts)
+            passages, reports = assemble_passages(found[0], n), done[0]
+        answer = generate_answer(question, passages, generator, self.config.llm, on_token=on_token)
+        return replace(answer, transforms=tuple(reports))
+
+    def whole_corpus_passages(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
+                              exclude_docs: Collection[str] = ()) -> list[Passage] | None:
+        """Every chunk of every document these ``roles`` may see (``where`` and ``exclude_docs`` applied), in
+        doc id and chunk order, numbered from 1, when the LLM prompt holds them all within ``[llm]
+        context_tokens`` (counted by ``openbook.answer.prompt``); None when they do not fit, there are more than
+        ``WHOLE_CORPUS_MAX_CHUNKS`` visible chunks (or ten times that many in the store), or no document is
+        visible.
+
+        Raises:
+            QueryError: a bad ``where`` clause.
+        """
+        from .prompt import assemble_context
+
+        if self.store.count()[1] > 10 * WHOLE_CORPUS_MAX_CHUNKS:  # a large store: no listing of every document
+            return None
+        excluded = set(exclude_docs)
+        docs = [d for d in list_documents(self.store, where=where, roles=roles) if d["doc_id"] not in excluded]
+        if not docs or sum(d["chunks"] for d in docs) > WHOLE_CORPUS_MAX_CHUNKS:
+            return None
+        chunks = [c for d in docs for c in self.store.chunks_of(d["doc_id"])]
+        passages = [Passage(n=i, hit=Hit(c.chunk_id, c.doc_id, 0.0, {}, c)) for i, c in enumerate(chunks, 1)]
+        try:
+            context = assemble_context(question, passages, self.config.llm)
+        except OpenbookError:
+            return None
+        if context.over_budget or context.truncated:
+            return None
+        return passages

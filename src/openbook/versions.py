@@ -1,0 +1,82 @@
+"""Version links between documents (which one supersedes which), from titles and metadata.
+
+Neutral ground: ingest records the links for the whole corpus at every commit, and the answerers
+(``openbook.answer.context.superseded_docs``) use the same rule on the passages they cite.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+_WS_RE = re.compile(r"\s+")
+
+
+def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
+    """Which documents another one supersedes: older doc id -> newer doc id.
+
+    Args:
+        docs: doc id -> (title, metadata).
+
+    A document supersedes another when its metadata names it in ``supersedes`` (by doc id, part of a doc id,
+    title, or title family), or when both share a title family (the title without version marks such as "v2",
+    "1.3", "(draft)" and without a trailing "| Site name") and it has the later ``updated`` date. Runs in
+    about linear time, so the store records the links for the whole corpus at ingest.
+    """
+    out: dict[str, str] = {}
+    by_title: dict[str, list[str]] = {}
+    by_family: dict[str, list[str]] = {}
+    for doc_id, (title, _) in docs.items():
+        by_title.setdefault(title.casefold(), []).append(doc_id)
+        fam = _family(title)
+        if fam:
+            by_family.setdefault(fam, []).append(doc_id)
+    for newer, (_, meta) in docs.items():
+        sup = meta.get("supersedes")
+        names = [sup] if isinstance(sup, str) else list(sup or [])
+        for name in names:
+            key = str(name).casefold().strip()
+            if not key:
+                continue
+            targets = set(by_title.get(key, [])) | set(by_family.get(_family(key), []))
+            targets |= {d for d in docs if key in d.casefold()} if len(key) >= 4 else set()
+            for older in targets - {newer}:
+                out[older] = newer
+    for members in by_family.values():
+        numbered = [(_version_number(docs[d][0]), d) for d in members if not docs[d][1].get("updated")]
+        numbered = [x for x in numbered if x[0] is not None]
+        if len(numbered) >= 2:
+            top_version, top_doc = max(numbered)
+            for version, d in numbered:
+                if version < top_version and d not in out:
+                    out[d] = top_doc
+        dated = [(str(docs[d][1].get("updated") or ""), d) for d in members]
+        dated = [x for x in dated if x[0]]
+        if len(dated) < 2:
+            continue
+        newest_date, newest = max(dated)
+        for date, d in dated:
+            if date < newest_date and d not in out:
+                out[d] = newest
+    return out
+
+
+_VERSION_RE = re.compile(r"\b(v(ersion)?\s*\d+(\.\d+)*|\d+(\.\d+)+|\(.*?\)|draft|old|new|latest)\b", re.I)
+
+
+_VERSION_NUMBER_RE = re.compile(r"\bv(?:ersion)?\s*(\d+(?:\.\d+)*)\b", re.I)
+
+
+def _version_number(title: str) -> tuple[int, ...] | None:
+    """The version a title states (``Policy v2`` -> (2,), ``version 1.3`` -> (1, 3)), or None."""
+    m = _VERSION_NUMBER_RE.search(title)
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+_SITE_SUFFIX_RE = re.compile(r"\s+[|–—-]\s+[^|–—-]+$")
+
+
+def _family(title: str) -> str:
+    """A title without version marks and without a trailing ``| Site name`` / ``- Site name``."""
+    base = _SITE_SUFFIX_RE.sub("", title.casefold()) if _SITE_SUFFIX_RE.search(title) else title.casefold()
+    return _WS_RE.sub(" ", _VERSION_RE.sub(" ", base)).strip(" -–—:|")

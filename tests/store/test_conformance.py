@@ -1,0 +1,457 @@
+"""The ``Store`` protocol's conformance suite: every backend runs every test here.
+
+A backend joins by appending one function to ``BACKENDS``: it takes pytest's ``tmp_path`` and returns the location
+of a fresh, empty store (a folder, or a URL such as ``postgresql://user@127.0.0.1:5432/db_for_this_test``) that
+``openbook.store.open_store(location, create=True)`` opens; several handles on one location must see one store.
+
+The corpus is real: the first documents of SciFact (BEIR), chunked and analyzed by openbook's own chunker and
+analyzer, with access and metadata fields assigned by position so that every kind of ``--where`` clause and
+``acl`` shape occurs. Rankings are checked against a brute-force reference (BM25 as in Lucene's BM25Similarity:
+Robertson et al. with Lucene idf; cosine similarity for vectors) computed here in float64.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pytest
+
+from openbook.chunking import chunk_document
+from openbook.config import ChunkingConfig
+from openbook.errors import StoreError
+from openbook.index.analyzer import Analyzer
+from openbook.store import IndexSettings, Store, Visibility, open_store, weighted_terms
+from openbook.types import Chunk, Document
+
+SCIFACT = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "scifact"
+if not SCIFACT.is_dir():
+    SCIFACT = Path("/work/shared/datasets/scifact")
+N_DOCS = 120
+K1, B = 1.2, 0.75
+
+
+def embedded_location(tmp_path: Path) -> str:
+    return str(tmp_path / "store")
+
+
+BACKENDS: list[Callable[[Path], str]] = [embedded_location]
+"""One function per backend: ``tmp_path -> location of a fresh store``. Append yours."""
+
+ANALYZER = Analyzer()
+SETTINGS = IndexSettings(k1=K1, b=B, analyzer=ANALYZER.settings(), chunking={}, ann_threshold=200_000)
+
+
+# ---------------------------------------------------------------------- the corpus
+def _metadata(i: int) -> dict:
+    meta: dict = {"updated": f"202{i % 5}-0{1 + i % 9}-15", "year": 2000 + i % 25}
+    if i % 3 == 0:
+        meta["status"] = "archived"
+    elif i % 3 == 1:
+        meta["status"] = "current"  # i % 3 == 2: no status at all
+    if i % 4 == 0:
+        meta["tags"] = ["biology", "cells"] if i % 8 == 0 else ["clinical"]
+    if i % 5 == 0:
+        meta["acl"] = ["staff", "Finance"]
+    elif i % 7 == 0:
+        meta["acl"] = "legal"  # a single role as a string
+    return meta
+
+
+def _load_corpus() -> list[Document]:
+    docs = []
+    with open(SCIFACT / "corpus.jsonl", encoding="utf-8") as fh:
+        for i, line in enumerate(fh):
+            if i >= N_DOCS:
+                break
+            row = json.loads(line)
+            docs.append(Document(doc_id=f"scifact/{row['_id']}", text=row["text"], title=row["title"],
+                                 source=f"/corpus/{row['_id']}.json", format="beir", metadata=_metadata(i)))
+    return docs
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[tuple[Document, list[Chunk], list[list[str]]]]:
+    out = []
+    for doc in _load_corpus():
+        chunks = chunk_document(doc, ChunkingConfig())
+        out.append((doc, chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def queries() -> list[list[tuple[str, float]]]:
+    texts = []
+    with open(SCIFACT / "queries.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            texts.append(json.loads(line)["text"])
+            if len(texts) == 25:
+                break
+    out = [weighted_terms(ANALYZER.analyze(t)) for t in texts]
+    out.append(weighted_terms(ANALYZER.analyze("cells cells cells therapy")))  # a repeated term weighs 3.0
+    out.append(weighted_terms([*ANALYZER.analyze("protein"), ("cancer", 0.5)]))  # an expansion's weight
+    out.append(weighted_terms(["zzzunknownzzz"]))  # no indexed term: no hits
+    return out
+
+
+class HashingVectors:
+    """A deterministic ``VectorSource`` from the text itself (hashed analyzer terms, 48 dimensions): the store is
+    tested on storing, keeping and ranking the vectors it is given; which embedder made them does not matter."""
+
+    name = "hashing-48"
+    normalized = True
+    dim = 48
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        self.calls.extend(texts)
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, text in enumerate(texts):
+            for term in ANALYZER.analyze_document(text):
+                h = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=4).digest(), "little")
+                out[i, h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
+        norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return (out / norms).astype(np.float32)
+
+
+@pytest.fixture(params=BACKENDS, ids=lambda f: f.__name__.removesuffix("_location"))
+def location(request, tmp_path) -> str:
+    return request.param(tmp_path)
+
+
+def _open(location: str) -> Store:
+    store = open_store(location, create=True)
+    store.configure(SETTINGS)
+    return store
+
+
+@pytest.fixture
+def store(location) -> Iterator[Store]:
+    s = _open(location)
+    yield s
+    s.close()
+
+
+def write(store: Store, items, embedder=None, removed=(), reuse=()) -> int:
+    """Put documents and index their chunks in one transaction, as ingest does."""
+    with store.write_lock(), store.transaction():
+        for doc, chunks, _ in items:
+            store.put_document(doc, "/corpus", chunks, doc.content_hash)
+        return store.write_index(set(removed), [c for _, cs, _ in items for c in cs],
+                                 [t for _, _, ts in items for t in ts], reuse=reuse, embedder=embedder)
+
+
+@pytest.fixture
+def filled(store, corpus) -> Store:
+    write(store, corpus, embedder=HashingVectors())
+    return store
+
+
+# ---------------------------------------------------------------------- references
+_TABLES: dict[int, tuple] = {}
+
+
+def _table(corpus) -> tuple:
+    """(rows, avgdl, df, chunks, vectors) of the corpus, computed once."""
+    if id(corpus) not in _TABLES:
+        rows = [(c.chunk_id, c.doc_id, Counter(t), len(t)) for _, cs, ts in corpus for c, t in zip(cs, ts)]
+        chunks = [c for _, cs, _ in corpus for c in cs]
+        vecs = HashingVectors().embed_passages([c.indexed_text() for c in chunks]).astype(np.float64)
+        _TABLES[id(corpus)] = (rows, sum(r[3] for r in rows) / len(rows),
+                               Counter(term for r in rows for term in r[2]), chunks, vecs)
+    return _TABLES[id(corpus)]
+
+
+def bm25_reference(corpus, query: list[tuple[str, float]], allowed: set[str]) -> dict[str, float]:
+    """Lucene BM25 of every allowed chunk with a positive score, float64 (Robertson et al.; Lucene idf)."""
+    rows, avgdl, df = _table(corpus)[:3]
+    n = len(rows)
+    out = {}
+    for chunk_id, doc_id, tf, dl in rows:
+        if doc_id not in allowed:
+            continue
+        score = 0.0
+        for term, w in query:
+            if term in tf:
+                idf = math.log1p((n - df[term] + 0.5) / (df[term] + 0.5))
+                score += w * idf * tf[term] / (tf[term] + K1 * (1 - B + B * dl / avgdl))
+        if score > 0:
+            out[chunk_id] = score
+    return out
+
+
+def assert_top_k(hits, reference: dict[str, float], k: int, leg: str, rtol: float) -> None:
+    """``hits`` are a correct top ``k`` of ``reference`` (chunk id -> score) up to ties and float32 rounding."""
+    assert len(hits) == min(k, len(reference))
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    for rank, h in enumerate(hits, start=1):
+        assert h.chunk_id in reference, f"{h.chunk_id} must not be returned"
+        assert h.score == pytest.approx(reference[h.chunk_id], rel=rtol, abs=1e-6)
+        assert h.legs[leg][0] == rank and h.legs[leg][1] == pytest.approx(h.score) and h.chunk is None
+    if hits:
+        best_left_out = max((s for c, s in reference.items() if c not in {h.chunk_id for h in hits}), default=-9)
+        assert best_left_out <= hits[-1].score * (1 + rtol) + 1e-6
+
+
+def visible_docs(store: Store, visibility: Visibility) -> set[str]:
+    fields = store.document_metadata()
+    return {d for d, f in fields.items() if visibility.allows(d, f)}
+
+
+VISIBILITIES = [
+    Visibility(),
+    Visibility.of(roles=["staff"]),
+    Visibility.of(roles=["LEGAL"]),  # roles compare case-insensitively; "legal" is a one-string acl
+    Visibility.of(roles=["finance", "legal"]),
+    Visibility.of(where=["status!=archived"]),  # a document without status passes a negative clause
+    Visibility.of(where=["status=current"], roles=["staff"]),
+    Visibility.of(where=["tags in [cells]"]),
+    Visibility.of(where=["tags not in [clinical]"]),
+    Visibility.of(where=["updated>=2023-01-01", "year<2015"]),
+    Visibility.of(where=["format=beir", "title!=nothing"]),  # builtin document fields
+    Visibility.of(where=["nosuchfield=1"]),  # matches nothing
+    Visibility.of(exclude_docs=["scifact/4983"]),
+]
+
+
+# ---------------------------------------------------------------------- documents, chunks, metadata, versions
+def test_documents_and_chunks_round_trip(store, corpus):
+    write(store, corpus[:5])
+    doc, chunks, _ = corpus[0]
+    assert store.get_document(doc.doc_id) == Document(doc.doc_id, doc.text, doc.title, doc.source, doc.format,
+                                                      dict(doc.metadata))
+    assert store.get_document("nope") is None
+    got = store.get_chunks([c.chunk_id for c in chunks] + ["nope"])
+    assert set(got) == {c.chunk_id for c in chunks}
+    for c in chunks:
+        g = got[c.chunk_id]
+        assert (g.text, g.doc_id, g.headings, g.start, g.end, g.page) == (c.text, c.doc_id, c.headings, c.start,
+                                                                          c.end, c.page)
+        assert g.title == doc.title and dict(g.metadata) == dict(doc.metadata)
+    assert [c.chunk_id for c in store.chunks_of(doc.doc_id)] == [c.chunk_id for c in chunks]
+    stored = store.documents()
+    assert set(stored) == {d.doc_id for d, _, _ in corpus[:5]}
+    assert stored[doc.doc_id].content_hash == doc.content_hash and stored[doc.doc_id].root == "/corpus"
+    assert store.count() == (5, sum(len(cs) for _, cs, _ in corpus[:5]))
+    rows = store.document_rows()
+    assert [r[0] for r in rows] == sorted(stored) and rows[0][4] == len(store.chunks_of(rows[0][0]))
+    assert store.sources()[doc.source] == [doc.doc_id]
+    fields = store.document_metadata()[doc.doc_id]
+    assert fields["doc_id"] == doc.doc_id and fields["format"] == "beir" and fields["path"] == doc.source
+    assert fields["acl"] == ["staff", "Finance"] and fields["status"] == "archived"
+    assert {"doc_id", "title", "format", "path", "status", "acl", "updated"} <= store.metadata_fields()
+    assert store.chunk_ids_of([doc.doc_id]) == {c.chunk_id for c in chunks}
+    with store.write_lock(), store.transaction():
+        store.delete_documents([doc.doc_id, "nope"])
+    assert store.get_document(doc.doc_id) is None and store.chunks_of(doc.doc_id) == []
+    assert store.count()[0] == 4
+
+
+def test_versions_are_replaced_as_a_whole(store, corpus):
+    write(store, corpus[:3])
+    with store.write_lock(), store.transaction():
+        store.set_versions({"a": "b", "c": "b"})
+    assert store.versions() == {"a": "b", "c": "b"}
+    with store.write_lock(), store.transaction():
+        store.set_versions({"c": "d"})
+    assert store.versions() == {"c": "d"}
+
+
+def test_titles_and_metadata(store, corpus):
+    write(store, corpus[:4])
+    everything = store.titles_and_metadata()
+    assert everything[corpus[1][0].doc_id] == (corpus[1][0].title, dict(corpus[1][0].metadata))
+    assert set(store.titles_and_metadata(versioned_only=True)) <= set(everything)
+
+
+def test_info_names_backend_and_schema_version(store, corpus, location):
+    info = store.info()
+    assert info["backend"] == store.backend and isinstance(info["schema_version"], int)
+    assert info["manifest"] is None and info["read_only"] is False and info["ingest_running"] is False
+    write(store, corpus[:2])
+    manifest = store.info()["manifest"]
+    assert manifest["bm25"]["k1"] == K1 and manifest["analyzer"] == ANALYZER.settings()
+
+
+# ---------------------------------------------------------------------- transactions and snapshots
+def test_a_failed_write_leaves_the_previous_state_readable(store, corpus, location, queries):
+    write(store, corpus[:30], embedder=HashingVectors())
+    before = (store.count(), store.bm25_top_k(queries[:5], 5, Visibility()), store.corpus_stats())
+    with pytest.raises(RuntimeError):
+        with store.write_lock(), store.transaction():
+            store.delete_documents([corpus[0][0].doc_id])
+            write_index_of = corpus[30:40]
+            for doc, chunks, _ in write_index_of:
+                store.put_document(doc, "/corpus", chunks, doc.content_hash)
+            store.write_index(store.chunk_ids_of([corpus[0][0].doc_id]) | {c.chunk_id for c in corpus[0][1]},
+                              [c for _, cs, _ in write_index_of for c in cs],
+                              [t for _, _, ts in write_index_of for t in ts], embedder=HashingVectors())
+            raise RuntimeError("the process fails before commit")
+    after = (store.count(), store.bm25_top_k(queries[:5], 5, Visibility()), store.corpus_stats())
+    assert after == before
+    other = _open(location)
+    try:
+        assert (other.count(), other.bm25_top_k(queries[:5], 5, Visibility()), other.corpus_stats()) == before
+    finally:
+        other.close()
+    write(store, corpus[30:31], embedder=HashingVectors())  # the next writer works
+    assert store.count()[0] == 31
+
+
+def test_a_savepoint_undoes_only_its_own_writes(store, corpus):
+    with store.write_lock(), store.transaction():
+        store.put_document(corpus[0][0], "/corpus", corpus[0][1], "h0")
+        with pytest.raises(ValueError):
+            with store.savepoint():
+                store.put_document(corpus[1][0], "/corpus", corpus[1][1], "h1")
+                raise ValueError("this document fails")
+    assert set(store.documents()) == {corpus[0][0].doc_id}
+
+
+def test_a_read_snapshot_does_not_see_a_commit_made_during_it(store, corpus, location):
+    write(store, corpus[:20])
+    reader = _open(location)
+    probe = [weighted_terms(ANALYZER.analyze(corpus[51][0].title))]
+    late = {corpus[51][0].doc_id}
+    try:
+        with reader.snapshot():
+            counts = reader.count()
+            first = reader.bm25_top_k(probe, 1000, Visibility())
+            write(store, corpus[20:60])  # another handle commits meanwhile
+            assert reader.count() == counts
+            assert reader.bm25_top_k(probe, 1000, Visibility()) == first
+            assert reader.corpus_stats().chunks == sum(len(cs) for _, cs, _ in corpus[:20])
+            assert not late & {h.doc_id for h in first[0]}
+            assert reader.get_document(corpus[51][0].doc_id) is None
+        assert reader.count()[0] == 60
+        assert late & {h.doc_id for h in reader.bm25_top_k(probe, 1000, Visibility())[0]}
+    finally:
+        reader.close()
+
+
+def test_an_empty_store_refuses_index_reads_with_how_to_fill_it(store):
+    assert store.corpus_stats() is None and store.embedding() is None
+    with pytest.raises(StoreError, match="ingest"):
+        store.bm25_top_k([[("cell", 1.0)]], 3, Visibility())
+
+
+# ---------------------------------------------------------------------- the index
+@pytest.mark.parametrize("k", [1, 10, 200])
+def test_bm25_top_k_equals_the_reference(filled, corpus, queries, k):
+    everyone = {d.doc_id for d, _, _ in corpus}
+    results = filled.bm25_top_k(queries, k, Visibility.of(roles=["staff", "legal"]))
+    assert len(results) == len(queries)
+    for q, hits in zip(queries, results):
+        assert_top_k(hits, bm25_reference(corpus, q, everyone), k, "bm25", rtol=2e-5)
+    assert results[-1] == []
+
+
+@pytest.mark.parametrize("visibility", VISIBILITIES, ids=range(len(VISIBILITIES)))
+def test_visibility_is_applied_before_ranking(filled, corpus, queries, visibility):
+    allowed = visible_docs(filled, visibility)
+    reference_docs = {d.doc_id for d, _, _ in corpus if visibility.allows(d.doc_id, filled.document_metadata()[d.doc_id])}
+    assert allowed == reference_docs
+    for q, hits in zip(queries[:12], filled.bm25_top_k(queries[:12], 5, visibility)):
+        assert_top_k(hits, bm25_reference(corpus, q, allowed), 5, "bm25", rtol=2e-5)  # a hidden chunk never
+        # takes a slot: the 5 hits are the best 5 visible ones
+    vectors = HashingVectors().embed_passages([c.indexed_text() for _, cs, _ in corpus[:6] for c in cs])
+    for hits, qv in zip(filled.vector_top_k(vectors, 5, visibility), vectors):
+        assert {h.doc_id for h in hits} <= allowed
+        assert_top_k(hits, cosine_reference(corpus, qv, allowed), 5, "dense", rtol=1e-4)
+
+
+def test_access_rule_on_roles(filled, corpus):
+    public = visible_docs(filled, Visibility())
+    staff = visible_docs(filled, Visibility.of(roles=["Staff"]))
+    legal = visible_docs(filled, Visibility.of(roles=["legal"]))
+    by_index = [d.doc_id for d, _, _ in corpus]
+    assert by_index[0] not in public and by_index[0] in staff and by_index[0] not in legal  # acl list
+    assert by_index[7] not in public and by_index[7] in legal and by_index[7] not in staff  # acl string
+    assert by_index[1] in public and public < staff
+
+
+def cosine_reference(corpus, qv: np.ndarray, allowed: set[str]) -> dict[str, float]:
+    chunks, vecs = _table(corpus)[3:]
+    q = qv.astype(np.float64) / max(np.linalg.norm(qv), 1e-12)
+    sims = vecs @ q / np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)
+    return {c.chunk_id: float(s) for c, s in zip(chunks, sims) if c.doc_id in allowed}
+
+
+def test_vector_top_k_equals_the_reference(filled, corpus):
+    rng = np.random.default_rng(7)
+    queries = rng.standard_normal((6, HashingVectors.dim)).astype(np.float32)
+    everyone = {d.doc_id for d, _, _ in corpus}
+    info = filled.embedding()
+    assert info is not None and (info.model, info.dim, info.normalized) == ("hashing-48", 48, True)
+    for hits, qv in zip(filled.vector_top_k(queries, 10, Visibility.of(roles=["staff", "legal"])), queries):
+        assert_top_k(hits, cosine_reference(corpus, qv, everyone), 10, "dense", rtol=1e-4)
+
+
+def test_vectors_by_chunk_id(filled, corpus):
+    ids = [c.chunk_id for _, cs, _ in corpus[3:6] for c in cs][::-1]
+    got = filled.vectors(ids)
+    expected = HashingVectors().embed_passages([c.indexed_text() for _, cs, _ in corpus[3:6] for c in cs][::-1])
+    assert got.shape == (len(ids), 48) and got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+    with pytest.raises(StoreError, match="nope"):
+        filled.vectors(["nope"])
+
+
+def test_corpus_statistics(filled, corpus):
+    rows = [t for _, _, ts in corpus for t in ts]
+    stats = filled.corpus_stats()
+    assert stats.chunks == len(rows) and stats.documents == len(corpus)
+    assert stats.avgdl == pytest.approx(sum(map(len, rows)) / len(rows))
+    df = Counter(term for t in rows for term in set(t))
+    assert stats.terms == len(df) and set(filled.vocabulary()) == set(df)
+    terms = ["cell", "protein", "zzzunknownzzz", *list(df)[:20]]
+    assert filled.document_frequency(terms).tolist() == [df.get(t, 0) for t in terms]
+    expected = [math.log1p((len(rows) - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms]
+    np.testing.assert_allclose(filled.idf(terms), expected, rtol=1e-9)
+
+
+def test_index_updates_keep_and_reuse_vectors(store, corpus):
+    first = HashingVectors()
+    assert write(store, corpus[:10], embedder=first) == len(first.calls) == sum(len(cs) for _, cs, _ in corpus[:10])
+    kept = [c.chunk_id for _, cs, _ in corpus[1:10] for c in cs]
+    before = store.vectors(kept)
+    gone = {c.chunk_id for c in corpus[0][1]}
+    again = HashingVectors()
+    doc, chunks, terms = corpus[10]
+    with store.write_lock(), store.transaction():
+        store.delete_documents([corpus[0][0].doc_id])
+        store.put_document(doc, "/corpus", chunks, doc.content_hash)
+        computed = store.write_index(gone, chunks, terms, embedder=again, reuse=set())
+    assert computed == len(again.calls) == len(chunks)  # only the new chunks were embedded
+    np.testing.assert_array_equal(store.vectors(kept), before)
+    assert store.corpus_stats().chunks == len(kept) + len(chunks)
+    with pytest.raises(StoreError):
+        store.vectors(sorted(gone))
+    everyone = Visibility.of(roles=["staff", "legal"])
+    assert not {h.chunk_id for h in store.bm25_top_k([weighted_terms(corpus[0][2][0])], 500, everyone)[0]} & gone
+    same = HashingVectors()  # a changed document whose chunks kept their ids and text: vectors are reused
+    doc1, chunks1, terms1 = corpus[1]
+    ids = {c.chunk_id for c in chunks1}
+    with store.write_lock(), store.transaction():
+        store.put_document(doc1, "/corpus", chunks1, "changed")
+        assert store.write_index(ids, chunks1, terms1, embedder=same, reuse=ids) == 0 and same.calls == []
+    np.testing.assert_array_equal(store.vectors(sorted(ids)), before[[kept.index(c) for c in sorted(ids)]])
+    redo = HashingVectors()
+    with store.write_lock(), store.transaction():
+        assert store.write_index(set(), [], [], embedder=redo, reembed=True) == len(kept) + len(chunks)
+    np.testing.assert_allclose(store.vectors(kept), before, rtol=1e-6, atol=1e-7)
+
+
+def test_a_bm25_only_index_has_no_vectors(store, corpus):
+    write(store, corpus[:5], embedder=None)
+    assert store.embedding() is None
+    with pytest.raises(StoreError, match="reembed"):
+        store.vector_top_k(np.ones((1, 48), np.float32), 3, Visibility())
