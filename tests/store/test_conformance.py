@@ -29,9 +29,7 @@ from openbook.index.analyzer import Analyzer
 from openbook.store import IndexSettings, Store, Visibility, open_store, weighted_terms
 from openbook.types import Chunk, Document
 
-SCIFACT = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "scifact"
-if not SCIFACT.is_dir():
-    SCIFACT = Path("/work/shared/datasets/scifact")
+SCIFACT = (Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "scifact").resolve()
 N_DOCS = 120
 K1, B = 1.2, 0.75
 

@@ -147,6 +147,34 @@ def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path):
         assert e.store.count() == (150, 150) and len(e.search("alpha", k=200)) == 150
 
 
+def test_two_ingest_processes_of_different_folders_both_land_once(tmp_path):
+    """Two real ingest processes into one store: the second waits (and says so), nothing is lost or doubled."""
+    slow, quick = folder(tmp_path, "a", 30, "Alpha"), folder(tmp_path, "b", 10, "Bravo", stem="m")
+    store = tmp_path / "store"
+    first = subprocess.Popen([sys.executable, "-c", SLOW_INGEST, str(slow), str(store)], cwd=tmp_path, env=ENV,
+                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until the first one holds the writer lock
+        time.sleep(0.05)
+        try:
+            probe = EmbeddedStore.open(store)
+        except StoreError:  # not created yet, or being created: the lock is taken either way soon
+            continue
+        busy = probe.writer_active()
+        probe.close()
+        if busy:
+            break
+    second = cli("ingest", str(quick), "--store", str(store), "--no-embed", "--json", cwd=tmp_path)
+    (rc1, _, err1), (rc2, out2, err2) = finish(first), finish(second)
+    assert rc1 == 0 and rc2 == 0, err1 + err2
+    assert "waiting for another openbook ingest" in err2 and "Traceback" not in err1 + err2
+    assert len(json.loads(out2)["added"]) == 10
+    assert counts(store) == (40, 40, 40)
+    with Engine.open(store, BM25) as e:
+        assert len(e.search("alpha", k=100)) == 30 and len(e.search("bravo", k=100)) == 10
+        assert len({h.chunk_id for h in e.search("corvid", k=100)}) == 40
+
+
 @pytest.fixture()
 def read_only_view(tmp_path):
     """Make a folder read-only: a read-only bind mount as root (who writes through permissions), else chmod."""

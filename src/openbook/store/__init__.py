@@ -51,6 +51,9 @@ def open_store(location: str | Path, create: bool = False) -> Store:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        if exc.name == module_name:
+            raise StoreError(f"this openbook has no {name} store backend ({module_name} is missing); "
+                             f"use a folder path for the embedded store") from None
         raise StoreError(f"the {name} store needs an optional dependency that is not installed ({exc.name}): "
                          f"pip install 'openbook[{name}]'") from None
     cls = getattr(module, cls_name)
