@@ -105,6 +105,7 @@ class EmbeddedStore:
         self._fields: tuple[int, set[str]] | None = None  # (generation, metadata_fields())
         self._wrote_generation = False  # the open transaction names a new generation
         self._snapshots = 0  # depth of open ``snapshot()`` blocks
+        self._pinned: int | None = None  # the generation the outermost snapshot reads
 
     @property
     def location(self) -> str:
@@ -359,20 +360,28 @@ class EmbeddedStore:
             finally:
                 self._snapshots -= 1
             return
-        for _ in range(3):
-            index = self.loaded()  # outside the transaction: a generation folder removed meanwhile is retried
+        for attempt in range(3):
             self.conn.execute("BEGIN")
             gen = self.generation  # the first read pins the snapshot
-            if (index is None and gen == 0) or (index is not None and self._index_gen == gen):
+            if gen == 0 or gen == self._index_gen:
                 break
-            self.conn.execute("COMMIT")  # a writer committed in between: load its generation
-        else:  # pragma: no cover - three commits within one load
-            self.conn.execute("BEGIN")
+            try:
+                self._load(gen)
+                break
+            except FileNotFoundError as exc:  # a writer committed a newer generation and removed this one
+                self.conn.execute("COMMIT")
+                if attempt == 2:
+                    raise self._missing(exc) from None
+            except BaseException:
+                self.conn.execute("COMMIT")
+                raise
         self._snapshots += 1
+        self._pinned = gen
         try:
             yield
         finally:
             self._snapshots -= 1
+            self._pinned = None
             if self.conn.in_transaction:
                 self.conn.execute("COMMIT")
 
@@ -384,35 +393,46 @@ class EmbeddedStore:
             StoreError: the generation's files are missing. StoreVersionError: built by an incompatible openbook
                 (format or analyzer settings).
         """
-        settings = self._settings()
+        if self._pinned is not None:  # inside a snapshot: its generation, already loaded
+            if self._pinned == 0:
+                return None
+            if self._index_gen == self._pinned:
+                return self._index
         for attempt in range(3):
             gen = self.generation
             if gen == 0:
                 return None
             if self._index is not None and self._index_gen == gen:
                 return self._index
-            folder = self.generation_dir(gen)
             try:
-                index = LoadedIndex(folder)
+                return self._load(gen)
             except FileNotFoundError as exc:
                 if attempt < 2 and self.generation != gen:
                     continue  # a writer committed a newer generation and removed this one meanwhile
-                raise StoreError(f"index files of {self.path} are missing ({exc.filename}); re-ingest "
-                                 f"with `openbook ingest PATH --store {self.path}`") from None
-            if index.manifest.get("format_version") != INDEX_FORMAT or \
-                    index.manifest.get("analyzer") != dict(settings.analyzer):
-                raise StoreVersionError(
-                    f"index in {self.path} was built by an incompatible openbook (format "
-                    f"{index.manifest.get('format_version')}, analyzer {index.manifest.get('analyzer')}); "
-                    f"re-ingest the documents into a new store (`openbook ingest PATH --store NEW_FOLDER`)"
-                )
-            if (index.bm25.k1, index.bm25.b) != (settings.k1, settings.b):  # only the length norms change
-                index.bm25 = index.bm25.with_params(settings.k1, settings.b)
-            self._index, self._index_gen = index, gen
-            self._metadata = None  # filters read metadata of this generation's documents, not a cached older one
-            self._fields = None
-            return index
+                raise self._missing(exc) from None
         return None  # pragma: no cover - the loop returns or raises
+
+    def _missing(self, exc: FileNotFoundError) -> StoreError:
+        return StoreError(f"index files of {self.path} are missing ({exc.filename}); re-ingest "
+                          f"with `openbook ingest PATH --store {self.path}`")
+
+    def _load(self, gen: int) -> LoadedIndex:
+        """Load generation ``gen`` as the current index. Raises ``FileNotFoundError`` when its folder is gone."""
+        settings = self._settings()
+        index = LoadedIndex(self.generation_dir(gen))
+        if index.manifest.get("format_version") != INDEX_FORMAT or \
+                index.manifest.get("analyzer") != dict(settings.analyzer):
+            raise StoreVersionError(
+                f"index in {self.path} was built by an incompatible openbook (format "
+                f"{index.manifest.get('format_version')}, analyzer {index.manifest.get('analyzer')}); "
+                f"re-ingest the documents into a new store (`openbook ingest PATH --store NEW_FOLDER`)"
+            )
+        if (index.bm25.k1, index.bm25.b) != (settings.k1, settings.b):  # only the length norms change
+            index.bm25 = index.bm25.with_params(settings.k1, settings.b)
+        self._index, self._index_gen = index, gen
+        self._metadata = None  # filters read metadata of this generation's documents, not a cached older one
+        self._fields = None
+        return index
 
     def require_index(self) -> LoadedIndex:
         """``loaded()``, refusing an empty store with how to fill it.
