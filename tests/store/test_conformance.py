@@ -1,8 +1,10 @@
 """The ``Store`` protocol's conformance suite: every backend runs every test here.
 
-A backend joins by appending one function to ``BACKENDS``: it takes pytest's ``tmp_path`` and returns the location
-of a fresh, empty store (a folder, or a URL such as ``postgresql://user@127.0.0.1:5432/db_for_this_test``) that
+A backend joins by appending the name of one pytest fixture to ``BACKENDS``: the fixture (defined here or in a
+``conftest.py``; it may depend on others, e.g. a session-scoped server) returns the location of a fresh, empty
+store (a folder, or a URL such as ``postgresql://user@127.0.0.1:5432/db_for_this_test``) that
 ``openbook.store.open_store(location, create=True)`` opens; several handles on one location must see one store.
+Test ids are the fixture names without ``_location``.
 
 The corpus is real: the first documents of SciFact (BEIR), chunked and analyzed by openbook's own chunker and
 analyzer, with access and metadata fields assigned by position so that every kind of ``--where`` clause and
@@ -17,7 +19,7 @@ import json
 import math
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -34,12 +36,14 @@ N_DOCS = 120
 K1, B = 1.2, 0.75
 
 
+@pytest.fixture
 def embedded_location(tmp_path: Path) -> str:
+    """A fresh embedded store: a folder that does not exist yet."""
     return str(tmp_path / "store")
 
 
-BACKENDS: list[Callable[[Path], str]] = [embedded_location]
-"""One function per backend: ``tmp_path -> location of a fresh store``. Append yours."""
+BACKENDS: list[str] = ["embedded_location"]
+"""One fixture name per backend; each fixture returns the location of a fresh store. Append yours."""
 
 ANALYZER = Analyzer()
 SETTINGS = IndexSettings(k1=K1, b=B, analyzer=ANALYZER.settings(), chunking={}, ann_threshold=200_000)
@@ -119,9 +123,9 @@ class HashingVectors:
         return (out / norms).astype(np.float32)
 
 
-@pytest.fixture(params=BACKENDS, ids=lambda f: f.__name__.removesuffix("_location"))
-def location(request, tmp_path) -> str:
-    return request.param(tmp_path)
+@pytest.fixture(params=BACKENDS, ids=lambda name: name.removesuffix("_location"))
+def location(request) -> str:
+    return request.getfixturevalue(request.param)
 
 
 def _open(location: str) -> Store:
@@ -374,6 +378,13 @@ def test_access_rule_on_roles(filled, corpus):
     assert by_index[0] not in public and by_index[0] in staff and by_index[0] not in legal  # acl list
     assert by_index[7] not in public and by_index[7] in legal and by_index[7] not in staff  # acl string
     assert by_index[1] in public and public < staff
+    probe = [weighted_terms(ANALYZER.analyze(corpus[0][0].title))]  # doc 0 (acl staff) ranks first for it
+    [[top]] = filled.bm25_top_k(probe, 1, Visibility.of(roles=["staff"]))
+    assert top.doc_id == by_index[0]
+    [[top]] = filled.bm25_top_k(probe, 1, Visibility())  # hidden: the one slot goes to the best visible chunk
+    assert top.doc_id != by_index[0] and top.doc_id in public
+    [[top]] = filled.vector_top_k(filled.vectors([corpus[0][1][0].chunk_id]), 1, Visibility())
+    assert top.doc_id != by_index[0] and top.doc_id in public
 
 
 def cosine_reference(corpus, qv: np.ndarray, allowed: set[str]) -> dict[str, float]:
