@@ -1,0 +1,887 @@
+"""The PostgreSQL store: one database shared by many processes and hosts (``--store postgresql://...``).
+
+Needs ``pip install 'openbook[postgresql]'`` (psycopg 3 and the pgvector adapter) and a PostgreSQL server with the
+``vector`` extension (pgvector >= 0.8). Everything lives in the schema ``openbook`` of the database::
+
+    schema_version   one row per applied schema migration (openbook refuses a database newer than it knows)
+    meta             key -> JSON: the index manifest (analyzer, BM25 k1/b, chunking, embedding model/dim)
+    documents        doc_id, source, root, format, title, metadata (jsonb), pages, content_hash, text,
+                     acl (the access roles, case-folded: the access rule in SQL)
+    chunks           chunk_id, doc_id (-> documents, cascade), ord, text, headings, start, end, page
+    versions         older doc_id -> superseding doc_id
+    index_rows       row (identity: insertion order, the tie-break), chunk_id, doc_id, length (analyzed terms),
+                     embedding (pgvector; NULL in a BM25-only index); an HNSW index on it from
+                     ``ann_threshold`` rows on, exact search below
+    terms            term_id, term (analyzed), df (chunks containing it)
+    postings         (term_id, row) -> tf, plus the row's length (so a query reads postings only)
+    index_stats      rows, total_length, generation (bumped by every write: caches key on it)
+
+The lexical leg is BM25 computed inside the database over the postings table, exactly openbook's scoring
+(``openbook.index.sparse``: Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` and
+``tf / (tf + k1 * (1 - b + b * |d| / avgdl))``, times the query term's weight), with openbook's analyzer: the
+terms are analyzed by openbook and stored as they are (CJK bigrams, stems and codes included), so the database
+never tokenises. Why not ParadeDB ``pg_search`` or Timescale ``pg_textsearch``: neither lets a query weight its
+terms (glossary expansions), ``pg_search`` fixes k1/b and quantises lengths, and ``pg_textsearch`` filters after
+its index scan; README's PostgreSQL section has the measurement.
+
+Visibility is applied in SQL before ranking: the access rule as ``documents.acl`` (empty = public, else one of
+the caller's case-folded roles), ``--where`` clauses as the set of document ids ``Visibility.allows`` admits
+(computed once per index generation from ``document_metadata``; the clause grammar's date/number/string
+comparison stays in one place), excluded documents as ``NOT doc_id = ANY(...)``.
+
+Concurrency: writers take a session-level advisory lock (``write_lock``) for a whole ingest, so a second ingest
+waits (and is told so) instead of racing; a process that dies drops its connection and with it the lock.
+Every batch is one transaction (``begin``/``commit``); readers use ``snapshot()`` (``REPEATABLE READ``, read only)
+and so see whole batches or nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from collections import Counter
+from contextlib import contextmanager
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+try:
+    import psycopg
+    from psycopg import sql
+    from pgvector.psycopg import register_vector
+except ImportError as exc:  # pragma: no cover - the optional extra is missing
+    raise ImportError(f"the postgresql store needs psycopg and pgvector: pip install 'openbook[postgresql]' "
+                      f"({exc})", name=exc.name) from None
+
+from ..errors import StoreError, StoreVersionError
+try:
+    from ..retrieve.filters import acl_roles
+except ImportError:  # TODO(rebase): the refactor moves the access rule to retrieve.filters.acl_roles
+    def acl_roles(acl: Any) -> tuple[str, ...]:
+        if acl is None or acl == "" or (isinstance(acl, (list, tuple, set)) and not acl):
+            return ()
+        if isinstance(acl, str):
+            return (acl,)
+        if isinstance(acl, (list, tuple, set)):
+            return tuple(str(a) for a in acl)
+        return (str(acl),)
+from ..types import Chunk, Document, Hit
+from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource,
+                   Visibility)
+
+SCHEMA = "openbook"
+SCHEMA_VERSION = 1
+"""The schema this openbook writes. ``MIGRATIONS[v]`` turns version ``v - 1`` into ``v``."""
+
+INDEX_FORMAT = 1
+BUILTIN_FIELDS = ("doc_id", "title", "format", "path")
+
+_CREATE = """
+CREATE SCHEMA IF NOT EXISTS openbook;
+CREATE TABLE openbook.schema_version (
+    version integer PRIMARY KEY,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    openbook text NOT NULL
+);
+CREATE TABLE openbook.meta (key text PRIMARY KEY, value jsonb);
+CREATE TABLE openbook.documents (
+    doc_id text PRIMARY KEY,
+    source text NOT NULL,
+    root text NOT NULL,
+    format text NOT NULL,
+    title text NOT NULL,
+    metadata jsonb NOT NULL,
+    pages jsonb NOT NULL,
+    content_hash text NOT NULL,
+    text text NOT NULL,
+    acl text[] NOT NULL
+);
+CREATE INDEX documents_source ON openbook.documents (source);
+CREATE TABLE openbook.chunks (
+    chunk_id text PRIMARY KEY,
+    doc_id text NOT NULL REFERENCES openbook.documents (doc_id) ON DELETE CASCADE,
+    ord integer NOT NULL,
+    text text NOT NULL,
+    headings jsonb NOT NULL,
+    start_char integer NOT NULL,
+    end_char integer NOT NULL,
+    page integer
+);
+CREATE INDEX chunks_doc ON openbook.chunks (doc_id, ord);
+CREATE TABLE openbook.versions (doc_id text PRIMARY KEY, superseded_by text NOT NULL);
+CREATE TABLE openbook.index_rows (
+    row bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    chunk_id text NOT NULL UNIQUE,
+    doc_id text NOT NULL,
+    length integer NOT NULL,
+    embedding vector
+);
+CREATE INDEX index_rows_doc ON openbook.index_rows (doc_id);
+CREATE TABLE openbook.terms (
+    term_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    term text NOT NULL UNIQUE,
+    df integer NOT NULL
+);
+CREATE TABLE openbook.postings (
+    term_id integer NOT NULL,
+    row bigint NOT NULL,
+    tf integer NOT NULL,
+    length integer NOT NULL,
+    PRIMARY KEY (term_id, row)
+);
+CREATE INDEX postings_row ON openbook.postings (row);
+CREATE TABLE openbook.index_stats (
+    id integer PRIMARY KEY CHECK (id = 1),
+    rows bigint NOT NULL,
+    total_length bigint NOT NULL,
+    generation bigint NOT NULL
+);
+INSERT INTO openbook.index_stats VALUES (1, 0, 0, 0);
+"""
+
+MIGRATIONS: dict[int, str] = {1: _CREATE}
+"""Schema version -> the SQL that reaches it from the previous one (1: create everything)."""
+
+_LOCK_KEY = zlib.crc32(b"openbook.store.write") - 2**31
+"""The advisory lock id of a store's writer lock (one store per database)."""
+
+HNSW_INDEX = "index_rows_hnsw"
+
+
+def _redact(url: str) -> str:
+    """The URL without its password (what messages and ``location`` show)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + "@" if parts.username else ""
+    return urlunsplit(parts._replace(netloc=user + netloc[-1]))
+
+
+class PostgresStore:
+    """``openbook.store.base.Store`` on PostgreSQL + pgvector; see the module docstring for the schema.
+
+    Open with ``PostgresStore.open(url, create=...)``; one object per thread.
+    """
+
+    backend = "postgresql"
+
+    def __init__(self, url: str, conn: psycopg.Connection) -> None:
+        self.url = url
+        self.location = _redact(url)
+        self.conn = conn
+        self.settings: IndexSettings | None = None
+        self.read_only = bool(conn.execute(
+            "SELECT pg_is_in_recovery() OR NOT has_table_privilege('openbook.documents', 'INSERT')").fetchone()[0])
+        self._locks = 0
+        self._snapshots = 0
+        self._write_tx = False
+        self._cache: dict[str, tuple[int, Any]] = {}
+        self._checked_gen = -1
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def open(cls, location: str, create: bool = False) -> "PostgresStore":
+        """Connect to the database at ``location`` (a ``postgresql://`` URL) and check its schema.
+
+        Args:
+            create: create the ``openbook`` schema (and the ``vector`` extension) when the database has none.
+
+        Raises:
+            StoreError: the server is unreachable, the database holds no openbook store (and ``create`` is
+                False), or pgvector is not installed on the server.
+            StoreVersionError: the schema was written by a newer openbook.
+        """
+        url = "postgresql://" + location.split("://", 1)[1] if location.startswith("postgres://") else location
+        shown = _redact(url)
+        try:
+            conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the PostgreSQL store {shown}: {str(exc).strip()}; check that the "
+                             f"server runs and the URL (postgresql://USER@HOST:PORT/DATABASE)") from None
+        try:
+            conn.execute("SET search_path = openbook, public")
+            conn.execute("SET application_name = 'openbook'")
+            version = _schema_version(conn)
+            if version is None and not create:
+                raise StoreError(f"{shown} holds no openbook store: run `openbook ingest PATH --store {shown}` "
+                                 f"first")
+            if version is None or version < SCHEMA_VERSION:
+                _migrate(conn, shown)
+            elif version > SCHEMA_VERSION:
+                raise StoreVersionError(
+                    f"the store {shown} has schema version {version}, written by a newer openbook; this openbook "
+                    f"knows versions up to {SCHEMA_VERSION}: upgrade openbook (pip install -U openbook)")
+            register_vector(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(url, conn)
+
+    def configure(self, settings: IndexSettings) -> None:
+        """BM25 parameters, analyzer settings and ANN threshold for later queries and writes."""
+        self.settings = settings
+        self._checked_gen = -1
+
+    def _settings(self) -> IndexSettings:
+        if self.settings is None:
+            from ..index.analyzer import Analyzer
+
+            self.settings = IndexSettings(analyzer=Analyzer().settings())
+        return self.settings
+
+    def close(self) -> None:
+        """Close the connection (a held writer lock goes with it)."""
+        self.conn.close()
+
+    def schema_version(self) -> int:
+        """The applied schema version."""
+        return int(_schema_version(self.conn) or 0)
+
+    def info(self) -> dict[str, Any]:
+        """``backend``, ``location``, ``schema_version``, ``server_version``, ``generation``, ``manifest``,
+        ``read_only``, ``ingest_running``."""
+        with self.snapshot():
+            return {"backend": self.backend, "location": self.location, "schema_version": self.schema_version(),
+                    "server_version": self.conn.info.server_version, "generation": self._generation(),
+                    "manifest": self._manifest(), "read_only": self.read_only,
+                    "ingest_running": self.writer_active()}
+
+    # ------------------------------------------------------------------ writers and transactions
+    @contextmanager
+    def write_lock(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """Hold the store's advisory writer lock (re-entrant); a second writer waits and hears one line."""
+        if self.read_only:
+            raise StoreError(f"the store {self.location} is read-only for this database user (or a standby); "
+                             f"connect as a user with INSERT rights on the openbook schema to write")
+        if self._locks == 0:
+            got = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (_LOCK_KEY,)).fetchone()[0]
+            if not got:
+                if on_wait is not None:
+                    on_wait(f"another ingest is writing to {self.location}; waiting for it to finish")
+                self.conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
+        self._locks += 1
+        try:
+            yield
+        finally:
+            self._locks -= 1
+            if self._locks == 0 and not self.conn.closed:
+                self.conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
+
+    def writer_active(self) -> bool:
+        """Whether another session holds the writer lock."""
+        hi, lo = (_LOCK_KEY >> 32) & 0xFFFFFFFF, _LOCK_KEY & 0xFFFFFFFF
+        row = self.conn.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid() "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            "AND classid::bigint = %s AND objid::bigint = %s", (hi, lo)).fetchone()
+        return bool(row[0])
+
+    def begin(self) -> None:
+        """Start the write transaction (``READ COMMITTED``; the writer lock keeps other writers out)."""
+        if self.read_only:
+            raise StoreError(f"the store {self.location} is read-only: it can be searched, not written")
+        if self._write_tx:
+            raise StoreError(f"a write transaction is already open on {self.location}")
+        if self._in_tx():
+            self.conn.execute("COMMIT")  # a snapshot left open by a caller: writes must not run inside it
+        self.conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+        self._write_tx = True
+
+    def commit(self) -> None:
+        """Publish the transaction's documents, versions and index at once."""
+        if self._write_tx:
+            self._write_tx = False
+            self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Undo the open write transaction, if any."""
+        if self._write_tx:
+            self._write_tx = False
+            if not self.conn.closed:
+                self.conn.execute("ROLLBACK")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """``begin``; ``commit`` on success, ``rollback`` on any exception (re-raised)."""
+        self.begin()
+        try:
+            yield
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested unit inside the write transaction: an exception undoes only its own writes."""
+        if not self._write_tx:
+            yield
+            return
+        self.conn.execute("SAVEPOINT openbook_doc")
+        try:
+            yield
+        except BaseException:
+            if not self.conn.closed:
+                self.conn.execute("ROLLBACK TO SAVEPOINT openbook_doc")
+            raise
+        self.conn.execute("RELEASE SAVEPOINT openbook_doc")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Pin one committed state (``REPEATABLE READ``, read only) for every read inside; re-entrant; inside a
+        write transaction it reads that transaction's state."""
+        if self._snapshots or self._write_tx:
+            self._snapshots += 1
+            try:
+                yield
+            finally:
+                self._snapshots -= 1
+            return
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        self._snapshots += 1
+        try:
+            yield
+        finally:
+            self._snapshots -= 1
+            if self._in_tx() and not self.conn.closed:
+                self.conn.execute("COMMIT")
+
+    def _in_tx(self) -> bool:
+        return self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+    def _require_write(self) -> None:
+        if not self._write_tx:
+            raise StoreError(f"write to {self.location} outside a transaction: call begin() (under write_lock) "
+                             f"first")
+
+    def _bump(self) -> None:
+        self.conn.execute("UPDATE index_stats SET generation = generation + 1 WHERE id = 1")
+
+    # ------------------------------------------------------------------ documents and chunks
+    def documents(self) -> dict[str, StoredDocument]:
+        rows = self.conn.execute("SELECT doc_id, source, root, content_hash FROM documents")
+        return {r[0]: StoredDocument(*r) for r in rows}
+
+    def count(self) -> tuple[int, int]:
+        with self.snapshot():
+            d = self.conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+            c = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return int(d), int(c)
+
+    def put_document(self, doc: Document, root: str, chunks: Sequence[Chunk], digest: str) -> None:
+        """*Write.* Insert or replace a document and its chunks."""
+        self._require_write()
+        meta = dict(doc.metadata)
+        acl = sorted({r.casefold() for r in acl_roles(meta.get("acl"))})
+        self.conn.execute("DELETE FROM documents WHERE doc_id = %s", (doc.doc_id,))
+        self.conn.execute(
+            "INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (doc.doc_id, doc.source, root, doc.format, doc.title, _json(meta), _json(list(doc.pages)), digest,
+             doc.text, acl))
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                [(c.chunk_id, doc.doc_id, i, c.text, _json(list(c.headings)), c.start, c.end, c.page)
+                 for i, c in enumerate(chunks)])
+        self._bump()
+
+    def delete_documents(self, doc_ids: Iterable[str]) -> None:
+        """*Write.* Remove documents and their chunks (index rows go through ``write_index``)."""
+        self._require_write()
+        ids = list(doc_ids)
+        if ids:
+            self.conn.execute("DELETE FROM documents WHERE doc_id = ANY(%s)", (ids,))
+            self._bump()
+
+    def chunk_ids_of(self, doc_ids: Iterable[str]) -> set[str]:
+        ids = list(doc_ids)
+        if not ids:
+            return set()
+        return {r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ANY(%s)", (ids,))}
+
+    def get_document(self, doc_id: str) -> Document | None:
+        r = self.conn.execute("SELECT doc_id, text, title, source, format, metadata, pages FROM documents "
+                              "WHERE doc_id = %s", (doc_id,)).fetchone()
+        if r is None:
+            return None
+        return Document(doc_id=r[0], text=r[1], title=r[2], source=r[3], format=r[4], metadata=r[5],
+                        pages=tuple(r[6]))
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start_char, c.end_char, c.page, d.title, "
+            "d.metadata FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.chunk_id = ANY(%s)", (ids,))
+        meta: dict[str, Mapping[str, Any]] = {}
+        out: dict[str, Chunk] = {}
+        for r in rows:
+            m = meta.setdefault(r[1], r[8])
+            out[r[0]] = Chunk(chunk_id=r[0], doc_id=r[1], text=r[2], title=r[7], headings=tuple(r[3]),
+                              start=r[4], end=r[5], page=r[6], metadata=m)
+        return out
+
+    def chunks_of(self, doc_id: str) -> list[Chunk]:
+        ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = %s ORDER BY ord",
+                                               (doc_id,))]
+        chunks = self.get_chunks(ids)
+        return [chunks[c] for c in ids if c in chunks]
+
+    def document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
+        rows = self.conn.execute(
+            "SELECT d.doc_id, d.title, d.source, d.metadata, "
+            "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id) FROM documents d ORDER BY d.doc_id COLLATE \"C\"")
+        return [(r[0], r[1], r[2], r[3], int(r[4])) for r in rows]
+
+    def sources(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for doc_id, source in self.conn.execute("SELECT doc_id, source FROM documents ORDER BY doc_id COLLATE \"C\""):
+            out.setdefault(source, []).append(doc_id)
+        return out
+
+    # ------------------------------------------------------------------ metadata and versions
+    def document_metadata(self) -> dict[str, dict[str, Any]]:
+        rows = self.conn.execute("SELECT doc_id, metadata, title, format, source FROM documents")
+        return {r[0]: {"doc_id": r[0], "title": r[2], "format": r[3], "path": r[4], **r[1]} for r in rows}
+
+    def metadata_fields(self) -> set[str]:
+        keys = self.conn.execute("SELECT DISTINCT jsonb_object_keys(metadata) FROM documents")
+        return {*BUILTIN_FIELDS, *(r[0] for r in keys)}
+
+    def titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
+        query = "SELECT doc_id, title, metadata FROM documents"
+        if versioned_only and not self.conn.execute(
+                "SELECT 1 FROM documents WHERE metadata ? 'supersedes' LIMIT 1").fetchone():
+            query += " WHERE metadata ? 'updated'"
+        return {r[0]: (r[1], r[2]) for r in self.conn.execute(query)}
+
+    def set_versions(self, links: Mapping[str, str]) -> None:
+        """*Write.* Replace the recorded version links."""
+        self._require_write()
+        self.conn.execute("DELETE FROM versions")
+        with self.conn.cursor() as cur:
+            cur.executemany("INSERT INTO versions VALUES (%s, %s)", sorted(links.items()))
+
+    def versions(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT doc_id, superseded_by FROM versions").fetchall())
+
+    # ------------------------------------------------------------------ the index: writes
+    def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
+                    reuse: Collection[str] = (), embedder: VectorSource | None = None,
+                    reembed: bool = False) -> int:
+        """*Write.* Drop the rows of ``removed``, append ``chunks`` with their analyzed ``terms`` (in the order
+        given: the insertion order that breaks score ties), and maintain df, lengths and vectors as
+        ``Store.write_index`` describes. Visible to readers at ``commit``."""
+        self._require_write()
+        if len(chunks) != len(terms):
+            raise StoreError(f"write_index: {len(chunks)} chunks but {len(terms)} term lists")
+        settings = self._settings()
+        manifest = self._manifest() or {}
+        old_emb = manifest.get("embedding")
+        new_ids = [c.chunk_id for c in chunks]
+        reused: dict[str, np.ndarray] = {}
+        wanted = [c for c in new_ids if c in set(reuse)]
+        if embedder is not None and old_emb and not reembed and wanted:
+            reused = {r[0]: _vec(r[1]) for r in self.conn.execute(
+                "SELECT chunk_id, embedding FROM index_rows WHERE chunk_id = ANY(%s) AND embedding IS NOT NULL",
+                (wanted,))}
+        self._delete_rows(set(removed) | set(new_ids))
+        kept = int(self.conn.execute("SELECT count(*) FROM index_rows").fetchone()[0])
+
+        # vectors: which rows get one, and which must be computed
+        embedded = 0
+        vectors: np.ndarray | None = None
+        model = None
+        if embedder is None:
+            if old_emb:
+                self._set_dim(None)
+        elif not reembed and kept and not old_emb:
+            pass  # a BM25-only store stays so until `ingest --reembed`
+        else:
+            model = embedder
+            if reembed or not old_emb:
+                embedded += self._reembed_kept(embedder)
+            todo = [i for i, c in enumerate(new_ids) if c not in reused]
+            if todo:
+                computed = _unit(np.asarray(embedder.embed_passages([chunks[i].indexed_text() for i in todo]),
+                                            dtype=np.float32))
+                embedded += len(todo)
+                dim = computed.shape[1]
+            else:
+                dim = next(iter(reused.values())).shape[0] if reused else (old_emb or {}).get("dim", 0)
+            vectors = np.zeros((len(chunks), dim), dtype=np.float32)
+            if todo:
+                vectors[todo] = computed
+            for i, c in enumerate(new_ids):
+                if c in reused:
+                    vectors[i] = reused[c]
+            if dim and (not old_emb or old_emb.get("dim") != dim or reembed):
+                self._set_dim(dim)
+
+        self._append_rows(chunks, terms, vectors)
+        stats = self.conn.execute("SELECT count(*), coalesce(sum(length), 0), count(DISTINCT doc_id) "
+                                  "FROM index_rows").fetchone()
+        self.conn.execute("UPDATE index_stats SET rows = %s, total_length = %s, generation = generation + 1",
+                          (stats[0], stats[1]))
+        has_vectors = bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM index_rows WHERE embedding IS NOT "
+                                             "NULL)").fetchone()[0])
+        ann = False
+        if has_vectors:
+            ann = stats[0] >= settings.ann_threshold
+            exists = self._hnsw_exists()
+            if ann and not exists:
+                self.conn.execute(f"CREATE INDEX {HNSW_INDEX} ON index_rows USING hnsw "
+                                  f"(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)")
+            elif not ann and exists:
+                self.conn.execute(f"DROP INDEX {HNSW_INDEX}")
+        if model is not None and has_vectors:
+            dim = int(self.conn.execute("SELECT vector_dims(embedding) FROM index_rows WHERE embedding IS NOT "
+                                        "NULL LIMIT 1").fetchone()[0])
+            emb = {"model": model.name, "dim": dim, "normalized": bool(model.normalized), "ann": ann}
+        elif has_vectors and old_emb:
+            emb = {**old_emb, "ann": ann}
+        else:
+            emb = None
+        manifest = {"format_version": INDEX_FORMAT, "analyzer": dict(settings.analyzer),
+                    "bm25": {"k1": settings.k1, "b": settings.b, "idf": "lucene"},
+                    "chunking": dict(settings.chunking), "rows": int(stats[0]), "documents": int(stats[2]),
+                    "embedding": emb}
+        self.conn.execute("INSERT INTO meta VALUES ('manifest', %s) ON CONFLICT (key) DO UPDATE SET value = "
+                          "EXCLUDED.value", (_json(manifest),))
+        return embedded
+
+    def _delete_rows(self, chunk_ids: set[str]) -> None:
+        if not chunk_ids:
+            return
+        rows = [r[0] for r in self.conn.execute("SELECT row FROM index_rows WHERE chunk_id = ANY(%s)",
+                                                (list(chunk_ids),))]
+        if not rows:
+            return
+        self.conn.execute(
+            "WITH gone AS (DELETE FROM postings WHERE row = ANY(%s) RETURNING term_id), "
+            "n AS (SELECT term_id, count(*) AS c FROM gone GROUP BY term_id) "
+            "UPDATE terms t SET df = t.df - n.c FROM n WHERE t.term_id = n.term_id", (rows,))
+        self.conn.execute("DELETE FROM terms WHERE df <= 0")
+        self.conn.execute("DELETE FROM index_rows WHERE row = ANY(%s)", (rows,))
+
+    def _reembed_kept(self, embedder: VectorSource) -> int:
+        ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM index_rows ORDER BY row")]
+        if not ids:
+            return 0
+        texts = {cid: c.indexed_text() for cid, c in self.get_chunks(ids).items()}
+        ids = [c for c in ids if c in texts]
+        vecs = _unit(np.asarray(embedder.embed_passages([texts[c] for c in ids]), dtype=np.float32))
+        self._set_dim(vecs.shape[1])
+        with self.conn.cursor() as cur:
+            cur.executemany("UPDATE index_rows SET embedding = %s WHERE chunk_id = %s",
+                            [(v, c) for v, c in zip(vecs, ids)])
+        return len(ids)
+
+    def _set_dim(self, dim: int | None) -> None:
+        """Type the embedding column ``vector(dim)`` (HNSW needs a fixed dimension), or clear every vector."""
+        if self._hnsw_exists():
+            self.conn.execute(f"DROP INDEX {HNSW_INDEX}")
+        if dim is None:
+            self.conn.execute("UPDATE index_rows SET embedding = NULL WHERE embedding IS NOT NULL")
+            self.conn.execute("ALTER TABLE index_rows ALTER COLUMN embedding TYPE vector")
+            return
+        current = self.conn.execute(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'openbook.index_rows'::regclass "
+            "AND attname = 'embedding'").fetchone()[0]
+        if current != dim:
+            self.conn.execute("UPDATE index_rows SET embedding = NULL WHERE embedding IS NOT NULL AND "
+                              "vector_dims(embedding) <> %s", (dim,))
+            self.conn.execute(sql.SQL("ALTER TABLE index_rows ALTER COLUMN embedding TYPE vector({})").format(
+                sql.Literal(int(dim))))
+
+    def _hnsw_exists(self) -> bool:
+        return self.conn.execute("SELECT to_regclass('openbook.index_rows_hnsw') IS NOT NULL").fetchone()[0]
+
+    def _append_rows(self, chunks: Sequence[Chunk], terms: Sequence[Sequence[str]],
+                     vectors: np.ndarray | None) -> None:
+        if not chunks:
+            return
+        with self.conn.cursor() as cur:
+            with cur.copy("COPY index_rows (chunk_id, doc_id, length, embedding) FROM STDIN") as copy:
+                for i, (c, t) in enumerate(zip(chunks, terms)):
+                    copy.write_row((c.chunk_id, c.doc_id, len(t), None if vectors is None else vectors[i]))
+            cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_postings (chunk_id text, term text, tf integer) "
+                        "ON COMMIT DELETE ROWS")
+            cur.execute("TRUNCATE stage_postings")
+            with cur.copy("COPY stage_postings FROM STDIN") as copy:
+                for c, t in zip(chunks, terms):
+                    for term, tf in Counter(t).items():
+                        copy.write_row((c.chunk_id, term, tf))
+            cur.execute("INSERT INTO terms (term, df) SELECT DISTINCT term, 0 FROM stage_postings "
+                        "ON CONFLICT (term) DO NOTHING")
+            cur.execute("INSERT INTO postings (term_id, row, tf, length) SELECT t.term_id, r.row, s.tf, r.length "
+                        "FROM stage_postings s JOIN terms t ON t.term = s.term "
+                        "JOIN index_rows r ON r.chunk_id = s.chunk_id")
+            cur.execute("UPDATE terms t SET df = t.df + n.c FROM (SELECT term, count(*) AS c FROM stage_postings "
+                        "GROUP BY term) n WHERE t.term = n.term")
+            cur.execute("TRUNCATE stage_postings")
+
+    # ------------------------------------------------------------------ the index: reads
+    def _generation(self) -> int:
+        return int(self.conn.execute("SELECT generation FROM index_stats WHERE id = 1").fetchone()[0])
+
+    def _manifest(self) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'manifest'").fetchone()
+        return row[0] if row else None
+
+    def _cached(self, name: str, gen: int, compute: Callable[[], Any]) -> Any:
+        hit = self._cache.get(name)
+        if hit is not None and hit[0] == gen and not self._write_tx:
+            return hit[1]
+        value = compute()
+        if not self._write_tx:
+            self._cache[name] = (gen, value)
+        return value
+
+    def _stats(self) -> tuple[int, int, int]:
+        """``(rows, total_length, generation)`` of the current snapshot."""
+        r = self.conn.execute("SELECT rows, total_length, generation FROM index_stats WHERE id = 1").fetchone()
+        return int(r[0]), int(r[1]), int(r[2])
+
+    def _require_index(self) -> tuple[int, float, int]:
+        """``(N, avgdl, generation)``, refusing an empty store and an index built with other analyzer settings."""
+        rows, total, gen = self._stats()
+        if rows == 0:
+            if self.writer_active():
+                raise StoreError(f"store {self.location} has no documents yet: an ingest into it is running; "
+                                 f"search again when it has committed its first batch")
+            raise StoreError(f"store {self.location} is empty: run `openbook ingest PATH --store "
+                             f"{self.location}` first")
+        if gen != self._checked_gen:
+            manifest = self._manifest() or {}
+            if manifest.get("format_version") != INDEX_FORMAT or \
+                    manifest.get("analyzer") != dict(self._settings().analyzer):
+                raise StoreVersionError(
+                    f"the index in {self.location} was built by an incompatible openbook (format "
+                    f"{manifest.get('format_version')}, analyzer {manifest.get('analyzer')}); re-ingest into a new "
+                    f"database, or `openbook store copy` from a store built with these settings")
+            self._checked_gen = gen
+        return rows, total / rows, gen
+
+    def corpus_stats(self) -> CorpusStats | None:
+        with self.snapshot():
+            rows, total, gen = self._stats()
+            if rows == 0 and gen == 0:
+                return None
+
+            def compute() -> CorpusStats:
+                docs, terms = self.conn.execute(
+                    "SELECT (SELECT count(DISTINCT doc_id) FROM index_rows), (SELECT count(*) FROM terms)").fetchone()
+                return CorpusStats(documents=int(docs), chunks=rows, avgdl=total / rows if rows else 0.0,
+                                   terms=int(terms))
+
+            return self._cached("stats", gen, compute)
+
+    def embedding(self) -> EmbeddingInfo | None:
+        manifest = self._manifest()
+        emb = (manifest or {}).get("embedding")
+        if not emb:
+            return None
+        return EmbeddingInfo(model=emb["model"], dim=int(emb["dim"]), normalized=bool(emb["normalized"]),
+                             ann=bool(emb.get("ann")))
+
+    def _visibility_sql(self, visibility: Visibility, gen: int) -> tuple[str, dict[str, Any]] | None:
+        """A SQL condition on ``r`` (index_rows) and ``d`` (documents) for the chunks ``visibility`` allows,
+        with its parameters; None when it allows everything."""
+        conds: list[str] = []
+        params: dict[str, Any] = {}
+        roles = sorted({r.casefold() for r in visibility.roles})
+        conds.append("(cardinality(d.acl) = 0 OR d.acl && %(roles)s::text[])")
+        params["roles"] = roles
+        if visibility.clauses:
+            def allowed() -> list[str]:
+                meta = self.document_metadata()
+                return [d for d, fields in meta.items() if all(c.matches(fields) for c in visibility.clauses)]
+
+            params["allowed"] = self._cached(f"where:{visibility.clauses!r}", gen, allowed)
+            conds.append("r.doc_id = ANY(%(allowed)s)")
+        if visibility.exclude_docs:
+            params["excluded"] = sorted(visibility.exclude_docs)
+            conds.append("NOT r.doc_id = ANY(%(excluded)s)")
+        if not visibility.clauses and not visibility.exclude_docs and not self._has_acl(gen):
+            return None
+        return " AND ".join(conds), params
+
+    def _has_acl(self, gen: int) -> bool:
+        return self._cached("has_acl", gen, lambda: bool(self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM documents WHERE cardinality(acl) > 0)").fetchone()[0]))
+
+    def bm25_top_k(self, queries: Sequence[QueryTerms], k: int, visibility: Visibility) -> list[list[Hit]]:
+        """BM25 top ``k`` per query, computed in SQL over the postings (see the module docstring)."""
+        settings = self._settings()
+        k1, b = float(settings.k1), float(settings.b)
+        out: list[list[Hit]] = []
+        with self.snapshot():
+            n, avgdl, gen = self._require_index()
+            where = self._visibility_sql(visibility, gen)
+            for q in queries:
+                pairs = [(t, float(w)) for t, w in q if w > 0]
+                if k <= 0 or not pairs:
+                    out.append([])
+                    continue
+                params: dict[str, Any] = {"terms": [t for t, _ in pairs], "weights": [w for _, w in pairs],
+                                          "n": n, "avgdl": avgdl or 1.0, "k1": k1, "b": b, "k": k,
+                                          "flat": 1.0 if avgdl > 0 else 0.0}
+                join, cond = "", ""
+                if where is not None:
+                    join = ("JOIN index_rows r ON r.row = p.row JOIN documents d ON d.doc_id = r.doc_id")
+                    cond = "WHERE " + where[0]
+                    params.update(where[1])
+                # float4 steps as in openbook.index.sparse: idf and the length norm are float32, so is the score
+                query = f"""
+                    WITH q AS (
+                        SELECT t.term_id, x.w::float4 AS w,
+                               ln(1 + (%(n)s - t.df + 0.5) / (t.df + 0.5))::float4 AS idf
+                        FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS x(term, w)
+                        JOIN terms t ON t.term = x.term
+                    ), scored AS (
+                        SELECT p.row, sum(q.idf * p.tf / (p.tf + (%(k1)s * (1 - %(b)s + %(b)s * %(flat)s * p.length
+                                                          / %(avgdl)s))::float4) * q.w)::float4 AS score
+                        FROM q JOIN postings p ON p.term_id = q.term_id {join}
+                        {cond}
+                        GROUP BY p.row
+                        ORDER BY score DESC, p.row
+                        LIMIT %(k)s
+                    )
+                    SELECT s.row, r2.chunk_id, r2.doc_id, s.score FROM scored s
+                    JOIN index_rows r2 ON r2.row = s.row ORDER BY s.score DESC, s.row"""
+                rows = self.conn.execute(query, params).fetchall()
+                out.append([Hit(chunk_id=r[1], doc_id=r[2], score=float(r[3]), legs={"bm25": (i, float(r[3]))})
+                            for i, r in enumerate(rows, 1) if r[3] > 0])
+        return out
+
+    def vector_top_k(self, queries: np.ndarray, k: int, visibility: Visibility) -> list[list[Hit]]:
+        """Top ``k`` per query vector by cosine (pgvector ``<=>``); HNSW with iterative scans when the index
+        has one (filtered in the scan, so a hidden chunk never takes a slot), exact otherwise."""
+        q = np.asarray(queries, dtype=np.float32)
+        out: list[list[Hit]] = []
+        with self.snapshot():
+            _, _, gen = self._require_index()
+            emb = self.embedding()
+            if emb is None:
+                raise StoreError(f"store {self.location} holds no vectors: run `openbook ingest --reembed PATH "
+                                 f"--store {self.location}`")
+            if q.ndim != 2 or q.shape[1] != emb.dim:
+                from ..errors import IndexError_
+
+                raise IndexError_(f"query vectors have shape {q.shape}, the store's {emb.model} vectors have "
+                                  f"dimension {emb.dim}")
+            q = _unit(q)
+            where = self._visibility_sql(visibility, gen)
+            if emb.ann:
+                self.conn.execute("SET LOCAL hnsw.ef_search = %s" % max(40, min(1000, 2 * k)))
+                self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            for vec in q:
+                if k <= 0:
+                    out.append([])
+                    continue
+                params: dict[str, Any] = {"q": vec, "k": k}
+                join, cond = "", ""
+                if where is not None:
+                    join = "JOIN documents d ON d.doc_id = r.doc_id"
+                    cond = "AND " + where[0]
+                    params.update(where[1])
+                rows = self.conn.execute(
+                    f"SELECT r.row, r.chunk_id, r.doc_id, r.embedding <=> %(q)s AS dist FROM index_rows r {join} "
+                    f"WHERE r.embedding IS NOT NULL {cond} ORDER BY r.embedding <=> %(q)s, r.row LIMIT %(k)s",
+                    params).fetchall()
+                rows.sort(key=lambda r: (r[3], r[0]))  # relaxed_order scans may return near-ties out of order
+                out.append([Hit(chunk_id=r[1], doc_id=r[2], score=float(np.float32(1.0 - r[3])),
+                                legs={"dense": (i, float(np.float32(1.0 - r[3])))}) for i, r in enumerate(rows, 1)])
+        return out
+
+    def vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        emb = self.embedding()
+        if emb is None:
+            raise StoreError(f"store {self.location} holds no vectors: run `openbook ingest --reembed PATH "
+                             f"--store {self.location}`")
+        ids = list(chunk_ids)
+        found = {r[0]: r[1] for r in self.conn.execute(
+            "SELECT chunk_id, embedding FROM index_rows WHERE chunk_id = ANY(%s)", (ids,))}
+        out = np.zeros((len(ids), emb.dim), dtype=np.float32)
+        for i, c in enumerate(ids):
+            if found.get(c) is None:
+                raise StoreError(f"chunk {c!r} is not indexed in store {self.location}")
+            out[i] = _vec(found[c])
+        return out
+
+    def document_frequency(self, terms: Sequence[str]) -> np.ndarray:
+        terms = list(terms)
+        df = dict(self.conn.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (terms,)).fetchall()) \
+            if terms else {}
+        return np.array([df.get(t, 0) for t in terms], dtype=np.int64)
+
+    def idf(self, terms: Sequence[str]) -> np.ndarray:
+        with self.snapshot():
+            n = self._stats()[0]
+            df = self.document_frequency(terms).astype(np.float64)
+        return np.log1p((n - df + 0.5) / (df + 0.5))
+
+    def vocabulary(self) -> Mapping[str, int]:
+        with self.snapshot():
+            gen = self._stats()[2]
+            return self._cached("vocabulary", gen, lambda: dict(
+                self.conn.execute("SELECT term, term_id FROM terms").fetchall()))
+
+    # ------------------------------------------------------------------ bulk reads for `openbook store copy`
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.location!r})"
+
+
+def _json(value: Any) -> psycopg.types.json.Jsonb:
+    return psycopg.types.json.Jsonb(value, dumps=lambda v: json.dumps(v, ensure_ascii=False, default=str))
+
+
+def _vec(value: Any) -> np.ndarray:
+    """A pgvector value as float32 numpy (the adapter returns ``Vector`` objects)."""
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), float32."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def _schema_version(conn: psycopg.Connection) -> int | None:
+    """The highest applied schema version, or None when the database has no openbook schema."""
+    exists = conn.execute("SELECT to_regclass('openbook.schema_version') IS NOT NULL").fetchone()[0]
+    if not exists:
+        return None
+    row = conn.execute("SELECT max(version) FROM openbook.schema_version").fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def _migrate(conn: psycopg.Connection, shown: str) -> None:
+    """Apply the missing ``MIGRATIONS`` in one transaction, under the writer lock (two processes opening a new
+    database at once: the second finds the work done)."""
+    from importlib.metadata import PackageNotFoundError, version as package_version
+
+    try:
+        openbook_version = package_version("openbook")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        openbook_version = "unknown"
+    conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
+    try:
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
+        except psycopg.Error as exc:
+            raise StoreError(f"{shown}: the pgvector extension is missing or may not be created by this user "
+                             f"({str(exc).strip()}); ask the database owner to run CREATE EXTENSION vector") from None
+        with conn.transaction():
+            current = _schema_version(conn) or 0
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                conn.execute(MIGRATIONS[version])
+                conn.execute("INSERT INTO openbook.schema_version (version, openbook) VALUES (%s, %s)",
+                             (version, openbook_version))
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
