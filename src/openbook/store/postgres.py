@@ -199,7 +199,7 @@ class PostgresStore:
         try:
             conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to the PostgreSQL store {shown}: {str(exc).strip()}; check that the "
+            raise StoreError(f"cannot connect to the PostgreSQL store {shown}: {' '.join(str(exc).split())}; check that the "
                              f"server runs and the URL (postgresql://USER@HOST:PORT/DATABASE)") from None
         try:
             conn.execute("SET search_path = openbook, public")

