@@ -6,7 +6,7 @@ receives a ``Config`` value.
 
 File layout (every key optional; unknown keys are a ``ConfigError``)::
 
-    store = ".openbook"
+    store = ".openbook"          (or a table: [store] url = "postgresql://user@host:5432/db")
     [chunking]   target_words = 200, overlap_words = 20, max_words = 350
     [bm25]       k1 = 1.2, b = 0.75
     [retrieval]  top_k = 10, mode = "hybrid", candidates = 100, rrf_k = 60, rerank = "", transforms = []
@@ -206,6 +206,18 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
+def _store_table(data: dict[str, Any], file: Path) -> dict[str, Any]:
+    """``[store] url = "..."`` is the same setting as a top-level ``store = "..."`` (a folder or a URL)."""
+    table = data.get("store")
+    if not isinstance(table, Mapping):
+        return data
+    unknown = sorted(set(table) - {"url"})
+    if unknown or "url" not in table:
+        raise ConfigError(f"{file}: [store] takes one key, url (a folder or postgresql://USER@HOST:PORT/DB); "
+                          f"got {', '.join(unknown) or 'no url'}")
+    return {**data, "store": str(table["url"])}
+
+
 def load_config(
     path: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
@@ -230,7 +242,7 @@ def load_config(
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: invalid TOML: {exc}") from None
-        cfg = _merge(cfg, data, "")
+        cfg = _merge(cfg, _store_table(data, file), "")
     if environ is not None:
         cfg = cfg.with_overrides(_env_overrides(environ))
     if flags:

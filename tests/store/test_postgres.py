@@ -295,3 +295,31 @@ def test_two_concurrent_writer_processes_lose_and_duplicate_nothing(store, postg
     assert dup == 0
     queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
     same_ranking(store.bm25_top_k(queries, 10, Visibility()), reference(store, queries, 10, Visibility()))
+
+
+def test_copy_between_postgres_stores_keeps_vectors_without_embedding(store, postgres_server, docs):
+    from openbook.store.copy import copy_store
+
+    texts = [c.indexed_text() for d in docs for c in chunks_of(d)]
+    emb = TableVectors(texts)
+    chunks = ingest(store, docs, embedder=emb)
+    with store.write_lock(), store.transaction():
+        store.set_versions({docs[0].doc_id: docs[1].doc_id})
+    dst = PostgresStore.open(postgres_server.create_database("copy_dst"), create=True)
+    try:
+        report = copy_store(store, dst)
+        assert (report.documents, report.chunks, report.vectors) == (len(docs), len(chunks), len(chunks))
+        assert dst.count() == store.count() and dst.versions() == store.versions()
+        assert dst.embedding() == store.embedding()
+        ids = [c.chunk_id for c in chunks]
+        np.testing.assert_allclose(dst.vectors(ids), store.vectors(ids), rtol=1e-6)
+        queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
+        for vis in (Visibility(), Visibility.of(roles=["staff"], where=["year<2010"])):
+            a, b = store.bm25_top_k(queries, 10, vis), dst.bm25_top_k(queries, 10, vis)
+            for x, y in zip(a, b):
+                np.testing.assert_allclose([h.score for h in x], [h.score for h in y], rtol=1e-6)
+        assert dst.get_document(docs[3].doc_id) == store.get_document(docs[3].doc_id)
+        with pytest.raises(StoreError, match="already holds documents"):
+            copy_store(store, dst)
+    finally:
+        dst.close()
