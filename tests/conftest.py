@@ -22,20 +22,19 @@ def postgres_server():
     """A real PostgreSQL 18 + pgvector server for the session (``tests/helpers/postgres_server.py``), started on
     first use and stopped at the end. Skips only when the server binaries are not installed (the ``test`` extra
     installs them, so CI runs these tests)."""
-    from helpers.postgres_server import PostgresServer, ServerUnavailable
+    from helpers.postgres_server import ServerUnavailable, shared_server, stop_shared
 
     try:
-        server = PostgresServer.start()
+        server = shared_server()
     except ServerUnavailable as exc:
         pytest.skip(str(exc))
     yield server
-    server.stop()
+    stop_shared()
 
 
 @pytest.fixture
 def postgres_url(postgres_server, request) -> str:
     """A fresh, empty database on the session's server, as a ``postgresql://`` URL."""
-    import re
+    import hashlib
 
-    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
-    return postgres_server.create_database(name)
+    return postgres_server.create_database("t_" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16])

@@ -162,6 +162,47 @@ class PostgresServer:
         self.stop()
 
 
+_SHARED: PostgresServer | None = None
+
+
+def shared_server() -> PostgresServer:
+    """One server per test process, started on first use and stopped at exit (``stop_shared`` stops it earlier).
+
+    Raises:
+        ServerUnavailable: no binaries installed.
+    """
+    global _SHARED
+    if _SHARED is None:
+        import atexit
+
+        _SHARED = PostgresServer.start()
+        atexit.register(stop_shared)
+    return _SHARED
+
+
+def stop_shared() -> None:
+    """Stop the shared server, if one runs."""
+    global _SHARED
+    if _SHARED is not None:
+        _SHARED.stop()
+        _SHARED = None
+
+
+def fresh_database(label: str) -> str:
+    """A new empty database on the shared server, as a URL (``label``: any text; it is hashed into the name).
+
+    Skips the calling test when no PostgreSQL binaries are installed."""
+    import hashlib
+
+    try:
+        server = shared_server()
+    except ServerUnavailable as exc:
+        import pytest
+
+        pytest.skip(str(exc))
+    return server.create_database("t_" + hashlib.sha1(label.encode()).hexdigest()[:16])
+
+
 if __name__ == "__main__":
     t0 = time.perf_counter()
     srv = PostgresServer.start()
