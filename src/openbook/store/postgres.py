@@ -178,6 +178,7 @@ class PostgresStore:
         self._locks = 0
         self._snapshots = 0
         self._write_tx = False
+        self._dirty = False
         self._cache: dict[str, tuple[int, Any]] = {}
         self._checked_gen = -1
 
@@ -293,13 +294,15 @@ class PostgresStore:
     def commit(self) -> None:
         """Publish the transaction's documents, versions and index at once."""
         if self._write_tx:
-            self._write_tx = False
+            if self._dirty:
+                self.conn.execute("UPDATE index_stats SET generation = generation + 1 WHERE id = 1")
+            self._write_tx = self._dirty = False
             self.conn.execute("COMMIT")
 
     def rollback(self) -> None:
         """Undo the open write transaction, if any."""
         if self._write_tx:
-            self._write_tx = False
+            self._write_tx = self._dirty = False
             if not self.conn.closed:
                 self.conn.execute("ROLLBACK")
 
@@ -358,7 +361,8 @@ class PostgresStore:
                              f"first")
 
     def _bump(self) -> None:
-        self.conn.execute("UPDATE index_stats SET generation = generation + 1 WHERE id = 1")
+        """Note a change: the generation (which caches key on) moves on once, at ``commit``."""
+        self._dirty = True
 
     # ------------------------------------------------------------------ documents and chunks
     def documents(self) -> dict[str, StoredDocument]:
@@ -376,16 +380,14 @@ class PostgresStore:
         self._require_write()
         meta = dict(doc.metadata)
         acl = sorted({r.casefold() for r in acl_roles(meta.get("acl"))})
-        self.conn.execute("DELETE FROM documents WHERE doc_id = %s", (doc.doc_id,))
-        self.conn.execute(
-            "INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (doc.doc_id, doc.source, root, doc.format, doc.title, _json(meta), _json(list(doc.pages)), digest,
-             doc.text, acl))
-        with self.conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                [(c.chunk_id, doc.doc_id, i, c.text, _json(list(c.headings)), c.start, c.end, c.page)
-                 for i, c in enumerate(chunks)])
+        with self.conn.pipeline(), self.conn.cursor() as cur:  # one round trip for the whole document
+            cur.execute("DELETE FROM documents WHERE doc_id = %s", (doc.doc_id,))
+            cur.execute("INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        (doc.doc_id, doc.source, root, doc.format, doc.title, _json(meta), _json(list(doc.pages)),
+                         digest, doc.text, acl))
+            cur.executemany("INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                            [(c.chunk_id, doc.doc_id, i, c.text, _json(list(c.headings)), c.start, c.end, c.page)
+                             for i, c in enumerate(chunks)])
         self._bump()
 
     def delete_documents(self, doc_ids: Iterable[str]) -> None:
@@ -525,8 +527,8 @@ class PostgresStore:
         self._append_rows(chunks, terms, vectors)
         stats = self.conn.execute("SELECT count(*), coalesce(sum(length), 0), count(DISTINCT doc_id) "
                                   "FROM index_rows").fetchone()
-        self.conn.execute("UPDATE index_stats SET rows = %s, total_length = %s, generation = generation + 1",
-                          (stats[0], stats[1]))
+        self.conn.execute("UPDATE index_stats SET rows = %s, total_length = %s", (stats[0], stats[1]))
+        self._bump()
         has_vectors = bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM index_rows WHERE embedding IS NOT "
                                              "NULL)").fetchone()[0])
         ann = False
@@ -606,24 +608,31 @@ class PostgresStore:
         if not chunks:
             return
         with self.conn.cursor() as cur:
-            with cur.copy("COPY index_rows (chunk_id, doc_id, length, embedding) FROM STDIN") as copy:
+            with cur.copy("COPY index_rows (chunk_id, doc_id, length, embedding) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "text", "int4", "vector"])
                 for i, (c, t) in enumerate(zip(chunks, terms)):
                     copy.write_row((c.chunk_id, c.doc_id, len(t), None if vectors is None else vectors[i]))
-            cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_postings (chunk_id text, term text, tf integer) "
+            # the terms travel as one array per chunk; tf and df are counted by the database
+            cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_terms (chunk_id text, terms text[]) "
                         "ON COMMIT DELETE ROWS")
-            cur.execute("TRUNCATE stage_postings")
-            with cur.copy("COPY stage_postings FROM STDIN") as copy:
+            cur.execute("TRUNCATE stage_terms")
+            with cur.copy("COPY stage_terms FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "text[]"])
                 for c, t in zip(chunks, terms):
-                    for term, tf in Counter(t).items():
-                        copy.write_row((c.chunk_id, term, tf))
+                    copy.write_row((c.chunk_id, list(t)))
+            cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_postings (row bigint, term text, tf integer, "
+                        "length integer) ON COMMIT DELETE ROWS")
+            cur.execute("TRUNCATE stage_postings")
+            cur.execute("INSERT INTO stage_postings SELECT r.row, x.term, count(*), r.length FROM stage_terms s "
+                        "JOIN index_rows r ON r.chunk_id = s.chunk_id, unnest(s.terms) AS x(term) "
+                        "GROUP BY r.row, x.term, r.length")
             cur.execute("INSERT INTO terms (term, df) SELECT DISTINCT term, 0 FROM stage_postings "
                         "ON CONFLICT (term) DO NOTHING")
-            cur.execute("INSERT INTO postings (term_id, row, tf, length) SELECT t.term_id, r.row, s.tf, r.length "
-                        "FROM stage_postings s JOIN terms t ON t.term = s.term "
-                        "JOIN index_rows r ON r.chunk_id = s.chunk_id")
+            cur.execute("INSERT INTO postings (term_id, row, tf, length) SELECT t.term_id, s.row, s.tf, s.length "
+                        "FROM stage_postings s JOIN terms t ON t.term = s.term")
             cur.execute("UPDATE terms t SET df = t.df + n.c FROM (SELECT term, count(*) AS c FROM stage_postings "
                         "GROUP BY term) n WHERE t.term = n.term")
-            cur.execute("TRUNCATE stage_postings")
+            cur.execute("TRUNCATE stage_terms, stage_postings")
 
     # ------------------------------------------------------------------ the index: reads
     def _generation(self) -> int:
