@@ -129,7 +129,7 @@ CREATE TABLE openbook.postings (
     row bigint NOT NULL,
     tf integer NOT NULL,
     length integer NOT NULL,
-    PRIMARY KEY (term_id, row)
+    PRIMARY KEY (term_id, row) INCLUDE (tf, length)
 );
 CREATE INDEX postings_row ON openbook.postings (row);
 CREATE TABLE openbook.index_stats (
@@ -747,14 +747,16 @@ class PostgresStore:
                     params.update(where[1])
                 # float4 steps as in openbook.index.sparse: idf and the length norm are float32, so is the score
                 query = f"""
-                    WITH q AS (
+                    WITH q AS MATERIALIZED (
                         SELECT t.term_id, x.w::float4 AS w,
-                               ln(1 + (%(n)s - t.df + 0.5) / (t.df + 0.5))::float4 AS idf
+                               ln(1.0::float8 + (%(n)s::float8 - t.df + 0.5::float8) / (t.df + 0.5::float8))::float4
+                               AS idf
                         FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS x(term, w)
                         JOIN terms t ON t.term = x.term
                     ), scored AS (
-                        SELECT p.row, sum(q.idf * p.tf / (p.tf + (%(k1)s * (1 - %(b)s + %(b)s * %(flat)s * p.length
-                                                          / %(avgdl)s))::float4) * q.w)::float4 AS score
+                        SELECT p.row, sum(q.idf * p.tf::float4 / (p.tf::float4 + (%(k1)s::float8 * (1.0::float8
+                                   - %(b)s::float8 + %(b)s::float8 * %(flat)s::float8 * p.length / %(avgdl)s::float8)
+                                   )::float4) * q.w)::float4 AS score
                         FROM q JOIN postings p ON p.term_id = q.term_id {join}
                         {cond}
                         GROUP BY p.row
