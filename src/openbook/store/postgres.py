@@ -247,7 +247,7 @@ class PostgresStore:
         with self.snapshot():
             return {"backend": self.backend, "location": self.location, "schema_version": self.schema_version(),
                     "server_version": self.conn.info.server_version, "generation": self._generation(),
-                    "manifest": self._manifest(), "read_only": self.read_only,
+                    "manifest": self._manifest_with_counts(), "read_only": self.read_only,
                     "ingest_running": self.writer_active()}
 
     # ------------------------------------------------------------------ writers and transactions
@@ -486,13 +486,14 @@ class PostgresStore:
         old_emb = manifest.get("embedding")
         new_ids = [c.chunk_id for c in chunks]
         reused: dict[str, np.ndarray] = {}
-        wanted = [c for c in new_ids if c in set(reuse)]
+        reuse_set = set(reuse)
+        wanted = [c for c in new_ids if c in reuse_set]
         if embedder is not None and old_emb and not reembed and wanted:
             reused = {r[0]: _vec(r[1]) for r in self.conn.execute(
                 "SELECT chunk_id, embedding FROM index_rows WHERE chunk_id = ANY(%s) AND embedding IS NOT NULL",
                 (wanted,))}
         self._delete_rows(set(removed) | set(new_ids))
-        kept = int(self.conn.execute("SELECT count(*) FROM index_rows").fetchone()[0])
+        kept = self._stats()[0]
 
         # vectors: which rows get one, and which must be computed
         embedded = 0
@@ -525,9 +526,10 @@ class PostgresStore:
                 self._set_dim(dim)
 
         self._append_rows(chunks, terms, vectors)
-        stats = self.conn.execute("SELECT count(*), coalesce(sum(length), 0), count(DISTINCT doc_id) "
-                                  "FROM index_rows").fetchone()
-        self.conn.execute("UPDATE index_stats SET rows = %s, total_length = %s", (stats[0], stats[1]))
+        # N and the total length change by what was added and removed (no scan of the whole index)
+        self.conn.execute("UPDATE index_stats SET rows = rows + %s, total_length = total_length + %s",
+                          (len(chunks), sum(len(t) for t in terms)))
+        stats = self._stats()
         self._bump()
         has_vectors = bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM index_rows WHERE embedding IS NOT "
                                              "NULL)").fetchone()[0])
@@ -550,25 +552,30 @@ class PostgresStore:
             emb = None
         manifest = {"format_version": INDEX_FORMAT, "analyzer": dict(settings.analyzer),
                     "bm25": {"k1": settings.k1, "b": settings.b, "idf": "lucene"},
-                    "chunking": dict(settings.chunking), "rows": int(stats[0]), "documents": int(stats[2]),
+                    "chunking": dict(settings.chunking), "rows": int(stats[0]),
                     "embedding": emb}
         self.conn.execute("INSERT INTO meta VALUES ('manifest', %s) ON CONFLICT (key) DO UPDATE SET value = "
                           "EXCLUDED.value", (_json(manifest),))
         return embedded
 
-    def _delete_rows(self, chunk_ids: set[str]) -> None:
+    def _delete_rows(self, chunk_ids: set[str]) -> int:
+        """Remove these chunks' index rows and postings (df and N/total length follow); returns how many."""
         if not chunk_ids:
-            return
-        rows = [r[0] for r in self.conn.execute("SELECT row FROM index_rows WHERE chunk_id = ANY(%s)",
-                                                (list(chunk_ids),))]
+            return 0
+        found = self.conn.execute("SELECT row, length FROM index_rows WHERE chunk_id = ANY(%s)",
+                                  (list(chunk_ids),)).fetchall()
+        rows = [r[0] for r in found]
         if not rows:
-            return
+            return 0
         self.conn.execute(
             "WITH gone AS (DELETE FROM postings WHERE row = ANY(%s) RETURNING term_id), "
             "n AS (SELECT term_id, count(*) AS c FROM gone GROUP BY term_id) "
             "UPDATE terms t SET df = t.df - n.c FROM n WHERE t.term_id = n.term_id", (rows,))
         self.conn.execute("DELETE FROM terms WHERE df <= 0")
         self.conn.execute("DELETE FROM index_rows WHERE row = ANY(%s)", (rows,))
+        self.conn.execute("UPDATE index_stats SET rows = rows - %s, total_length = total_length - %s",
+                          (len(rows), sum(r[1] for r in found)))
+        return len(rows)
 
     def _reembed_kept(self, embedder: VectorSource) -> int:
         ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM index_rows ORDER BY row")]
@@ -641,6 +648,13 @@ class PostgresStore:
     def _manifest(self) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'manifest'").fetchone()
         return row[0] if row else None
+
+    def _manifest_with_counts(self) -> dict[str, Any] | None:
+        manifest = self._manifest()
+        stats = self.corpus_stats()
+        if manifest is not None and stats is not None:
+            manifest = {**manifest, "rows": stats.chunks, "documents": stats.documents}
+        return manifest
 
     def _cached(self, name: str, gen: int, compute: Callable[[], Any]) -> Any:
         hit = self._cache.get(name)
