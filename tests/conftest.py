@@ -38,3 +38,9 @@ def postgres_url(postgres_server, request) -> str:
     import hashlib
 
     return postgres_server.create_database("t_" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16])
+
+
+@pytest.fixture
+def postgresql_location(postgres_url) -> str:
+    """The conformance suite's PostgreSQL backend (``tests/store/test_conformance.py``): a fresh database."""
+    return postgres_url

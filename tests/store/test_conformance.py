@@ -42,7 +42,7 @@ def embedded_location(tmp_path: Path) -> str:
     return str(tmp_path / "store")
 
 
-BACKENDS: list[str] = ["embedded_location"]
+BACKENDS: list[str] = ["embedded_location", "postgresql_location"]
 """One fixture name per backend; each fixture returns the location of a fresh store. Append yours."""
 
 ANALYZER = Analyzer()
