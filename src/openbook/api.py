@@ -30,6 +30,7 @@ from .types import Answer, Hit, Passage
 
 if TYPE_CHECKING:
     from .answer.pipeline import Answerer
+    from .store.copy import CopyReport
     from .ingest.pipeline import IngestReport, Ingester
 
 _INGEST_NAMES = ("IngestReport", "IngestInterrupted", "nfc", "STAGES", "BATCH_MIN_CHUNKS", "BATCH_EMBED_SECONDS",
@@ -65,7 +66,41 @@ def database_errors() -> tuple[type[BaseException], ...]:
     ``StoreError`` (the CLI reports them in one line)."""
     import sqlite3
 
-    return (sqlite3.Error,)
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+    try:
+        import psycopg  # the postgresql store's driver, when installed
+    except ImportError:
+        return errors
+    return (*errors, psycopg.Error)
+
+
+def copy_store(src: str | Path, dst: str | Path, config: Config | None = None,
+               progress: Callable[[int, int], None] | None = None) -> "CopyReport":
+    """Copy the store at ``src`` into a new or empty store at ``dst`` (folders or backend URLs, any pair of
+    backends) without re-embedding: documents, chunks, version links, the index and its vectors.
+
+    Args:
+        config: BM25 k1/b and ANN threshold for the destination (the analyzer and chunking settings are the
+            source's); None: the source's k1/b.
+        progress: called with ``(documents copied, documents total)`` after each committed batch.
+
+    Raises:
+        StoreError: ``src`` missing or empty, ``dst`` not empty, or a backend unreachable.
+    """
+    from .store.copy import copy_store as _copy
+
+    settings = None
+    if config is not None:
+        settings = IndexSettings(k1=config.bm25.k1, b=config.bm25.b, ann_threshold=config.embedding.ann_threshold)
+    source = open_store(src)
+    try:
+        target = open_store(dst, create=True)
+        try:
+            return _copy(source, target, settings, progress)
+        finally:
+            target.close()
+    finally:
+        source.close()
 
 
 class Engine:

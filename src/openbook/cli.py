@@ -45,8 +45,9 @@ def _engine(cfg: Config, create: bool = False) -> Iterator[Any]:
         engine.close()
 
 
-store_option = click.option("--store", "store", default=None, metavar="DIR",
-                            help="Store folder (default ./.openbook, or $OPENBOOK_STORE).")
+store_option = click.option("--store", "store", default=None, metavar="DIR|URL",
+                            help="Store folder, or postgresql://USER@HOST:PORT/DB (default ./.openbook, or "
+                                 "$OPENBOOK_STORE, or [store] url in openbook.toml).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 role_option = click.option("--role", "roles", multiple=True, metavar="ROLE",
                            help="An access role the user holds (repeatable). No role: public documents only.")
@@ -455,7 +456,7 @@ def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: st
     flags = {"retrieval.rerank": rerank, "retrieval.hops": hops, "embedding.model": embedder, "embedding.enabled": False if no_embed else None}
     flags.update({**_transform_flags(transform), **_llm_flags(llm, base_url)})
     cfg = _config(ctx, None, flags)
-    report = run_retrieval_eval(Path(dataset), Path(store) if store else None, cfg, mode, Path(out_dir),
+    report = run_retrieval_eval(Path(dataset), store or None, cfg, mode, Path(out_dir),
                                 Path(baseline) if baseline else None, tolerance, progress=sys.stderr.isatty())
     click.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else format_retrieval_report(report))
     if not report.ok:
@@ -494,13 +495,13 @@ def eval_answers(ctx: click.Context, dataset: str | None, sample: int | None, se
     if dataset is not None:
         if questions or docs:
             raise click.UsageError("give either --dataset or --questions/--docs, not both")
-        qa = run_qa_eval(Path(dataset), Path(store) if store else None, cfg, sample, seed, Path(out_dir),
+        qa = run_qa_eval(Path(dataset), store or None, cfg, sample, seed, Path(out_dir),
                          progress=sys.stderr.isatty())
         click.echo(json.dumps(qa.to_dict(), ensure_ascii=False) if as_json else format_qa_report(qa))
         return
     if not questions or not docs:
         raise click.UsageError("give --dataset BEIR_DIR, or --questions FILE and --docs DIR for a lab")
-    report = run_answer_eval(Path(questions), Path(docs), Path(store) if store else None, cfg)
+    report = run_answer_eval(Path(questions), Path(docs), store or None, cfg)
     click.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else format_answer_report(report))
     if not report.ok:
         ctx.exit(EXIT_ERROR)
@@ -615,6 +616,28 @@ def serve(ctx: click.Context, store: str | None, host: str, port: int, no_embed:
     click.echo(f"openbook serving {cfg.store} on http://{host}:{port}/ "
                f"({'API keys required' if keys.required else 'no keys: public documents only'})", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@cli.group("store")
+def store_group() -> None:
+    """Move a corpus between store backends (a folder, postgresql://...)."""
+
+
+@store_group.command("copy")
+@click.argument("src", metavar="SRC")
+@click.argument("dst", metavar="DST")
+@click.pass_context
+def store_copy(ctx: click.Context, src: str, dst: str) -> None:
+    """Copy the store SRC into the new or empty store DST without re-embedding (documents, chunks, versions, the
+    index and its vectors), e.g. `openbook store copy .openbook postgresql://me@db:5432/corpus` and back."""
+    from .api import copy_store
+
+    cfg = _config(ctx, None)
+    report = copy_store(src, dst, cfg, progress=lambda done, total: click.echo(
+        f"  {done}/{total} documents", err=True))
+    vectors = f"{report.vectors} vectors ({report.model}) copied, none re-embedded" if report.model else \
+        "no vectors (a BM25-only store)"
+    click.echo(f"copied {report.documents} documents, {report.chunks} chunks and {vectors} from {src} to {dst}")
 
 
 @cli.group()

@@ -256,7 +256,7 @@ def evaluate_answers(engine: Any, questions: Sequence[LabQuestion],
     return results
 
 
-def run_answer_eval(questions: Path, docs: Path, store: Path | None, config: Config) -> AnswerReport:
+def run_answer_eval(questions: Path, docs: Path, store: str | Path | None, config: Config) -> AnswerReport:
     """Evaluate answers on a lab end to end (what ``openbook eval answers`` runs).
 
     Ingests ``docs`` into ``store`` (or a throw-away store when None), asks every question of
@@ -280,7 +280,7 @@ def run_answer_eval(questions: Path, docs: Path, store: Path | None, config: Con
     if not Path(docs).is_dir():
         raise EvaluationError(f"documents folder {docs} not found")
     with tempfile.TemporaryDirectory(prefix="openbook-answers-") as tmp:
-        store_dir = Path(store) if store is not None else Path(tmp) / "store"
+        store_dir = store if store is not None else Path(tmp) / "store"  # a folder or a URL
         engine = Engine.open(store_dir, config, create=True)
         try:
             ingest = engine.ingest([Path(docs)], sync=True)
@@ -573,7 +573,7 @@ def write_refusal_curve(results: Sequence[QAResult], path: Path, title: str,
     return path
 
 
-def run_qa_eval(dataset: Path, store: Path | None, config: Config, sample: int | None = None, seed: int = 7,
+def run_qa_eval(dataset: Path, store: str | Path | None, config: Config, sample: int | None = None, seed: int = 7,
                 out_dir: Path | None = None, progress: bool = False) -> QAReport:
     """Evaluate answers on a BEIR QA folder end to end (what ``openbook eval answers --dataset`` runs).
 
@@ -593,7 +593,7 @@ def run_qa_eval(dataset: Path, store: Path | None, config: Config, sample: int |
     questions = sample_questions(load_qa_questions(Path(dataset)), sample, seed)
     results: list[QAResult] = []
     with tempfile.TemporaryDirectory(prefix="openbook-qa-") as tmp:
-        store_dir = Path(store) if store is not None else Path(tmp) / "store"
+        store_dir = store if store is not None else Path(tmp) / "store"  # a folder or a URL
         engine = Engine.open(store_dir, config, create=True)
         try:
             ingest = engine.ingest([data.corpus], sync=True, progress=progress)

@@ -191,7 +191,7 @@ def compare_to_baseline(metrics: Mapping[str, float], baseline: Mapping[str, flo
     return deltas, regressions
 
 
-def run_retrieval_eval(dataset: Path, store: Path | None, config: Config, mode: str | None, out_dir: Path,
+def run_retrieval_eval(dataset: Path, store: str | Path | None, config: Config, mode: str | None, out_dir: Path,
                        baseline: Path | None = None, tolerance: float = DEFAULT_TOLERANCE,
                        progress: bool = False) -> RetrievalReport:
     """Evaluate retrieval on a BEIR folder end to end (what ``openbook eval retrieval`` runs).
@@ -222,7 +222,7 @@ def run_retrieval_eval(dataset: Path, store: Path | None, config: Config, mode: 
     base = load_baseline(baseline) if baseline is not None else None
     mode_name = mode or config.retrieval.mode
     with tempfile.TemporaryDirectory(prefix="openbook-eval-") as tmp:
-        store_dir = Path(store) if store is not None else Path(tmp) / "store"
+        store_dir = store if store is not None else Path(tmp) / "store"  # a folder or a URL
         engine = Engine.open(store_dir, config, create=True)
         try:
             start = time.perf_counter()

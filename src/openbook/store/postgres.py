@@ -261,7 +261,7 @@ class PostgresStore:
             got = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (_LOCK_KEY,)).fetchone()[0]
             if not got:
                 if on_wait is not None:
-                    on_wait(f"another ingest is writing to {self.location}; waiting for it to finish")
+                    on_wait(f"waiting for another openbook ingest or delete on {self.location} to finish ...")
                 self.conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
         self._locks += 1
         try:
