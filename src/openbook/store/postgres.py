@@ -149,6 +149,9 @@ _LOCK_KEY = zlib.crc32(b"openbook.store.write") - 2**31
 
 HNSW_INDEX = "index_rows_hnsw"
 
+VACUUM_AFTER_ROWS = 1000
+"""A commit that added at least this many index rows is followed by ``VACUUM (ANALYZE)`` of the index tables."""
+
 
 def _redact(url: str) -> str:
     """The URL without its password (what messages and ``location`` show)."""
@@ -179,6 +182,7 @@ class PostgresStore:
         self._snapshots = 0
         self._write_tx = False
         self._dirty = False
+        self._added = 0
         self._cache: dict[str, tuple[int, Any]] = {}
         self._checked_gen = -1
 
@@ -298,11 +302,17 @@ class PostgresStore:
                 self.conn.execute("UPDATE index_stats SET generation = generation + 1 WHERE id = 1")
             self._write_tx = self._dirty = False
             self.conn.execute("COMMIT")
+            added, self._added = self._added, 0
+            if added >= VACUUM_AFTER_ROWS:
+                # mark the new postings pages all-visible (BM25 reads them by index-only scans) and refresh the
+                # planner's statistics now rather than whenever autovacuum comes by; it reads only new pages
+                self.conn.execute("VACUUM (ANALYZE) openbook.postings, openbook.index_rows, openbook.terms")
 
     def rollback(self) -> None:
         """Undo the open write transaction, if any."""
         if self._write_tx:
             self._write_tx = self._dirty = False
+            self._added = 0
             if not self.conn.closed:
                 self.conn.execute("ROLLBACK")
 
@@ -529,6 +539,7 @@ class PostgresStore:
         # N and the total length change by what was added and removed (no scan of the whole index)
         self.conn.execute("UPDATE index_stats SET rows = rows + %s, total_length = total_length + %s",
                           (len(chunks), sum(len(t) for t in terms)))
+        self._added += len(chunks)
         stats = self._stats()
         self._bump()
         has_vectors = bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM index_rows WHERE embedding IS NOT "
