@@ -41,3 +41,13 @@ def test_min_coverage_still_loads_but_says_it_is_not_read(tmp_path, capsys):
     assert "min_coverage is no longer read" in capsys.readouterr().err
     load_config(None, environ={})
     assert capsys.readouterr().err == ""
+
+
+def test_store_url_table_equals_the_store_key(tmp_path):
+    f = tmp_path / "openbook.toml"
+    f.write_text('[store]\nurl = "postgresql://ana@db:5432/corpus"\n', encoding="utf-8")
+    assert load_config(f).store == "postgresql://ana@db:5432/corpus"
+    assert load_config(f, environ={"OPENBOOK_STORE": "/data/store"}).store == "/data/store"
+    f.write_text('[store]\nuri = "x"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[store\] takes one key, url"):
+        load_config(f)
