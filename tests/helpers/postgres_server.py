@@ -15,7 +15,7 @@ Usage::
         url = server.url("openbook_test")    # postgresql://postgres@/openbook_test?host=/tmp/...
         ...
 
-    python tests/helpers/postgres_server.py  # start one and print its URL; Ctrl-C stops it
+    python tests/helpers/postgres_server.py  # start one and print its URL; Ctrl-C or SIGTERM stops it
 """
 
 from __future__ import annotations
@@ -204,6 +204,9 @@ def fresh_database(label: str) -> str:
 
 
 if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # kill PID stops the server too
     t0 = time.perf_counter()
     srv = PostgresServer.start()
     print(f"started in {time.perf_counter() - t0:.2f} s: {srv.url('postgres')}", flush=True)
