@@ -239,6 +239,8 @@ class RandomVectors:
         self.dim = dim
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
         out = np.stack([np.random.default_rng(zlib.crc32(t.encode())).standard_normal(self.dim, dtype=np.float32)
                         for t in texts])
         return out / np.linalg.norm(out, axis=1, keepdims=True)
