@@ -295,14 +295,12 @@ def synthetic(args: argparse.Namespace) -> None:
             store = open_store(location, create=True)
             store.configure(settings)
             t0 = time.perf_counter()
-            embed_s = 0.0
             with store.write_lock():
                 for start in range(0, len(chunks), args.batch):
                     part = slice(start, start + args.batch)
                     with store.transaction():
                         for d, c in zip(docs[part], chunks[part]):
                             store.put_document(d, "/synthetic", [c], d.content_hash)
-                        e0 = time.perf_counter()
                         store.write_index((), chunks[part], terms[part], embedder=vectors)
                     print(f"  {backend}: {min(start + args.batch, len(chunks))} chunks, "
                           f"{time.perf_counter() - t0:.0f} s", flush=True)

@@ -38,9 +38,7 @@ and so see whole batches or nothing.
 from __future__ import annotations
 
 import json
-import math
 import zlib
-from collections import Counter
 from contextlib import contextmanager
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
@@ -56,20 +54,10 @@ except ImportError as exc:  # pragma: no cover - the optional extra is missing
                       f"({exc})", name=exc.name) from None
 
 from ..errors import StoreError, StoreVersionError
-try:
-    from ..retrieve.filters import acl_roles
-except ImportError:  # TODO(rebase): the refactor moves the access rule to retrieve.filters.acl_roles
-    def acl_roles(acl: Any) -> tuple[str, ...]:
-        if acl is None or acl == "" or (isinstance(acl, (list, tuple, set)) and not acl):
-            return ()
-        if isinstance(acl, str):
-            return (acl,)
-        if isinstance(acl, (list, tuple, set)):
-            return tuple(str(a) for a in acl)
-        return (str(acl),)
+from ..retrieve.filters import acl_roles
 from ..types import Chunk, Document, Hit
 from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource,
-                   Visibility)
+                   Visibility, empty_store_error)
 
 SCHEMA = "openbook"
 SCHEMA_VERSION = 1
@@ -685,11 +673,7 @@ class PostgresStore:
         """``(N, avgdl, generation)``, refusing an empty store and an index built with other analyzer settings."""
         rows, total, gen = self._stats()
         if rows == 0:
-            if self.writer_active():
-                raise StoreError(f"store {self.location} has no documents yet: an ingest into it is running; "
-                                 f"search again when it has committed its first batch")
-            raise StoreError(f"store {self.location} is empty: run `openbook ingest PATH --store "
-                             f"{self.location}` first")
+            raise empty_store_error(self)
         if gen != self._checked_gen:
             manifest = self._manifest() or {}
             if manifest.get("format_version") != INDEX_FORMAT or \
