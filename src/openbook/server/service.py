@@ -36,7 +36,9 @@ class Service:
     """
 
     def __init__(self, store: str | Path, config: Config, readers: int | None = None) -> None:
-        self.store = Path(store)
+        from ..store import backend_name
+
+        self.store = Path(store) if backend_name(store) == "embedded" else store  # a URL stays as it is
         self.config = config
         self.readers = readers or min(4, os.cpu_count() or 1)
         Engine.open(self.store, config, create=True).close()
