@@ -171,6 +171,7 @@ class PostgresStore:
         self._write_tx = False
         self._dirty = False
         self._added = 0
+        self._snap_stats: tuple[int, int, int] | None = None
         self._cache: dict[str, tuple[int, Any]] = {}
         self._checked_gen = -1
 
@@ -347,6 +348,7 @@ class PostgresStore:
             yield
         finally:
             self._snapshots -= 1
+            self._snap_stats = None
             if self._in_tx() and not self.conn.closed:
                 self.conn.execute("COMMIT")
 
@@ -666,8 +668,14 @@ class PostgresStore:
 
     def _stats(self) -> tuple[int, int, int]:
         """``(rows, total_length, generation)`` of the current snapshot."""
+        pinned = self._snapshots > 0 and not self._write_tx  # a read snapshot: read it once
+        if pinned and self._snap_stats is not None:
+            return self._snap_stats
         r = self.conn.execute("SELECT rows, total_length, generation FROM index_stats WHERE id = 1").fetchone()
-        return int(r[0]), int(r[1]), int(r[2])
+        stats = int(r[0]), int(r[1]), int(r[2])
+        if pinned:
+            self._snap_stats = stats
+        return stats
 
     def _require_index(self) -> tuple[int, float, int]:
         """``(N, avgdl, generation)``, refusing an empty store and an index built with other analyzer settings."""
@@ -700,7 +708,8 @@ class PostgresStore:
             return self._cached("stats", gen, compute)
 
     def embedding(self) -> EmbeddingInfo | None:
-        manifest = self._manifest()
+        with self.snapshot():
+            manifest = self._cached("manifest", self._stats()[2], self._manifest)
         emb = (manifest or {}).get("embedding")
         if not emb:
             return None
