@@ -174,11 +174,15 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     question_terms = set(analyzer.analyze(question))
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
+        # a sentence inherits its document's subject (title and section heading): "Its headquarters are in
+        # Murray Hill." under "Nokia Bell Labs" answers a question naming Bell Labs and headquarters
+        subject = frozenset(analyzer.analyze_document(" ".join(x for x in (p.chunk.title, p.chunk.section) if x)))
         for sent in _sentences(p):
             st = frozenset(analyzer.analyze_document(sent))
             if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
                 st = st - (numbers - _standalone_numbers(sent))
-            scov = coverage(terms, weights, st)
+            # (only a sentence that shares a term with the question itself is a candidate)
+            scov = coverage(terms, weights, st | subject) if set(terms) & st else 0.0
             typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
             lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) + typed - (0.5 if p.chunk.doc_id in older else 0.0)
             lexical -= ECHO_PENALTY if _echoes(sent, question_terms, analyzer) else 0.0
@@ -235,7 +239,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     covered = set(candidates[0].terms)
     top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
     hop = _bridge_sentence(candidates[0], [c for c in candidates if c.passage.chunk.doc_id not in older],
-                           analyzer, terms, kind, question)
+                           analyzer, terms, weights, kind, question)
     if hop is not None and config.max_sentences > 1:
         chosen.append(hop)
         covered |= hop.terms
@@ -311,29 +315,38 @@ def _standalone_numbers(text: str) -> set[str]:
 
 
 def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
-                     terms: Sequence[str], kind: str | None, question: str) -> _Candidate | None:
+                     terms: Sequence[str], weights: np.ndarray, kind: str | None,
+                     question: str) -> _Candidate | None:
     """The second hop of a multi-hop answer: when the answering passage names another passage's document
-    (all of its title terms), the best sentence of that passage that adds a question term or holds the
-    expected answer type; None when there is no such passage or sentence."""
-    named: set[str] = set()
+    (all of its title terms: "... starring Shirley Temple" -> "Shirley Temple"), the sentence of that passage
+    that adds the largest idf share of question terms the answering sentence and its document's title lack
+    (best-scored first on ties), or else the best one holding the expected answer type; None when there is no
+    such passage or sentence."""
+    top_doc = top.passage.chunk.doc_id
     top_passage = set(analyzer.analyze(top.passage.chunk.text))
     question_terms = set(analyzer.analyze(question))
+    linked: set[str] = set()
     for c in candidates:
         doc = c.passage.chunk.doc_id
-        if doc == top.passage.chunk.doc_id or doc in named:
+        if doc == top_doc or doc in linked:
             continue
         title = set(analyzer.analyze(c.passage.chunk.title))
         if title and title <= top_passage and not title <= question_terms:
-            named.add(doc)
-    if not named:
+            linked.add(doc)
+    if not linked:
         return None
+    covered = set(top.terms) | set(analyzer.analyze(top.passage.chunk.title))
+    best: tuple[float, _Candidate] | None = None
+    typed: _Candidate | None = None
     for c in candidates:  # best first
-        if c.passage.chunk.doc_id not in named:
+        if c.passage.chunk.doc_id not in linked:
             continue
-        adds = {t for t in terms if t in c.terms and t not in top.terms}
-        if adds or (kind is not None and has_answer_type(c.text, kind, question)):
-            return c
-    return None
+        gain = coverage(terms, weights, {t for t in c.terms if t not in covered})
+        if gain > 0 and (best is None or gain > best[0] + 1e-9):
+            best = (gain, c)
+        if typed is None and kind is not None and has_answer_type(c.text, kind, question):
+            typed = c
+    return best[1] if best is not None else typed
 
 
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
