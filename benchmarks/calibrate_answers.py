@@ -87,7 +87,7 @@ def main() -> None:
                     help="BEIR folder of an unrelated corpus: the calibration questions asked there are negatives")
     ap.add_argument("--store-root", default="/tmp/answer-stores")
     ap.add_argument("--per-set", type=int, default=300)
-    ap.add_argument("--answered", type=float, default=0.92)
+    ap.add_argument("--answered", type=float, default=0.95)
     ap.add_argument("--l2", type=float, default=0.01)
     ap.add_argument("--drop", default="", help="comma-separated features to leave out (weight 0)")
     ap.add_argument("--dump", default=None, help="write the feature rows as JSON lines here")

@@ -127,17 +127,18 @@ def answerability(features: Mapping[str, float], language: str) -> float:
 
 
 # Fitted by benchmarks/calibrate_answers.py (logistic regression with monotone weights, L2 0.0003) on the
-# calibration split; the bias is shifted so that 0.5 is the operating point chosen there: 97% of calibration
-# positives answered (the aim is >= 95% answered on held-out questions). Command in BENCHMARKS.md.
+# calibration split; the bias is shifted so that 0.5 is the operating point chosen there: 95% of calibration
+# positives answered, the stated aim for answered positives (--answered 0.95). Refitted after sentences
+# began to inherit their document's title (sentence_coverage changed meaning). Command in BENCHMARKS.md.
 ANSWERABILITY_MODEL: dict[str, dict[str, float]] = {
     "en": {
-        "bias": -3.6719, "passage_coverage": 1.7137, "sentence_coverage": 0.8852, "rare_in_passage": 0.9339,
-        "unseen": -0.2306, "bm25_norm": 1.9362, "union_coverage": 2.7381, "bridge_coverage": 2.4582,
-        "names_found": 0.336,
+        "bias": -3.9901, "passage_coverage": 1.6267, "sentence_coverage": 2.1997, "rare_in_passage": 0.6369,
+        "unseen": -0.3344, "bm25_norm": 1.6157, "union_coverage": 2.3247, "bridge_coverage": 2.1127,
+        "names_found": 0.3755,
     },
     "zh": {
-        "bias": -4.4625, "passage_coverage": 2.4493, "sentence_coverage": 3.1717, "rare_in_sentence": 0.9048,
-        "rare_in_passage": 3.6055, "unseen": -0.1626, "bm25_norm": 3.0195, "few_terms": -0.2386,
-        "union_coverage": 1.1334, "bridge_coverage": 0.5094,
+        "bias": -4.7351, "passage_coverage": 1.2492, "sentence_coverage": 5.6437, "rare_in_sentence": 0.1111,
+        "rare_in_passage": 3.4934, "unseen": -0.1495, "bm25_norm": 2.469, "few_terms": -0.2409,
+        "union_coverage": 0.8972, "bridge_coverage": 0.3571,
     },
 }
