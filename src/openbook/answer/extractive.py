@@ -76,6 +76,7 @@ class _Candidate:
     score: float
     coverage: float
     terms: frozenset[str]
+    subject: frozenset[str] = frozenset()
 
 
 def content_terms(question: str, analyzer: Analyzer) -> list[str]:
@@ -186,7 +187,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
             lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) + typed - (0.5 if p.chunk.doc_id in older else 0.0)
             lexical -= ECHO_PENALTY if _echoes(sent, question_terms, analyzer) else 0.0
-            pool.append((lexical, scov, p, sent, st))
+            pool.append((lexical, scov, p, sent, st, subject))
     # the embedder reads only the few strongest sentences (lexical score plus their passage's cosine from the
     # dense leg, which costs nothing): embedding is the slow part of an offline answer on a hybrid store
     pool.sort(key=lambda x: -(x[0] + _passage_cosine(x[2])))
@@ -205,17 +206,17 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     codes = {t for t in terms if _CODE_RE.match(t)}
     pinned = bool(codes) and any(codes <= x[4] for x in pool)
     candidates: list[_Candidate] = []
-    for (lexical, scov, p, sent, st), sem in zip(pool, semantic):
+    for (lexical, scov, p, sent, st, subject), sem in zip(pool, semantic):
         if scov <= 0 and sem < 0.5:
             continue
         score = lexical + SEMANTIC_WEIGHT * sem - (1.0 if pinned and not codes <= st else 0.0)
-        candidates.append(_Candidate(p, sent, score, scov, st))
+        candidates.append(_Candidate(p, sent, score, scov, st, subject))
     if not candidates:
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
                       notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
     candidates.sort(key=lambda c: -c.score)
     features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
-                               stats)
+                               stats, candidates)
     confidence = answerability(features, language)
     if confidence < config.min_confidence:
         cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
@@ -351,14 +352,20 @@ def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer
 
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
                     passage_terms: Sequence[set[str]], passage_coverage: float, top: _Candidate,
-                    kind: str | None, stats: TermStats) -> dict[str, float]:
+                    kind: str | None, stats: TermStats,
+                    candidates: Sequence[_Candidate] = ()) -> dict[str, float]:
     """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
 
     ``rare_*``: idf-weighted share of the question's rarest content terms (the top third by idf, at least one)
     found in the answering sentence / in any of the two best passages; ``unseen``: idf share of terms the
     corpus never contains; ``type_missing``: 1 when the question asks for a person/date/place/number/duration
     and the sentence holds none beyond the question's own words; ``bm25_norm``: the best passage's BM25 score
-    over its bound ``(k1 + 1) * sum(idf)`` (0 without a BM25 leg); ``few_terms``: 1 / number of content terms.
+    over its bound ``(k1 + 1) * sum(idf)`` (0 without a BM25 leg); ``few_terms``: 1 / number of content terms;
+    ``two_sentences`` / ``rare_two`` / ``names_two``: idf share of the question's terms / of its rarest terms /
+    share of the names it states (``question_names``; 1 when none) found in the answering sentence plus the
+    one other candidate sentence that adds most to it, each sentence counted with its document's title and
+    heading (an answer composed of two sentences, as a multi-hop question needs, explains the whole question;
+    hard negatives on the same topic explain only a part).
     """
     total = float(weights.sum()) or 1.0
     order = np.argsort(-weights, kind="stable")
@@ -388,7 +395,17 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     names = [set(analyzer.analyze(n)) for n in question_names(question)]
     names = [n for n in names if n]
     names_found = (sum(1 for n in names if any(n <= pt for pt in passage_terms[:4])) / len(names)) if names else 1.0
+    covered = top.terms | top.subject
+    gain, second = 0.0, frozenset()
+    for c in candidates[1:SECOND_SENTENCES]:
+        g = coverage(terms, weights, (c.terms | c.subject) - covered)
+        if g > gain:
+            gain, second = g, c.terms | c.subject
+    both = covered | second
     return {
+        "two_sentences": min(top.coverage + gain, 1.0),
+        "rare_two": sum(w for t, w in zip(rare, rare_w) if t in both) / rare_total,
+        "names_two": (sum(1 for n in names if n <= both) / len(names)) if names else 1.0,
         "names_found": names_found,
         "passage_coverage": passage_coverage,
         "sentence_coverage": top.coverage,
@@ -405,6 +422,9 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
         "bridge_coverage": bridge_cov,
         "titles_named": min(len(named), 2) / 2,
     }
+
+
+SECOND_SENTENCES = 40  # candidates searched for the second sentence of ``two_sentences``
 
 
 _NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
