@@ -430,17 +430,24 @@ SECOND_SENTENCES = 40  # candidates searched for the second sentence of ``two_se
 _NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
 
 
+_NAME_JOIN = re.compile(r"\s+(?:and|or)\s+")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+
+
 def question_names(question: str) -> list[str]:
-    """Names the question states: runs of capitalised words (``Kiss and Tell``, ``Lewiston Maineiacs``),
-    case-folded, without the question's first word unless the run goes on; quoted titles whole."""
+    """Names the question states: runs of capitalised words (``Lewiston Maineiacs``), cut at "and"/"or" and
+    without a leading article, case-folded, without the question's first word unless the run goes on; quoted
+    titles whole (``"Kiss and Tell"``)."""
     names = [m.group(1) or m.group(2) for m in re.finditer(r'"([^"]{2,80})"|“([^”]{2,80})”', question)]
     for m in _NAME_RE.finditer(question):
-        name = m.group(0).strip(" .")
+        run = m.group(0).strip(" .")
         if m.start() == 0:
-            first, _, rest = name.partition(" ")
-            name = rest
-        if len(name) >= 3 and " " in name or (len(name) >= 4 and m.start() > 0):
-            names.append(name)
+            first, _, run = run.partition(" ")
+        # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
+        for k, name in enumerate(_NAME_JOIN.split(run)):
+            name = _ARTICLE.sub("", name)
+            if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
+                names.append(name)
     return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
 
 
