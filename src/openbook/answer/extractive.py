@@ -264,6 +264,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             continue
         chosen.append(c)
         covered |= c.terms
+    for c in candidates[1:]:  # a slot left over goes to a near-tie of the first sentence in its document,
+        # which words alone cannot tell apart from it ("X is ..." and "X was ..." covering the same terms)
+        if len(chosen) >= config.max_sentences or c.score < NEAR_TIE * chosen[0].score:
+            break
+        if c.passage.chunk.doc_id == top_doc and all(c.text != x.text for x in chosen) and \
+                not _echoes(c.text, question_terms, analyzer):
+            chosen.append(c)
     top = chosen[0]
     older_note = ""
     for c in candidates[1:]:  # name an older, superseded version of the top answer with its date
@@ -288,6 +295,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
 
 TYPE_BONUS = 0.3
+NEAR_TIE = 0.9  # a second sentence of the top document scoring at least this share of the first joins it
 ECHO_PENALTY = 0.5
 _QUESTION_END = re.compile(r"[?？؟]\W*$")
 
