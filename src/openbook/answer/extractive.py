@@ -438,6 +438,7 @@ SECOND_SENTENCES = 40  # candidates searched for the second sentence of ``two_se
 _NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
 
 
+_QUOTED_RE = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”')
 _NAME_JOIN = re.compile(r"\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
 
@@ -446,8 +447,9 @@ def question_names(question: str) -> list[str]:
     """Names the question states: runs of capitalised words (``Lewiston Maineiacs``), cut at "and"/"or" and
     without a leading article, case-folded, without the question's first word unless the run goes on; quoted
     titles whole (``"Kiss and Tell"``)."""
-    names = [m.group(1) or m.group(2) for m in re.finditer(r'"([^"]{2,80})"|“([^”]{2,80})”', question)]
-    for m in _NAME_RE.finditer(question):
+    names = [m.group(1) or m.group(2) for m in _QUOTED_RE.finditer(question)]
+    unquoted = _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), question)
+    for m in _NAME_RE.finditer(unquoted):
         run = m.group(0).strip(" .")
         if m.start() == 0:
             first, _, run = run.partition(" ")
