@@ -78,3 +78,14 @@ def test_without_its_second_hop_the_bridge_question_is_refused(engine: Engine) -
 ])
 def test_question_names(question: str, names: list[str]) -> None:
     assert question_names(question) == names
+
+
+def test_an_unseen_measurement_counts_through_its_number_and_unit(engine: Engine) -> None:
+    from openbook.answer.extractive import term_weights
+
+    terms = engine.analyzer.analyze("a 9-hour stop at the laboratory with error E-2043")
+    assert {"9-hour", "9", "hour", "e-2043"} <= set(terms)
+    w = dict(zip(terms, term_weights(terms, engine)))
+    assert w["9-hour"] == 0.0  # "9" and "hour" carry it
+    lab = engine.analyzer.analyze("laboratory")[0]
+    assert w["e-2043"] == max(w.values()) > w[lab] > 0  # an unseen identifier keeps the largest idf

@@ -93,9 +93,17 @@ def term_weights(terms: Sequence[str], stats: TermStats) -> np.ndarray:
     A CJK bigram the corpus never contains but whose characters it does contain is most often a cut across two
     words (``室的`` from ``办公室的``): it gets weight 0. Any other unseen term (``australia``, ``深圳``) keeps the
     largest idf, since a question about something the corpus never names is a sign it cannot be answered.
+    An unseen measurement written as one word (``9-hour``) whose number and unit are terms too gets weight 0.
     """
     weights = np.asarray(stats.idf(terms), dtype=np.float64).copy()
     top = float(weights.max()) if len(weights) else 0.0
+    present = set(terms)
+    for i, t in enumerate(terms):
+        # a measurement written as one word ("9-hour", "25-foot") is also its number and its unit, which count
+        # on their own; the joined form missing from the corpus says nothing (unlike an identifier, E-2043)
+        m = _MEASURE_RE.match(t)
+        if m and {m.group(1), m.group(2)} <= present and not _seen(t, stats):
+            weights[i] = 0.0
     known = None
     for i, t in enumerate(terms):
         if weights[i] >= top - 1e-9 and _is_cjk(t):
@@ -103,6 +111,9 @@ def term_weights(terms: Sequence[str], stats: TermStats) -> np.ndarray:
             if all(ch in known for ch in t) and stats.idf([t])[0] >= top - 1e-9 and not _seen(t, stats):
                 weights[i] = 0.0
     return weights
+
+
+_MEASURE_RE = re.compile(r"^(\d+(?:\.\d+)?)-([^\W\d_]{3,})$")
 
 
 def _is_cjk(term: str) -> bool:
