@@ -14,8 +14,9 @@ BM25 score over its bound; unseen words; names and answer type. The answer is re
 the embedder) where words cannot decide or both legs agree, or a passage holds every identifier the question
 names while words cannot decide.
 
-Sentence choice: each sentence of each passage scores its own coverage, plus a small bonus for the passage's
-rank, plus (with an embedder) its cosine to the question rescaled over the candidates, which lets a sentence in
+Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
+section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
+bonus for the passage's rank, plus (with an embedder) its cosine to the question rescaled over the candidates, which lets a sentence in
 another language or with other words ("notebook computer" for "laptop") win; sentences of documents superseded by another retrieved document (``supersedes`` metadata, or the same
 title family with a later ``updated`` date) are demoted, so the newer value wins and the older one is named
 with its date.
