@@ -3,13 +3,17 @@
 Calibration split: the questions of each BEIR QA set that are NOT in the reported sample (``random.Random(7)
 .shuffle`` of queries.jsonl, first 200), at most ``--per-set`` of them (a second shuffle, seed 11). Each is asked
 over the whole corpus (label 1), with its qrels documents hidden (label 0) and, for a third of them, on an
-unrelated corpus (``--offtopic``, label 0: a question about what the corpus never names); the features of the sentence the
-answerer would give are recorded, a logistic regression (L2) is fitted per question language, and the bias is
-shifted so that 0.5 is the threshold at which ``--answered`` of the calibration positives are answered.
+unrelated corpus (``--offtopic``, label 0: a question about what the corpus never names). ``--judged`` adds a set
+without gold answers whose questions are technical rather than encyclopaedic (Cranfield: those with a document
+judged a "complete answer" are positives, with every judged document hidden negatives; all of them calibrate,
+none is reported). The features of the sentence the answerer would give are recorded, a logistic regression
+(L2) is fitted per question language (``--pooled``: one for all, each language keeping its own bias), and the
+bias is shifted so that 0.5 is the threshold at which ``--answered`` of the calibration positives are answered.
 
     python benchmarks/calibrate_answers.py --dataset ../shared/datasets/hotpotqa_dev500 \\
         --dataset ../shared/datasets/cmrc2018_dev --offtopic ../shared/datasets/scifact \\
-        --offtopic ../shared/datasets/hotpotqa_dev500 --store-root /tmp/answer-stores
+        --offtopic ../shared/datasets/hotpotqa_dev500 --judged ../shared/datasets/cranfield:4 \\
+        --drop titles_named,title_overlap,bridge --l2 0.0003 --answered 0.95 --store-root /tmp/answer-stores
 
 Prints the fitted weights as a Python dict to paste into refusal.py, and the operating point per language.
 """
@@ -29,7 +33,8 @@ import openbook.answer.extractive as extractive
 from openbook.answer.refusal import FEATURES, question_language
 from openbook.api import Engine
 from openbook.config import Config
-from openbook.eval.answers import load_qa_questions
+from openbook.eval.answers import QAQuestion, load_qa_questions
+from openbook.eval.beir import load_qrels
 
 
 def calibration_split(root: Path, per_set: int) -> list:
@@ -40,6 +45,24 @@ def calibration_split(root: Path, per_set: int) -> list:
     rest = [q for q in questions if q.id not in held]
     random.Random(11).shuffle(rest)
     return rest[:per_set]
+
+
+def judged_questions(spec: str) -> tuple[Path, list]:
+    """``DIR:GRADE``: the queries of a BEIR folder without gold answers that have a document judged at least
+    GRADE (Cranfield's 4 = "a complete answer"): answerable over the whole corpus, not with every judged
+    document hidden."""
+    folder, _, grade = spec.rpartition(":")
+    root = Path(folder)
+    qrels = load_qrels(root / "qrels" / "test.tsv")
+    out = []
+    with (root / "queries.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            judged = qrels.get(str(obj["_id"]), {})
+            if judged and max(judged.values()) >= int(grade):
+                out.append(QAQuestion(str(obj["_id"]), str(obj["text"]), (), tuple(d for d, g in judged.items()
+                                                                                 if g > 0)))
+    return root, out
 
 
 def collect(engine: Engine, questions: list) -> list[tuple[str, int, dict | None]]:
@@ -83,14 +106,19 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float, drop: frozenset[str] = frozense
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", action="append", required=True)
+    ap.add_argument("--judged", action="append", default=[],
+                    help="DIR:GRADE, a BEIR folder without gold answers (e.g. Cranfield:4): questions with a "
+                         "document judged >= GRADE are positives, with every judged document hidden negatives")
     ap.add_argument("--offtopic", action="append", default=[],
                     help="BEIR folder of an unrelated corpus: the calibration questions asked there are negatives")
     ap.add_argument("--store-root", default="/tmp/answer-stores")
     ap.add_argument("--per-set", type=int, default=300)
-    ap.add_argument("--answered", type=float, default=0.92)
+    ap.add_argument("--answered", type=float, default=0.95)
     ap.add_argument("--l2", type=float, default=0.01)
     ap.add_argument("--drop", default="", help="comma-separated features to leave out (weight 0)")
     ap.add_argument("--dump", default=None, help="write the feature rows as JSON lines here")
+    ap.add_argument("--pooled", action="store_true",
+                    help="one set of weights for all languages (each keeps its own bias and operating point)")
     args = ap.parse_args()
     cfg = Config().with_overrides({"embedding.enabled": False})
     rows = []
@@ -101,6 +129,11 @@ def main() -> None:
         with Engine.open(Path(args.store_root) / f"{root.name}-bm25", cfg, create=True) as engine:
             engine.ingest([root / "corpus.jsonl"], sync=True)
             rows += collect(engine, splits[root.name])
+    for spec in args.judged:  # not reported anywhere: every judged question calibrates
+        root, questions = judged_questions(spec)
+        with Engine.open(Path(args.store_root) / f"{root.name}-bm25", cfg, create=True) as engine:
+            engine.ingest([root / "corpus.jsonl"], sync=True)
+            rows += collect(engine, questions)
     for other in args.offtopic:  # the same questions on an unrelated corpus: every answer there is a negative
         root = Path(other)
         with Engine.open(Path(args.store_root) / f"{root.name}-bm25", cfg, create=True) as engine:
@@ -114,11 +147,17 @@ def main() -> None:
             for r in rows:
                 fh.write(json.dumps(r) + "\n")
     model = {}
+    drop = frozenset(f for f in args.drop.split(",") if f)
+    pooled = None
+    if args.pooled:
+        sub = [r for r in rows if r[2] is not None]
+        pooled = fit(np.array([[r[2][f] for f in FEATURES] for r in sub]), np.array([r[1] for r in sub], float),
+                     args.l2, drop)
     for lang in sorted({r[0] for r in rows}):
         sub = [r for r in rows if r[0] == lang and r[2] is not None]
         x = np.array([[r[2][f] for f in FEATURES] for r in sub])
         y = np.array([r[1] for r in sub], dtype=float)
-        w = fit(x, y, args.l2, frozenset(f for f in args.drop.split(",") if f))
+        w = fit(x, y, args.l2, drop) if pooled is None else pooled
         z = x @ w[1:] + w[0]
         n_pos = sum(1 for r in rows if r[0] == lang and r[1] == 1)
         pos_z = np.sort(z[y == 1])[::-1]

@@ -86,10 +86,7 @@ def test_cmrc2018_recall_at_10(shared, tmp_path):
     assert metrics["recall@10"] >= 0.9
 
 
-@pytest.mark.parametrize("qid", ["q01", pytest.param("q02", marks=pytest.mark.xfail(
-    reason="known gap (issue 8): the answerability model calibrated on HotpotQA/CMRC scores this reasoning "
-           "question ('three weeks ago ... can they still restore it?') 0.48 < 0.5 and refuses it; the threshold "
-           "is not tuned on the lab", strict=False)), "q17", "q18"])
+@pytest.mark.parametrize("qid", ["q01", "q02", "q17", "q18"])
 def test_lab_conflicts_and_versions_answered_from_the_newer_document(lab, qid):
     engine, questions = lab
     q = next(x for x in questions if x["id"] == qid)

@@ -14,8 +14,9 @@ BM25 score over its bound; unseen words; names and answer type. The answer is re
 the embedder) where words cannot decide or both legs agree, or a passage holds every identifier the question
 names while words cannot decide.
 
-Sentence choice: each sentence of each passage scores its own coverage, plus a small bonus for the passage's
-rank, plus (with an embedder) its cosine to the question rescaled over the candidates, which lets a sentence in
+Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
+section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
+bonus for the passage's rank, plus (with an embedder) its cosine to the question rescaled over the candidates, which lets a sentence in
 another language or with other words ("notebook computer" for "laptop") win; sentences of documents superseded by another retrieved document (``supersedes`` metadata, or the same
 title family with a later ``updated`` date) are demoted, so the newer value wins and the older one is named
 with its date.
@@ -76,6 +77,7 @@ class _Candidate:
     score: float
     coverage: float
     terms: frozenset[str]
+    subject: frozenset[str] = frozenset()
 
 
 def content_terms(question: str, analyzer: Analyzer) -> list[str]:
@@ -92,9 +94,17 @@ def term_weights(terms: Sequence[str], stats: TermStats) -> np.ndarray:
     A CJK bigram the corpus never contains but whose characters it does contain is most often a cut across two
     words (``室的`` from ``办公室的``): it gets weight 0. Any other unseen term (``australia``, ``深圳``) keeps the
     largest idf, since a question about something the corpus never names is a sign it cannot be answered.
+    An unseen measurement written as one word (``9-hour``) whose number and unit are terms too gets weight 0.
     """
     weights = np.asarray(stats.idf(terms), dtype=np.float64).copy()
     top = float(weights.max()) if len(weights) else 0.0
+    present = set(terms)
+    for i, t in enumerate(terms):
+        # a measurement written as one word ("9-hour", "25-foot") is also its number and its unit, which count
+        # on their own; the joined form missing from the corpus says nothing (unlike an identifier, E-2043)
+        m = _MEASURE_RE.match(t)
+        if m and {m.group(1), m.group(2)} <= present and not _seen(t, stats):
+            weights[i] = 0.0
     known = None
     for i, t in enumerate(terms):
         if weights[i] >= top - 1e-9 and _is_cjk(t):
@@ -102,6 +112,9 @@ def term_weights(terms: Sequence[str], stats: TermStats) -> np.ndarray:
             if all(ch in known for ch in t) and stats.idf([t])[0] >= top - 1e-9 and not _seen(t, stats):
                 weights[i] = 0.0
     return weights
+
+
+_MEASURE_RE = re.compile(r"^(\d+(?:\.\d+)?)-([^\W\d_]{3,})$")
 
 
 def _is_cjk(term: str) -> bool:
@@ -174,15 +187,19 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     question_terms = set(analyzer.analyze(question))
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
+        # a sentence inherits its document's subject (title and section heading): "Its headquarters are in
+        # Murray Hill." under "Nokia Bell Labs" answers a question naming Bell Labs and headquarters
+        subject = frozenset(analyzer.analyze_document(" ".join(x for x in (p.chunk.title, p.chunk.section) if x)))
         for sent in _sentences(p):
             st = frozenset(analyzer.analyze_document(sent))
             if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
                 st = st - (numbers - _standalone_numbers(sent))
-            scov = coverage(terms, weights, st)
+            # (only a sentence that shares a term with the question itself is a candidate)
+            scov = coverage(terms, weights, st | subject) if set(terms) & st else 0.0
             typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
             lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) + typed - (0.5 if p.chunk.doc_id in older else 0.0)
             lexical -= ECHO_PENALTY if _echoes(sent, question_terms, analyzer) else 0.0
-            pool.append((lexical, scov, p, sent, st))
+            pool.append((lexical, scov, p, sent, st, subject))
     # the embedder reads only the few strongest sentences (lexical score plus their passage's cosine from the
     # dense leg, which costs nothing): embedding is the slow part of an offline answer on a hybrid store
     pool.sort(key=lambda x: -(x[0] + _passage_cosine(x[2])))
@@ -201,17 +218,17 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     codes = {t for t in terms if _CODE_RE.match(t)}
     pinned = bool(codes) and any(codes <= x[4] for x in pool)
     candidates: list[_Candidate] = []
-    for (lexical, scov, p, sent, st), sem in zip(pool, semantic):
+    for (lexical, scov, p, sent, st, subject), sem in zip(pool, semantic):
         if scov <= 0 and sem < 0.5:
             continue
         score = lexical + SEMANTIC_WEIGHT * sem - (1.0 if pinned and not codes <= st else 0.0)
-        candidates.append(_Candidate(p, sent, score, scov, st))
+        candidates.append(_Candidate(p, sent, score, scov, st, subject))
     if not candidates:
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
                       notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
     candidates.sort(key=lambda c: -c.score)
     features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
-                               stats)
+                               stats, candidates)
     confidence = answerability(features, language)
     if confidence < config.min_confidence:
         cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
@@ -235,7 +252,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     covered = set(candidates[0].terms)
     top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
     hop = _bridge_sentence(candidates[0], [c for c in candidates if c.passage.chunk.doc_id not in older],
-                           analyzer, terms, kind, question)
+                           analyzer, terms, weights, kind, question)
     if hop is not None and config.max_sentences > 1:
         chosen.append(hop)
         covered |= hop.terms
@@ -259,6 +276,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             continue
         chosen.append(c)
         covered |= c.terms
+    for c in candidates[1:]:  # a slot left over goes to a near-tie of the first sentence in its document,
+        # which words alone cannot tell apart from it ("X is ..." and "X was ..." covering the same terms)
+        if len(chosen) >= config.max_sentences or c.score < NEAR_TIE * chosen[0].score:
+            break
+        if c.passage.chunk.doc_id == top_doc and all(c.text != x.text for x in chosen) and \
+                not _echoes(c.text, question_terms, analyzer):
+            chosen.append(c)
     top = chosen[0]
     older_note = ""
     for c in candidates[1:]:  # name an older, superseded version of the top answer with its date
@@ -283,6 +307,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
 
 TYPE_BONUS = 0.3
+NEAR_TIE = 0.9  # a second sentence of the top document scoring at least this share of the first joins it
 ECHO_PENALTY = 0.5
 _QUESTION_END = re.compile(r"[?？؟]\W*$")
 
@@ -311,41 +336,56 @@ def _standalone_numbers(text: str) -> set[str]:
 
 
 def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
-                     terms: Sequence[str], kind: str | None, question: str) -> _Candidate | None:
+                     terms: Sequence[str], weights: np.ndarray, kind: str | None,
+                     question: str) -> _Candidate | None:
     """The second hop of a multi-hop answer: when the answering passage names another passage's document
-    (all of its title terms), the best sentence of that passage that adds a question term or holds the
-    expected answer type; None when there is no such passage or sentence."""
-    named: set[str] = set()
+    (all of its title terms: "... starring Shirley Temple" -> "Shirley Temple"), the sentence of that passage
+    that adds the largest idf share of question terms the answering sentence and its document's title lack
+    (best-scored first on ties), or else the best one holding the expected answer type; None when there is no
+    such passage or sentence."""
+    top_doc = top.passage.chunk.doc_id
     top_passage = set(analyzer.analyze(top.passage.chunk.text))
     question_terms = set(analyzer.analyze(question))
+    linked: set[str] = set()
     for c in candidates:
         doc = c.passage.chunk.doc_id
-        if doc == top.passage.chunk.doc_id or doc in named:
+        if doc == top_doc or doc in linked:
             continue
         title = set(analyzer.analyze(c.passage.chunk.title))
         if title and title <= top_passage and not title <= question_terms:
-            named.add(doc)
-    if not named:
+            linked.add(doc)
+    if not linked:
         return None
+    covered = set(top.terms) | set(analyzer.analyze(top.passage.chunk.title))
+    best: tuple[float, _Candidate] | None = None
+    typed: _Candidate | None = None
     for c in candidates:  # best first
-        if c.passage.chunk.doc_id not in named:
+        if c.passage.chunk.doc_id not in linked:
             continue
-        adds = {t for t in terms if t in c.terms and t not in top.terms}
-        if adds or (kind is not None and has_answer_type(c.text, kind, question)):
-            return c
-    return None
+        gain = coverage(terms, weights, {t for t in c.terms if t not in covered})
+        if gain > 0 and (best is None or gain > best[0] + 1e-9):
+            best = (gain, c)
+        if typed is None and kind is not None and has_answer_type(c.text, kind, question):
+            typed = c
+    return best[1] if best is not None else typed
 
 
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
                     passage_terms: Sequence[set[str]], passage_coverage: float, top: _Candidate,
-                    kind: str | None, stats: TermStats) -> dict[str, float]:
+                    kind: str | None, stats: TermStats,
+                    candidates: Sequence[_Candidate] = ()) -> dict[str, float]:
     """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
 
     ``rare_*``: idf-weighted share of the question's rarest content terms (the top third by idf, at least one)
     found in the answering sentence / in any of the two best passages; ``unseen``: idf share of terms the
     corpus never contains; ``type_missing``: 1 when the question asks for a person/date/place/number/duration
     and the sentence holds none beyond the question's own words; ``bm25_norm``: the best passage's BM25 score
-    over its bound ``(k1 + 1) * sum(idf)`` (0 without a BM25 leg); ``few_terms``: 1 / number of content terms.
+    over its bound ``(k1 + 1) * sum(idf)`` (0 without a BM25 leg); ``few_terms``: 1 / number of content terms;
+    ``two_sentences`` / ``rare_two`` / ``names_two``: idf share of the question's terms / of its rarest terms /
+    share of the names it states (``question_names``; 1 when none) found in the answering sentence plus the
+    one other candidate sentence that adds most to it, each sentence counted with its document's title and
+    heading (an answer composed of two sentences, as a multi-hop question needs, explains the whole question;
+    hard negatives on the same topic explain only a part).
     """
     total = float(weights.sum()) or 1.0
     order = np.argsort(-weights, kind="stable")
@@ -375,7 +415,17 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     names = [set(analyzer.analyze(n)) for n in question_names(question)]
     names = [n for n in names if n]
     names_found = (sum(1 for n in names if any(n <= pt for pt in passage_terms[:4])) / len(names)) if names else 1.0
+    covered = top.terms | top.subject
+    gain, second = 0.0, frozenset()
+    for c in candidates[1:SECOND_SENTENCES]:
+        g = coverage(terms, weights, (c.terms | c.subject) - covered)
+        if g > gain:
+            gain, second = g, c.terms | c.subject
+    both = covered | second
     return {
+        "two_sentences": min(top.coverage + gain, 1.0),
+        "rare_two": sum(w for t, w in zip(rare, rare_w) if t in both) / rare_total,
+        "names_two": (sum(1 for n in names if n <= both) / len(names)) if names else 1.0,
         "names_found": names_found,
         "passage_coverage": passage_coverage,
         "sentence_coverage": top.coverage,
@@ -394,20 +444,32 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     }
 
 
+SECOND_SENTENCES = 40  # candidates searched for the second sentence of ``two_sentences``
+
+
 _NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
 
 
+_QUOTED_RE = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”')
+_NAME_JOIN = re.compile(r"\s+(?:and|or)\s+")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+
+
 def question_names(question: str) -> list[str]:
-    """Names the question states: runs of capitalised words (``Kiss and Tell``, ``Lewiston Maineiacs``),
-    case-folded, without the question's first word unless the run goes on; quoted titles whole."""
-    names = [m.group(1) or m.group(2) for m in re.finditer(r'"([^"]{2,80})"|“([^”]{2,80})”', question)]
-    for m in _NAME_RE.finditer(question):
-        name = m.group(0).strip(" .")
+    """Names the question states: runs of capitalised words (``Lewiston Maineiacs``), cut at "and"/"or" and
+    without a leading article, case-folded, without the question's first word unless the run goes on; quoted
+    titles whole (``"Kiss and Tell"``)."""
+    names = [m.group(1) or m.group(2) for m in _QUOTED_RE.finditer(question)]
+    unquoted = _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), question)
+    for m in _NAME_RE.finditer(unquoted):
+        run = m.group(0).strip(" .")
         if m.start() == 0:
-            first, _, rest = name.partition(" ")
-            name = rest
-        if len(name) >= 3 and " " in name or (len(name) >= 4 and m.start() > 0):
-            names.append(name)
+            first, _, run = run.partition(" ")
+        # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
+        for k, name in enumerate(_NAME_JOIN.split(run)):
+            name = _ARTICLE.sub("", name)
+            if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
+                names.append(name)
     return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
 
 
