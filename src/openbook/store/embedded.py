@@ -79,6 +79,10 @@ CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS versions (doc_id TEXT PRIMARY KEY, superseded_by TEXT NOT NULL);
 """
 
+_CONTEXTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS chunk_contexts (chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, "
+                    "context TEXT NOT NULL)")
+"""Contextual retrieval's per-chunk contexts (``Chunk.context``), created by the first ingest that writes one."""
+
 
 @dataclass(frozen=True)
 class StoredDocument:
@@ -101,6 +105,7 @@ class EmbeddedStore:
         self.conn = conn
         self.read_only = read_only
         self._lock: filelock.BaseFileLock | None = None
+        self._has_contexts: bool | None = None  # chunk_contexts table present; None: not checked yet
 
     # ------------------------------------------------------------------ open / create
     @classmethod
@@ -165,6 +170,13 @@ class EmbeddedStore:
                 f"use the openbook version that wrote it"
             )
         return store
+
+    def has_contexts(self) -> bool:
+        """Whether the store holds a ``chunk_contexts`` table (some ingest used contextual retrieval)."""
+        if self._has_contexts is None:
+            self._has_contexts = self.conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunk_contexts'").fetchone() is not None
+        return bool(self._has_contexts)
 
     def _has_schema(self) -> bool:
         return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks'"
@@ -271,6 +283,7 @@ class EmbeddedStore:
         """Roll back the open transaction, if any."""
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
+        self._has_contexts = None  # a rolled-back ingest may have created chunk_contexts
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -281,6 +294,7 @@ class EmbeddedStore:
         except BaseException:
             self.conn.execute("ROLLBACK TO doc")
             self.conn.execute("RELEASE doc")
+            self._has_contexts = None
             raise
         else:
             self.conn.execute("RELEASE doc")
@@ -337,10 +351,17 @@ class EmbeddedStore:
             [(c.chunk_id, c.doc_id, i, c.text, json.dumps(list(c.headings), ensure_ascii=False), c.start,
               c.end, c.page) for i, c in enumerate(chunks)],
         )
+        situated = [(c.chunk_id, c.doc_id, c.context) for c in chunks if c.context]
+        if situated:  # contextual retrieval: the table exists only in stores that used it
+            self.conn.execute(_CONTEXTS_SCHEMA)
+            self._has_contexts = True
+            self.conn.executemany("INSERT OR REPLACE INTO chunk_contexts VALUES (?, ?, ?)", situated)
 
     def delete_documents(self, doc_ids: Iterable[str]) -> None:
         """Remove documents and their chunks (call inside ``transaction``)."""
         ids = [(d,) for d in doc_ids]
+        if self.has_contexts():
+            self.conn.executemany("DELETE FROM chunk_contexts WHERE doc_id = ?", ids)
         self.conn.executemany("DELETE FROM chunks WHERE doc_id = ?", ids)
         self.conn.executemany("DELETE FROM documents WHERE doc_id = ?", ids)
 
@@ -437,9 +458,12 @@ class EmbeddedStore:
         for i in range(0, len(chunk_ids), 500):
             part = list(chunk_ids[i : i + 500])
             marks = ",".join("?" * len(part))
+            situated = self.has_contexts()
             rows = self.conn.execute(
-                f"SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start, c.end, c.page, d.title, d.metadata "
-                f"FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.chunk_id IN ({marks})",
+                f"SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start, c.end, c.page, d.title, d.metadata"
+                + (", x.context" if situated else ", ''") + " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+                + ("LEFT JOIN chunk_contexts x ON x.chunk_id = c.chunk_id " if situated else "")
+                + f"WHERE c.chunk_id IN ({marks})",
                 part,
             )
             for r in rows:
@@ -448,7 +472,7 @@ class EmbeddedStore:
                 title, meta = meta_cache[r[1]]
                 out[r[0]] = Chunk(chunk_id=r[0], doc_id=r[1], text=r[2], title=title,
                                   headings=tuple(json.loads(r[3])), start=r[4], end=r[5], page=r[6],
-                                  metadata=meta)
+                                  metadata=meta, context=r[9] or "")
         return out
 
 
