@@ -114,6 +114,7 @@ class IngestReport:
     stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     interrupted: bool = False
     contextualize: dict[str, Any] = field(default_factory=dict)  # ContextStats.to_dict() when contexts were on
+    raptor: dict[str, Any] = field(default_factory=dict)  # openbook.retrieve.raptor.rebuild() when [index] raptor
 
     @property
     def ok(self) -> bool:
@@ -307,6 +308,7 @@ class Engine:
         self._fields: set[str] | None = None
         self._glossary: tuple[str, Any] | None = None  # (path, Glossary) of config.retrieval.glossary
         self._situator: Any = None  # openbook.ingest.contextualize.Situator during an ingest with contexts
+        self._raptor: tuple[int, Any] | None = None  # (generation, RaptorSearch or None), loaded on first use
         self._ticker = _Ticker(None)  # progress lines of the running ingest
         self._stages: dict[str, float] | None = None  # its stage timings
         self._files_total = self._files_done = 0
@@ -398,6 +400,8 @@ class Engine:
                 try:
                     self._ingest_locked(files, roots, report, sync=sync, progress=progress, embed=embed,
                                         reembed=reembed)
+                    if self.config.index.raptor:
+                        report.raptor = self._rebuild_raptor()
                 except KeyboardInterrupt:
                     report.interrupted = True
                     report.documents_total, report.chunks_total = self.store.count()
@@ -977,6 +981,7 @@ class Engine:
         rerank = self.config.retrieval.rerank if rerank is None else rerank
         depth = max(k, self.config.retrieval.candidates) if (mode == "hybrid" or rerank) else k
         legs: dict[str, list[list[Hit]]] = {}
+        qv = None
         if mode in ("bm25", "hybrid"):
             terms: list[Any] = [self.analyzer.analyze(q) for q in queries]
             glossary = self.glossary()
@@ -999,12 +1004,68 @@ class Engine:
                        for b, d in zip(legs["bm25"], legs["dense"])]
         else:
             results = legs[mode]
+        if self.config.index.raptor:  # summaries bring their children in (openbook.retrieve.raptor)
+            qv_ = qv if mode != "bm25" and dense_texts is None else None
+            results = self._fuse_summaries(queries, results, index, mask, qv_, depth)
         if rerank:
             results = [self._rerank(q, self._attach_chunks(h), rerank) for q, h in zip(queries, results)]
         results = [h[:k] for h in results]
         if load_chunks:
             results = [self._attach_chunks(h) for h in results]
         return results
+
+    # ------------------------------------------------------------------ RAPTOR summaries
+    def _rebuild_raptor(self) -> dict[str, Any]:
+        """(Re)build the RAPTOR tree when the index changed since it was built (``openbook.retrieve.raptor``)."""
+        from .index.raptor import RaptorTree
+        from .retrieve.raptor import FOLDER, rebuild
+
+        index = self._loaded()
+        if index is None or not index.bm25.rows:
+            return {}
+        tree = RaptorTree.load(self.store.path / FOLDER)
+        if tree is not None and tree.generation == self.store.generation:
+            return {"nodes": len(tree.nodes), "unchanged": True}
+        generator = None
+        if self.config.llm.backend:
+            from .answer.generate import get_generator
+
+            generator = get_generator(self.config.llm)
+        self._raptor = None
+        return rebuild(self, generator)
+
+    def summaries(self, query: str, *, k: int = 3, roles: Sequence[str] = (), where: Sequence[str] = (),
+                  exclude_docs: Collection[str] = (), query_vector: np.ndarray | None = None) -> list[Any]:
+        """The RAPTOR summary nodes best matching ``query`` that these roles and filters may see in full
+        (``openbook.retrieve.raptor.SummaryHit``, best first, at most ``k``); [] without a tree."""
+        index = self._require_index()
+        return self._summary_search(index, query, self._mask(index, where, roles, exclude_docs), query_vector, k)
+
+    def _summary_search(self, index: _LoadedIndex, query: str, mask: np.ndarray | None,
+                        query_vector: np.ndarray | None, k: int) -> list[Any]:
+        from .retrieve.raptor import RaptorSearch
+
+        if self._raptor is None or self._raptor[0] != self.store.generation:
+            self._raptor = (self.store.generation, RaptorSearch.load(self.store.path, self.analyzer.analyze))
+        search = self._raptor[1]
+        if search is None:
+            return []
+        if index.row_of is None:
+            index.row_of = {index.chunk_id(r): r for r in range(len(index.chunk_ids))}
+        row_of = index.row_of
+        visible = (lambda c: c in row_of) if mask is None else (lambda c: c in row_of and bool(mask[row_of[c]]))
+        return search.search(query, visible, k, query_vector, self.config.retrieval.rrf_k)
+
+    def _fuse_summaries(self, queries: Sequence[str], results: list[list[Hit]], index: _LoadedIndex,
+                        mask: np.ndarray | None, qv: np.ndarray | None, depth: int) -> list[list[Hit]]:
+        from .retrieve.raptor import with_summaries
+
+        out = []
+        for i, (q, hits) in enumerate(zip(queries, results)):
+            found = self._summary_search(index, q, mask, qv[i] if qv is not None else None, 3)
+            doc_of = lambda c: index.doc_id(index.row_of[c])  # noqa: E731 - row_of is built by the search
+            out.append(with_summaries(hits, found, doc_of, rrf_k=self.config.retrieval.rrf_k, top_k=depth))
+        return out
 
     def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
                      mode: str | None, rerank: str | None, exclude_docs: Collection[str] = ()) -> list[list[Hit]]:
