@@ -917,7 +917,8 @@ class Engine:
                      roles: Sequence[str] = (), mode: str | None = None, rerank: str | None = None,
                      load_chunks: bool = True, hops: int | None = None,
                      exclude_docs: Collection[str] = (), transforms: Sequence[str] | None = None,
-                     dense_texts: Sequence[str] | None = None) -> list[list[Hit]]:
+                     dense_texts: Sequence[str] | None = None, explain: list[dict[str, Any]] | None = None
+                     ) -> list[list[Hit]]:
         """Top-``k`` chunks per query, best first.
 
         Args:
@@ -940,6 +941,8 @@ class Engine:
                 None uses ``config.retrieval.transforms``; () for none.
             dense_texts: one text per query that the dense leg embeds (as a document) instead of the query
                 (HyDE); single-hop only.
+            explain: a list that receives one dict per query with what the second hop did (``hops``,
+                ``follow_up_queries``, ``llm_query``, ``llm_note``); see ``search_explained``.
 
         Returns:
             One list per query of at most ``k`` hits. ``Hit.score`` is raw BM25 (``bm25``), cosine
@@ -963,7 +966,7 @@ class Engine:
             raise QueryError(f"hops must be 1 or 2, not {hops!r}")
         if hops == 2:
             return self._search_hops(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
-                                     exclude_docs=exclude_docs)
+                                     exclude_docs=exclude_docs, explain=explain)
         index = self._require_index()
         explicit = mode is not None
         mode = mode or self.config.retrieval.mode
@@ -1068,8 +1071,10 @@ class Engine:
         return out
 
     def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
-                     mode: str | None, rerank: str | None, exclude_docs: Collection[str] = ()) -> list[list[Hit]]:
-        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop)."""
+                     mode: str | None, rerank: str | None, exclude_docs: Collection[str] = (),
+                     explain: list[dict[str, Any]] | None = None) -> list[list[Hit]]:
+        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop); with
+        ``[llm] backend`` the model also writes one follow-up query per question (``llm_follow_up``)."""
         from .retrieve.multihop import MultiHopSettings, hop_queries, rank_pairs
 
         settings = MultiHopSettings()
@@ -1083,7 +1088,37 @@ class Engine:
             out.append(rank_pairs(q, hits, second[i : i + len(qs)], terms=lambda t: set(self.query_terms(t)),
                                   idf=self.idf, k=k, settings=settings))
             i += len(qs)
+        written: list[tuple[str | None, str]] = [(None, "")] * len(queries)
+        if self.config.llm.backend:
+            out, written = self._llm_hop(queries, first, out, k, opts)
+        if explain is not None:
+            explain.extend({"hops": 2, "follow_up_queries": qs, "llm_query": w[0], "llm_note": w[1]}
+                           for qs, w in zip(follow, written))
         return out
+
+    def _llm_hop(self, queries: Sequence[str], first: list[list[Hit]], ranked: list[list[Hit]], k: int,
+                 opts: dict[str, Any]) -> tuple[list[list[Hit]], list[tuple[str | None, str]]]:
+        """The LLM-written follow-up hop: one query per question, searched, fused by RRF with the pair ranking
+        (best hit per document kept). Returns the new rankings and ``(query or None, note)`` per question."""
+        from .answer.generate import get_generator
+        from .retrieve.fusion import rrf
+        from .retrieve.multihop import llm_follow_up
+
+        generator = get_generator(self.config.llm)
+        written = [llm_follow_up(q, hits, generator) for q, hits in zip(queries, first)]
+        asked = [w[0] for w in written if w[0]]
+        found = iter(self.search_batch(asked, max(3 * k, 30), rerank="", **opts) if asked else [])
+        out = []
+        for ranked_q, (query, _) in zip(ranked, written):
+            if query is None:
+                out.append(ranked_q)
+                continue
+            fused = rrf({"pairs": ranked_q, "llm-hop": next(found)}, k=self.config.retrieval.rrf_k)
+            best: dict[str, Hit] = {}
+            for h in fused:
+                best.setdefault(h.doc_id, h)
+            out.append(list(best.values())[:k])
+        return out, written
 
     def search_transformed(self, queries: Sequence[str], k: int | None = None, *,
                            transforms: str | Sequence[str], generator: Any = None, **opts: Any
@@ -1154,6 +1189,41 @@ class Engine:
             results.append(self._attach_chunks(hits) if load_chunks else hits)
             reports.append([r.to_dict() for r in done])
         return results, reports
+
+    def search_explained(self, query: str, k: int | None = None, *, roles: Sequence[str] = (),
+                         where: Sequence[str] = (), mode: str | None = None, exclude_docs: Collection[str] = ()
+                         ) -> tuple[list[Hit], dict[str, Any]]:
+        """``search`` and what it applied (``applied``), the second hop's queries included.
+
+        Returns:
+            ``(hits, applied)``: at most ``k`` hits, best first, chunks loaded; ``applied`` as ``applied``
+            returns it, plus ``follow_up_queries`` / ``llm_query`` / ``llm_note`` when two hops ran.
+        """
+        opts = dict(roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
+        explain: list[dict[str, Any]] = []
+        done: list[dict[str, Any]] = []
+        if self.config.retrieval.transforms:
+            found, reports = self.search_transformed([query], k, transforms=self.config.retrieval.transforms, **opts)
+            hits, done = found[0], reports[0]
+        else:
+            hits = self.search_batch([query], k, explain=explain, **opts)[0]
+        applied = self.applied(query, transforms=done, roles=roles, where=where, exclude_docs=exclude_docs)
+        if explain:
+            applied.update(explain[0])
+        return hits, applied
+
+    def applied(self, query: str, *, transforms: Sequence[dict[str, Any]] = (), roles: Sequence[str] = (),
+                where: Sequence[str] = (), exclude_docs: Collection[str] = ()) -> dict[str, Any]:
+        """What a search for ``query`` applies, for ``--json`` and the server:
+        ``{"transforms": [{name, generated, note}], "hops": 1|2, "expansions": [{matched, added}],
+        "contextualized": bool (the store's chunks carry contexts), "raptor": [summary dicts] | None (off)}``.
+        """
+        raptor = None
+        if self.config.index.raptor:
+            raptor = [s.to_dict() for s in self.summaries(query, roles=roles, where=where, exclude_docs=exclude_docs)]
+        return {"transforms": list(transforms), "hops": self.config.retrieval.hops,
+                "expansions": self.query_expansions(query), "contextualized": self.store.has_contexts(),
+                "raptor": raptor}
 
     def glossary(self):
         """The ``config.retrieval.glossary`` file, loaded once, or None when none is configured.

@@ -293,18 +293,13 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
                                       ensure_ascii=False))
             return
         assert query is not None
-        transforms: list[dict[str, Any]] = []
-        if cfg.retrieval.transforms:
-            found, done = engine.search_transformed([query], top_k, where=where, roles=roles, mode=mode,
-                                                    transforms=cfg.retrieval.transforms)
-            hits, transforms = found[0], done[0]
-        else:
-            hits = engine.search(query, top_k, where=where, roles=roles, mode=mode)
+        hits, applied = engine.search_explained(query, top_k, where=where, roles=roles, mode=mode)
+        transforms = applied["transforms"]
         terms = set(engine.query_terms(query))
         rows = [_hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer) if h.chunk else "") for h in hits]
         expansions = engine.query_expansions(query)
     if as_json:
-        out = {"query": query, "hits": rows, "warnings": warnings, "expansions": expansions}
+        out = {"query": query, "hits": rows, "warnings": warnings, "expansions": expansions, "applied": applied}
         if cfg.retrieval.transforms:
             out["transforms"] = transforms
         click.echo(json.dumps(out, ensure_ascii=False))
@@ -410,8 +405,9 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
         for line in engine.filter_warnings(where):
             click.echo(f"warning: {line}", err=True)
         answer = engine.ask(question, roles=roles, where=where, mode=mode, on_token=on_token)
+        applied = engine.applied(question, transforms=answer.transforms, roles=roles, where=where) if as_json else {}
     if as_json:
-        click.echo(json.dumps(_answer_dict(answer), ensure_ascii=False))
+        click.echo(json.dumps(_answer_dict(answer) | {"applied": applied}, ensure_ascii=False))
         return
     if on_token is not None:
         click.echo("\n")
