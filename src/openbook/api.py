@@ -999,6 +999,9 @@ class Engine:
             else:
                 qv = self.embedder().embed(list(dense_texts), kind="passage")
             legs["dense"] = self._hits(index, *index.dense.search_batch(qv, depth, mask), "dense")
+        raptor = None
+        if self.config.index.raptor:  # summaries compete with chunks in each leg (collapsed tree)
+            raptor = self._summary_legs(queries, legs, index, mask, qv if dense_texts is None else None, depth)
         if mode == "hybrid":
             from .retrieve.fusion import rrf
 
@@ -1007,9 +1010,11 @@ class Engine:
                        for b, d in zip(legs["bm25"], legs["dense"])]
         else:
             results = legs[mode]
-        if self.config.index.raptor:  # summaries bring their children in (openbook.retrieve.raptor)
-            qv_ = qv if mode != "bm25" and dense_texts is None else None
-            results = self._fuse_summaries(queries, results, index, mask, qv_, depth)
+        if raptor is not None:  # each summary hit becomes its leaves (openbook.retrieve.raptor)
+            from .retrieve.raptor import expand_summaries
+
+            results = [expand_summaries(h, raptor[0].by_id, lambda c: index.doc_id(index.row_of[c]), raptor[1])
+                       for h in results]
         if rerank:
             results = [self._rerank(q, self._attach_chunks(h), rerank) for q, h in zip(queries, results)]
         results = [h[:k] for h in results]
@@ -1037,38 +1042,55 @@ class Engine:
         self._raptor = None
         return rebuild(self, generator)
 
-    def summaries(self, query: str, *, k: int = 3, roles: Sequence[str] = (), where: Sequence[str] = (),
-                  exclude_docs: Collection[str] = (), query_vector: np.ndarray | None = None) -> list[Any]:
-        """The RAPTOR summary nodes best matching ``query`` that these roles and filters may see in full
-        (``openbook.retrieve.raptor.SummaryHit``, best first, at most ``k``); [] without a tree."""
-        index = self._require_index()
-        return self._summary_search(index, query, self._mask(index, where, roles, exclude_docs), query_vector, k)
-
-    def _summary_search(self, index: _LoadedIndex, query: str, mask: np.ndarray | None,
-                        query_vector: np.ndarray | None, k: int) -> list[Any]:
+    def _raptor_search(self, index: _LoadedIndex, mask: np.ndarray | None) -> tuple[Any, Callable[[str], bool]] | None:
+        """The store's RAPTOR tree (loaded once per generation) and a chunk-visibility test, or None."""
         from .retrieve.raptor import RaptorSearch
 
         if self._raptor is None or self._raptor[0] != self.store.generation:
             self._raptor = (self.store.generation, RaptorSearch.load(self.store.path, self.analyzer.analyze))
         search = self._raptor[1]
-        if search is None:
-            return []
+        if search is None or not search.tree.nodes:
+            return None
         if index.row_of is None:
             index.row_of = {index.chunk_id(r): r for r in range(len(index.chunk_ids))}
         row_of = index.row_of
         visible = (lambda c: c in row_of) if mask is None else (lambda c: c in row_of and bool(mask[row_of[c]]))
-        return search.search(query, visible, k, query_vector, self.config.retrieval.rrf_k)
+        return search, visible
 
-    def _fuse_summaries(self, queries: Sequence[str], results: list[list[Hit]], index: _LoadedIndex,
-                        mask: np.ndarray | None, qv: np.ndarray | None, depth: int) -> list[list[Hit]]:
-        from .retrieve.raptor import with_summaries
+    def summaries(self, query: str, *, k: int = 3, roles: Sequence[str] = (), where: Sequence[str] = (),
+                  exclude_docs: Collection[str] = ()) -> list[Any]:
+        """The RAPTOR summary nodes best matching ``query`` by BM25 (the chunk index's statistics) that these
+        roles and filters may see in full: ``openbook.retrieve.raptor.SummaryHit``, best first, at most ``k``;
+        [] without a tree."""
+        index = self._require_index()
+        found = self._raptor_search(index, self._mask(index, where, roles, exclude_docs))
+        if found is None:
+            return []
+        search, visible = found
+        bm = index.bm25
+        return search.best(search.bm25_scores(query, bm.idf, bm.k1, bm.b, bm.avgdl), search.visible(visible), k)
 
-        out = []
-        for i, (q, hits) in enumerate(zip(queries, results)):
-            found = self._summary_search(index, q, mask, qv[i] if qv is not None else None, 3)
-            doc_of = lambda c: index.doc_id(index.row_of[c])  # noqa: E731 - row_of is built by the search
-            out.append(with_summaries(hits, found, doc_of, rrf_k=self.config.retrieval.rrf_k, top_k=depth))
-        return out
+    def _summary_legs(self, queries: Sequence[str], legs: dict[str, list[list[Hit]]], index: _LoadedIndex,
+                      mask: np.ndarray | None, qv: np.ndarray | None, depth: int) -> Any:
+        """Insert the best summaries into each leg (``openbook.retrieve.raptor``); returns what
+        ``expand_summaries`` needs, or None without a tree."""
+        from .retrieve.raptor import insert_summaries
+
+        found = self._raptor_search(index, mask)
+        if found is None:
+            return None
+        search, visible = found
+        ok = search.visible(visible, cache=mask is None)
+        bm = index.bm25
+        for i, q in enumerate(queries):
+            if "bm25" in legs:
+                scores = search.bm25_scores(q, bm.idf, bm.k1, bm.b, bm.avgdl)
+                legs["bm25"][i] = insert_summaries(legs["bm25"][i], search.best(scores, ok), "bm25", depth)
+            if "dense" in legs and qv is not None:
+                cos = search.dense_scores(qv[i])
+                if cos is not None:
+                    legs["dense"][i] = insert_summaries(legs["dense"][i], search.best(cos, ok), "dense", depth)
+        return search, visible
 
     def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
                      mode: str | None, rerank: str | None, exclude_docs: Collection[str] = (),

@@ -1,11 +1,13 @@
 """RAPTOR summaries at search time, and their (re)build after an ingest (``[index] raptor = true``).
 
-``summary_hits`` scores the visible summary nodes of ``openbook.index.raptor`` against a query: BM25 over the
-summary texts (the store's analyzer, Lucene idf over the summaries), fused by RRF with the cosine of the
-summaries' own embeddings when the store and the tree have them. ``with_summaries`` then adds a ``raptor`` leg
-to a chunk ranking: the leaves (chunks) of the best ``NODES_PER_QUERY`` summaries, taken in turn, most central
-first; the two lists are fused by weighted RRF (the ``raptor`` leg weighs ``RAPTOR_WEIGHT``). So a summary
-never reaches a reader or an answerer as a passage: its children do, and the answer cites them.
+Collapsed-tree retrieval (Sarthi et al. 2024, section 3): summary nodes compete with chunks on each leg's own
+scale. The BM25 leg scores every visible summary with the chunk index's statistics (its idf, k1, b and average
+row length, as if the summary were one more row; ``RaptorSearch.bm25_scores``); the dense leg with the cosine
+of the summary's embedding. The best ``NODES_PER_LEG`` summaries of a leg are inserted into it by score, so a
+summary ranks above a chunk only when it matches the query better (a broad question), and legs are fused as
+usual. In the final ranking a summary is then replaced by its leaves (chunks), at most ``LEAVES_PER_SUMMARY``
+of them, most central first, skipping chunks already ranked above (``expand_summaries``). So a summary never
+reaches a reader or an answerer as a passage: its children do, and the answer cites them.
 
 A summary is visible to a query only when every chunk under it is visible (roles, ``--where``, hidden
 documents); a chunk no longer in the index (the tree is older than the index) hides it too.
@@ -14,34 +16,31 @@ documents); a chunk no longer in the index (the tree is older than the index) hi
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..index.raptor import RaptorNode, RaptorTree
 from ..types import Hit
 
-__all__ = ["SummaryHit", "RaptorSearch", "with_summaries", "rebuild", "NODES_PER_QUERY", "RAPTOR_WEIGHT",
-           "FOLDER"]
+__all__ = ["SummaryHit", "RaptorSearch", "insert_summaries", "expand_summaries", "rebuild", "NODES_PER_LEG",
+           "LEAVES_PER_SUMMARY", "FOLDER"]
 
 FOLDER = "raptor"
 """The tree's folder inside the store folder."""
 
-NODES_PER_QUERY = 3
-"""Summaries whose leaves join a query's ranking."""
+NODES_PER_LEG = 3
+"""Summaries inserted into each leg's ranking at most."""
 
-RAPTOR_WEIGHT = 0.5
-"""Weight of the ``raptor`` leg in the weighted RRF with the chunk ranking (the chunk ranking weighs 1)."""
-
-MAX_LEAVES = 30
-"""Leaves per query the ``raptor`` leg holds at most."""
+LEAVES_PER_SUMMARY = 3
+"""Chunks a summary is replaced by in the final ranking, at most (its most central leaves)."""
 
 
 @dataclass(frozen=True)
 class SummaryHit:
-    """A summary node matched by a query: the node, its fused score (RRF of its legs) and its rank (1-based)."""
+    """A summary node matched by a query: the node, its score on the leg's scale, and its rank (1-based)."""
 
     node: RaptorNode
     score: float
@@ -54,75 +53,113 @@ class SummaryHit:
 
 
 class RaptorSearch:
-    """The tree of one store, loaded once, with a BM25 index over its summaries."""
+    """The tree of one store, loaded once, with the summaries' term frequencies for BM25 scoring."""
 
-    def __init__(self, tree: RaptorTree, analyze: Any) -> None:
-        from ..index.sparse import BM25Index
-
+    def __init__(self, tree: RaptorTree, analyze: Callable[[str], list[str]]) -> None:
         self.tree = tree
-        self.bm25 = BM25Index.build([analyze(n.text) for n in tree.nodes]) if tree.nodes else None
         self.analyze = analyze
+        self.by_id = {n.node_id: n for n in tree.nodes}
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+        lengths = []
+        for i, n in enumerate(tree.nodes):
+            terms = analyze(n.text)
+            lengths.append(len(terms))
+            counts: dict[str, int] = {}
+            for t in terms:
+                counts[t] = counts.get(t, 0) + 1
+            for t, c in counts.items():
+                rows, tfs = postings.setdefault(t, ([], []))
+                rows.append(i)
+                tfs.append(c)
+        self.postings = {t: (np.array(r, dtype=np.int64), np.array(f, dtype=np.float64))
+                         for t, (r, f) in postings.items()}
+        self.lengths = np.array(lengths, dtype=np.float64)
+        self._all_visible: np.ndarray | None = None  # visible() without roles or filters, once computed
 
     @classmethod
-    def load(cls, store_path: Path, analyze: Any) -> "RaptorSearch | None":
+    def load(cls, store_path: Path, analyze: Callable[[str], list[str]]) -> "RaptorSearch | None":
         tree = RaptorTree.load(store_path / FOLDER)
         return cls(tree, analyze) if tree is not None else None
 
-    def search(self, query: str, visible: Any, k: int = NODES_PER_QUERY, query_vector: np.ndarray | None = None,
-               rrf_k: int = 60) -> list[SummaryHit]:
-        """At most ``k`` visible summary nodes for ``query``, best first.
+    def visible(self, is_visible: Callable[[str], bool], cache: bool = False) -> np.ndarray:
+        """bool [nodes]: every leaf of the node is visible; ``cache`` keeps the answer (no roles or filters)."""
+        if cache and self._all_visible is not None:
+            return self._all_visible
+        ok = np.fromiter((all(is_visible(c) for c in n.leaves) for n in self.tree.nodes), dtype=bool,
+                           count=len(self.tree.nodes))
+        if cache:
+            self._all_visible = ok
+        return ok
 
-        Args:
-            visible: ``visible(chunk_id) -> bool``; a node shows only when all its leaves do.
-            query_vector: float32 [dim] query embedding (same model as the tree's vectors), or None.
-        """
-        if self.bm25 is None:
-            return []
-        nodes = self.tree.nodes
-        ok = np.fromiter((all(visible(c) for c in n.leaves) for n in nodes), dtype=bool, count=len(nodes))
-        if not ok.any():
-            return []
-        scores: dict[int, float] = {}
-        rows, vals = self.bm25.search_batch([self.analyze(query)], len(nodes), ok)
-        for rank, (r, v) in enumerate(zip(rows[0], vals[0]), start=1):
-            if r >= 0 and v > 0:
-                scores[int(r)] = scores.get(int(r), 0.0) + 1.0 / (rrf_k + rank)
-        vectors = self.tree.vectors
-        if query_vector is not None and vectors is not None and vectors.shape[1] == query_vector.shape[-1]:
-            cos = vectors @ np.asarray(query_vector, dtype=np.float32).ravel()
-            cos[~ok] = -np.inf
-            for rank, r in enumerate(np.argsort(-cos)[: max(k * 10, 50)], start=1):
-                if np.isfinite(cos[r]):
-                    scores[int(r)] = scores.get(int(r), 0.0) + 1.0 / (rrf_k + rank)
-        best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        return [SummaryHit(nodes[r], s, i) for i, (r, s) in enumerate(best, start=1)]
+    def bm25_scores(self, query: str, idf: Callable[[Sequence[str]], np.ndarray], k1: float, b: float,
+                    avgdl: float) -> np.ndarray:
+        """float [nodes]: BM25 of each summary for ``query`` with the chunk index's idf, k1, b and avgdl
+        (Lucene's formula, as ``openbook.index.sparse``), so the scores compare with the chunks' scores."""
+        scores = np.zeros(len(self.tree.nodes), dtype=np.float64)
+        terms = self.analyze(query)
+        if not terms or not len(scores):
+            return scores
+        norm = k1 * (1.0 - b + b * self.lengths / (avgdl or 1.0))
+        weights = dict(zip(terms, (float(x) for x in idf(terms))))
+        for t in terms:  # a repeated query term counts once per occurrence
+            if t in self.postings:
+                rows, tf = self.postings[t]
+                scores[rows] += weights[t] * tf / (tf + norm[rows])
+        return scores
+
+    def dense_scores(self, query_vector: np.ndarray | None) -> np.ndarray | None:
+        """float [nodes]: cosine of each summary's embedding with the query's, or None without vectors."""
+        v = self.tree.vectors
+        if query_vector is None or v is None or v.shape[1] != np.asarray(query_vector).shape[-1]:
+            return None
+        return v @ np.asarray(query_vector, dtype=np.float32).ravel()
+
+    def best(self, scores: np.ndarray, ok: np.ndarray, k: int = NODES_PER_LEG) -> list[SummaryHit]:
+        """The ``k`` best visible nodes with a positive score, best first."""
+        cand = np.flatnonzero(ok & (scores > 0))
+        order = cand[np.argsort(-scores[cand], kind="stable")][:k]
+        return [SummaryHit(self.tree.nodes[int(r)], float(scores[r]), i) for i, r in enumerate(order, start=1)]
 
 
-def leaf_hits(summaries: Sequence[SummaryHit], doc_of: Any, limit: int = MAX_LEAVES) -> list[Hit]:
-    """The ``raptor`` leg: the summaries' leaves taken in turn (first leaf of each, then the second, ...),
-    repeats dropped, at most ``limit``; each ``Hit.legs["raptor"]`` is (rank, its summary's score)."""
+def insert_summaries(hits: list[Hit], summaries: Sequence[SummaryHit], leg: str, depth: int) -> list[Hit]:
+    """One leg's ranking with summary hits inserted by score (``Hit.chunk_id`` is the node id, ``doc_id``
+    ``""``); ranks in ``Hit.legs[leg]`` renumbered; at most ``depth`` hits."""
+    if not summaries:
+        return hits
+    extra = [Hit(s.node.node_id, "", s.score, {leg: (0, s.score)}) for s in summaries]
+    merged = sorted([*hits, *extra], key=lambda h: -h.score)[:depth]
+    return [replace(h, legs={**h.legs, leg: (i, h.legs.get(leg, (0, h.score))[1])})
+            for i, h in enumerate(merged, start=1)]
+
+
+def expand_summaries(hits: list[Hit], by_id: dict[str, RaptorNode], doc_of: Callable[[str], str],
+                     visible: Callable[[str], bool]) -> list[Hit]:
+    """Replace each summary hit by its first ``LEAVES_PER_SUMMARY`` visible leaves not ranked above it (leaves
+    that ``hits`` also holds first, in its order, then the most central); each
+    leaf takes the summary's score and legs plus ``raptor`` (the summary's rank, score). Chunk hits that repeat
+    a leaf already placed are dropped."""
     out: list[Hit] = []
     seen: set[str] = set()
-    depth = max((len(s.node.leaves) for s in summaries), default=0)
-    for j in range(depth):
-        for s in summaries:
-            if j < len(s.node.leaves) and s.node.leaves[j] not in seen and len(out) < limit:
-                c = s.node.leaves[j]
-                seen.add(c)
-                out.append(Hit(c, doc_of(c), s.score, {"raptor": (len(out) + 1, s.score)}))
+    position = {h.chunk_id: i for i, h in reversed(list(enumerate(hits)))}
+    for rank, h in enumerate(hits, start=1):
+        node = by_id.get(h.chunk_id) if h.chunk_id.startswith("raptor-") else None
+        if node is None:
+            if h.chunk_id not in seen:
+                seen.add(h.chunk_id)
+                out.append(h)
+            continue
+        added = 0
+        # leaves the chunk ranking also found come first (in its order), then the most central ones
+        leaves = sorted(node.leaves, key=lambda c: position.get(c, len(hits)))
+        for c in leaves:
+            if added >= LEAVES_PER_SUMMARY:
+                break
+            if c in seen or not visible(c):
+                continue
+            seen.add(c)
+            out.append(Hit(c, doc_of(c), h.score, {**h.legs, "raptor": (rank, h.score)}))
+            added += 1
     return out
-
-
-def with_summaries(ranked: list[Hit], summaries: Sequence[SummaryHit], doc_of: Any, *, rrf_k: int, top_k: int
-                   ) -> list[Hit]:
-    """``ranked`` fused with the summaries' leaves (weighted RRF, ``raptor`` weighs ``RAPTOR_WEIGHT``); the
-    ranking unchanged when no summary matched. Returns at most ``top_k`` hits, best first."""
-    from .fusion import rrf
-
-    leaves = leaf_hits(summaries, doc_of)
-    if not leaves:
-        return ranked
-    return rrf({"chunks": ranked, "raptor": leaves}, k=rrf_k, weights={"raptor": RAPTOR_WEIGHT}, top_k=top_k)
 
 
 def rebuild(engine: Any, generator: Any = None) -> dict[str, Any]:
