@@ -104,9 +104,10 @@ class Chunk:
         """Heading path joined with ' > ', or '' when the chunk sits above every heading."""
         return " > ".join(self.headings)
 
-    def indexed_text(self) -> str:
-        """Text given to the analyzer and the embedder: title, heading path, context, then the chunk text."""
-        head = [p for p in (self.title, self.section, self.context) if p]
+    def indexed_text(self, context: bool = True) -> str:
+        """Text given to the analyzer and the embedder: title, heading path, context (unless ``context`` is
+        False: what a reader sees of the chunk), then the chunk text."""
+        head = [p for p in (self.title, self.section, self.context if context else "") if p]
         return "\n".join([*head, self.text])
 
 
