@@ -140,3 +140,17 @@ def test_llm_summaries_through_the_scripted_server(tmp_path):
     assert user["content"].count("<passage>") == len(tree.nodes[0].children)
     assert all(n.text.startswith("Summary ") for n in tree.nodes)
     assert np.isfinite(vectors).all()
+
+
+def test_a_store_with_embeddings_clusters_on_them_and_searches_summaries_densely(tmp_path):
+    cfg = Config(index=IndexConfig(raptor=True, raptor_cluster_size=3))
+    with Engine.open(tmp_path / "s", cfg, create=True) as engine:
+        report = engine.ingest([HANDBOOK])
+        assert report.chunks_embedded == report.chunks_added and report.raptor["nodes"] >= 2
+        tree = RaptorTree.load(tmp_path / "s" / "raptor")
+        assert tree.vectors is not None and tree.vectors.shape[0] == len(tree.nodes)
+        assert tree.model == engine.embedder().name
+        assert np.allclose(np.linalg.norm(tree.vectors, axis=1), 1.0, atol=1e-3)
+        hits = engine.search(BROAD, k=8, mode="hybrid")
+        assert any("raptor" in h.legs for h in hits) and all(h.chunk is not None for h in hits)
+        assert len({h.doc_id for h in hits} & REMOTE_DOCS) >= 3

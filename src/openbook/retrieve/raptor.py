@@ -136,7 +136,7 @@ def expand_summaries(hits: list[Hit], by_id: dict[str, RaptorNode], doc_of: Call
                      visible: Callable[[str], bool]) -> list[Hit]:
     """Replace each summary hit by its first ``LEAVES_PER_SUMMARY`` visible leaves not ranked above it (leaves
     that ``hits`` also holds first, in its order, then the most central); each
-    leaf takes the summary's score and legs plus ``raptor`` (the summary's rank, score). Chunk hits that repeat
+    leaf takes the summary's score, and ``legs`` ``{"raptor": (the summary's rank, score)}``. Chunk hits that repeat
     a leaf already placed are dropped."""
     out: list[Hit] = []
     seen: set[str] = set()
@@ -157,7 +157,7 @@ def expand_summaries(hits: list[Hit], by_id: dict[str, RaptorNode], doc_of: Call
             if c in seen or not visible(c):
                 continue
             seen.add(c)
-            out.append(Hit(c, doc_of(c), h.score, {**h.legs, "raptor": (rank, h.score)}))
+            out.append(Hit(c, doc_of(c), h.score, {"raptor": (rank, h.score)}))
             added += 1
     return out
 
