@@ -1026,13 +1026,13 @@ class Engine:
     def _rebuild_raptor(self) -> dict[str, Any]:
         """(Re)build the RAPTOR tree when the index changed since it was built (``openbook.retrieve.raptor``)."""
         from .index.raptor import RaptorTree
-        from .retrieve.raptor import FOLDER, rebuild
+        from .retrieve.raptor import FOLDER, rebuild, tree_settings
 
         index = self._loaded()
         if index is None or not index.bm25.rows:
             return {}
         tree = RaptorTree.load(self.store.path / FOLDER)
-        if tree is not None and tree.generation == self.store.generation:
+        if tree is not None and tree.generation == self.store.generation and tree.settings == tree_settings(self):
             return {"nodes": len(tree.nodes), "unchanged": True}
         generator = None
         if self.config.llm.backend:

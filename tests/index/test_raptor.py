@@ -154,3 +154,13 @@ def test_a_store_with_embeddings_clusters_on_them_and_searches_summaries_densely
         hits = engine.search(BROAD, k=8, mode="hybrid")
         assert any("raptor" in h.legs for h in hits) and all(h.chunk is not None for h in hits)
         assert len({h.doc_id for h in hits} & REMOTE_DOCS) >= 3
+
+
+def test_other_raptor_settings_rebuild_the_tree(tmp_path):
+    with Engine.open(tmp_path / "s", _config(), create=True) as engine:
+        first = engine.ingest([HANDBOOK]).raptor
+        assert engine.ingest([HANDBOOK]).raptor.get("unchanged") is True
+    with Engine.open(tmp_path / "s", _config().with_overrides({"index.raptor_cluster_size": 2})) as engine:
+        again = engine.ingest([HANDBOOK]).raptor
+        assert "unchanged" not in again and again["nodes"] > first["nodes"]
+        assert RaptorTree.load(tmp_path / "s" / "raptor").settings["cluster_size"] == 2

@@ -89,6 +89,7 @@ class RaptorTree:
     vectors: np.ndarray | None = None  # float32 [len(nodes), dim], unit length; None without embeddings
     model: str = ""  # the embedder of ``vectors``; the summarizer's name is in ``summarizer``
     summarizer: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)  # what it was built with; a change rebuilds it
 
     def save(self, folder: Path) -> None:
         """Write ``nodes.json`` (and ``vectors.npy``) into ``folder``; files are replaced atomically."""
@@ -103,6 +104,7 @@ class RaptorTree:
             (folder / "vectors.npy").unlink()
         write_json_atomic(folder / "nodes.json", {
             "format": FORMAT, "generation": self.generation, "model": self.model, "summarizer": self.summarizer,
+            "settings": self.settings,
             "nodes": [asdict(n) for n in self.nodes]})
 
     @classmethod
@@ -119,7 +121,8 @@ class RaptorTree:
         vectors = np.load(folder / "vectors.npy") if (folder / "vectors.npy").exists() else None
         if vectors is not None and len(vectors) != len(nodes):
             vectors = None
-        return cls(int(data["generation"]), nodes, vectors, data.get("model", ""), data.get("summarizer", ""))
+        return cls(int(data["generation"]), nodes, vectors, data.get("model", ""), data.get("summarizer", ""),
+                   dict(data.get("settings") or {}))
 
 
 class Summarizer(Protocol):

@@ -25,7 +25,8 @@ import numpy as np
 from ..index.raptor import RaptorNode, RaptorTree
 from ..types import Hit
 
-__all__ = ["SummaryHit", "RaptorSearch", "insert_summaries", "expand_summaries", "rebuild", "NODES_PER_LEG",
+__all__ = ["SummaryHit", "RaptorSearch", "insert_summaries", "expand_summaries", "rebuild", "tree_settings",
+           "NODES_PER_LEG",
            "LEAVES_PER_SUMMARY", "FOLDER"]
 
 FOLDER = "raptor"
@@ -162,6 +163,16 @@ def expand_summaries(hits: list[Hit], by_id: dict[str, RaptorNode], doc_of: Call
     return out
 
 
+def tree_settings(engine: Any) -> dict[str, Any]:
+    """What a tree built now would be built with (``[index]`` raptor settings, the summarizer, the vectors);
+    a stored tree with other settings is rebuilt by the next ingest."""
+    cfg, llm = engine.config.index, engine.config.llm
+    index = engine._loaded()
+    return {"cluster_size": cfg.raptor_cluster_size, "levels": cfg.raptor_levels,
+            "summarizer": f"llm:{llm.backend}:{llm.model}" if llm.backend else "extractive",
+            "vectors": index.dense.model if index is not None and index.dense is not None else "lsa"}
+
+
 def rebuild(engine: Any, generator: Any = None) -> dict[str, Any]:
     """Build the store's tree from its current index and save it under ``<store>/raptor``.
 
@@ -195,6 +206,7 @@ def rebuild(engine: Any, generator: Any = None) -> dict[str, Any]:
         summarizer = LLMSummarizer(generator, summarizer)
     tree = build_tree(chunks, vectors, summarizer, generation=engine.store.generation,
                       cluster_size=cfg.raptor_cluster_size, levels=cfg.raptor_levels, embed=embed, model=model)
+    tree.settings = tree_settings(engine)
     tree.save(engine.store.path / FOLDER)
     return {"nodes": len(tree.nodes), "levels": max((n.level for n in tree.nodes), default=0),
             "chunks": len(chunks), "summarizer": summarizer.name,
