@@ -170,9 +170,15 @@ def _print_ingest_report(report: Any, store: Any) -> None:
         click.echo(report.skip_summary(), err=True)
     if report.contextualize:
         c = report.contextualize
-        click.echo(f"contexts ({c['model']}): {c['chunks']} chunks, {c['calls']} LLM calls, {c['cached']} cached, "
-                   f"{c['failed']} failed; tokens {c['input_tokens']} in ({c['cache_read_tokens']} cache reads, "
-                   f"{c['cache_write_tokens']} cache writes), {c['output_tokens']} out; {c['seconds']:.1f} s",
+        llm = (f", {c['calls']} LLM calls, {c['cached']} cached, {c['failed']} failed; tokens {c['input_tokens']} "
+               f"in ({c['cache_read_tokens']} cache reads, {c['cache_write_tokens']} cache writes), "
+               f"{c['output_tokens']} out") if c["calls"] or c["cached"] else ""
+        click.echo(f"contexts ({c['model']}): {c['chunks']} chunks{llm}; {c['seconds']:.1f} s", err=True)
+    if report.raptor:
+        r = report.raptor
+        click.echo(f"raptor: {r['nodes']} summaries, unchanged" if r.get("unchanged") else
+                   f"raptor: {r['nodes']} summaries over {r['chunks']} chunks in {r['levels']} levels "
+                   f"({r['summarizer']}, {r['llm_calls']} LLM calls, {r['llm_failed']} failed) in {r['seconds']:.1f} s",
                    err=True)
     rates = report.rates()
     speed = f" in {report.seconds:.1f} s ({rates})" if rates else ""
