@@ -165,3 +165,17 @@ def test_a_rambling_or_injected_context_is_cut_to_one_line(tmp_path, corpus, scr
         engine.ingest([corpus])
         contexts = [c.context for c in engine.store.chunks_of("kestrel.md")]
     assert all("\n" not in c and len(c) <= 600 for c in contexts)
+
+
+def test_cli_flag_and_report_line(tmp_path, corpus):
+    from click.testing import CliRunner
+
+    from openbook.cli import cli
+
+    out = CliRunner().invoke(cli, ["ingest", str(corpus), "--store", str(tmp_path / "s"), "--no-embed",
+                                   "--contextualize"])
+    assert out.exit_code == 0, out.output
+    assert f"contexts ({OFFLINE_MODEL}): " in out.output
+    out = CliRunner().invoke(cli, ["search", "Vollmark simulator course", "--store", str(tmp_path / "s"), "--json"])
+    assert out.exit_code == 0, out.output
+    assert '"contextualized": true' in out.output
