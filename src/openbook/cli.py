@@ -178,7 +178,8 @@ def _print_ingest_report(report: Any, store: Any) -> None:
         r = report.raptor
         click.echo(f"raptor: {r['nodes']} summaries, unchanged" if r.get("unchanged") else
                    f"raptor: {r['nodes']} summaries over {r['chunks']} chunks in {r['levels']} levels "
-                   f"({r['summarizer']}, {r['llm_calls']} LLM calls, {r['llm_failed']} failed) in {r['seconds']:.1f} s",
+                   f"({r['summarizer']}, {r['llm_calls']} LLM calls, {r['llm_cached']} cached, "
+                   f"{r['llm_failed']} failed) in {r['seconds']:.1f} s",
                    err=True)
     rates = report.rates()
     speed = f" in {report.seconds:.1f} s ({rates})" if rates else ""

@@ -164,3 +164,20 @@ def test_other_raptor_settings_rebuild_the_tree(tmp_path):
         again = engine.ingest([HANDBOOK]).raptor
         assert "unchanged" not in again and again["nodes"] > first["nodes"]
         assert RaptorTree.load(tmp_path / "s" / "raptor").settings["cluster_size"] == 2
+
+
+def test_llm_summaries_at_ingest_are_cached_for_the_next_build(tmp_path):
+    from openbook.answer.generate import get_generator
+    from openbook.retrieve.raptor import rebuild
+
+    with ScriptedLLMServer() as server:
+        server.push(*[Reply(f"Summary {i} of handbook passages.") for i in range(20)])
+        llm = LLMConfig(backend="openai", model="scripted", base_url=server.openai_url, api_key="t", max_retries=0)
+        with Engine.open(tmp_path / "s", replace(_config(), llm=llm), create=True) as engine:
+            first = engine.ingest([HANDBOOK]).raptor
+            assert first["summarizer"] == "llm" and first["llm_calls"] == first["nodes"] == len(server.requests)
+            assert first["llm_failed"] == 0 and first["llm_cached"] == 0
+            again = rebuild(engine, get_generator(llm))
+            assert again["llm_calls"] == 0 and again["llm_cached"] == first["nodes"]
+            assert len(server.requests) == first["nodes"]
+            assert all(n.text.startswith("Summary ") for n in RaptorTree.load(tmp_path / "s" / "raptor").nodes)

@@ -64,7 +64,8 @@ def test_the_model_writes_the_follow_up_query_from_the_first_hop(store, scripted
     system, user = request.body["messages"]
     assert system == {"role": "system", "content": FOLLOW_UP_SYSTEM}
     assert user["content"].startswith(f"Question: {QUESTION}\n\nPassages found so far:\n[1] ")
-    assert "Kestrel reactor: The Kestrel reactor at Vollmark was designed by the engineer Ilse Brandt." in user["content"]
+    assert ("Kestrel reactor: The Kestrel reactor at Vollmark was designed by the engineer Ilse Brandt."
+            in user["content"])
     assert user["content"].endswith("Follow-up search query:")
 
 

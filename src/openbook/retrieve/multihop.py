@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..types import Hit
 
@@ -241,7 +241,7 @@ def follow_up_messages(question: str, first: Sequence[Hit]) -> list[dict[str, st
     return [{"role": "system", "content": FOLLOW_UP_SYSTEM}, {"role": "user", "content": user}]
 
 
-def llm_follow_up(question: str, first: Sequence[Hit], generator: object, max_tokens: int = 60
+def llm_follow_up(question: str, first: Sequence[Hit], generator: Any, max_tokens: int = 60
                   ) -> tuple[str | None, str]:
     """One follow-up query written by ``generator`` (``openbook.answer.generate.Generator``) from the first hop.
 
@@ -255,7 +255,7 @@ def llm_follow_up(question: str, first: Sequence[Hit], generator: object, max_to
     if not first:
         return None, "no first-hop passages to read"
     try:
-        reply = generator.generate(follow_up_messages(question, first), max_tokens=max_tokens)  # type: ignore[attr-defined]
+        reply = generator.generate(follow_up_messages(question, first), max_tokens=max_tokens)
     except GenerationError as exc:
         return None, f"LLM call failed, second hop without it: {exc}"
     line = next((ln.strip().strip('"').strip() for ln in reply.splitlines() if ln.strip()), "")[:300]

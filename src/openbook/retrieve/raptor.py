@@ -163,6 +163,39 @@ def expand_summaries(hits: list[Hit], by_id: dict[str, RaptorNode], doc_of: Call
     return out
 
 
+class CachedSummarizer:
+    """An LLM summarizer whose summaries are cached by (model, children's texts) in the store's context cache
+    (``openbook.ingest.contextualize.ContextCache``): a rebuild that meets the same cluster again makes no call.
+    ``cached`` counts the hits."""
+
+    def __init__(self, inner: Any, model: str, cache: Any) -> None:
+        self.inner, self.model, self.cache = inner, model, cache
+        self.name = inner.name
+        self.cached = 0
+
+    @property
+    def calls(self) -> int:
+        return self.inner.calls
+
+    @property
+    def failed(self) -> int:
+        return self.inner.failed
+
+    def summarize(self, texts: Sequence[str]) -> tuple[str, list[int]]:
+        from ..types import content_hash
+
+        key = content_hash("raptor-summary", self.model, *texts)
+        found = self.cache.get(key)
+        if found is not None:
+            self.cached += 1
+            return found, list(range(len(texts)))
+        failed = self.inner.failed
+        text, sources = self.inner.summarize(texts)
+        if self.inner.failed == failed and text:  # a fallback summary after a failure is not cached
+            self.cache.put(key, self.model, text)
+        return text, sources
+
+
 def tree_settings(engine: Any) -> dict[str, Any]:
     """What a tree built now would be built with (``[index]`` raptor settings, the summarizer, the vectors);
     a stored tree with other settings is rebuilt by the next ingest."""
@@ -179,8 +212,10 @@ def rebuild(engine: Any, generator: Any = None) -> dict[str, Any]:
     Clusters on the stored chunk embeddings when the index has them (and embeds the summaries with the same
     embedder), else on LSA vectors; summaries by ``generator`` when given, else extractive.
 
+    LLM summaries are cached in the store's ``contexts.sqlite`` by (model, children's texts).
+
     Returns:
-        ``{"nodes", "levels", "chunks", "summarizer", "llm_calls", "llm_failed", "seconds"}``.
+        ``{"nodes", "levels", "chunks", "summarizer", "llm_calls", "llm_cached", "llm_failed", "seconds"}``.
     """
     from ..index.raptor import ExtractiveSummarizer, LLMSummarizer, build_tree, lsa_vectors
 
@@ -202,13 +237,22 @@ def rebuild(engine: Any, generator: Any = None) -> dict[str, Any]:
     else:
         vectors = lsa_vectors([c.indexed_text() for c in chunks], analyze)
     summarizer: Any = ExtractiveSummarizer(analyze)
+    cache = None
     if generator is not None:
-        summarizer = LLMSummarizer(generator, summarizer)
-    tree = build_tree(chunks, vectors, summarizer, generation=engine.store.generation,
-                      cluster_size=cfg.raptor_cluster_size, levels=cfg.raptor_levels, embed=embed, model=model)
+        from ..ingest.contextualize import CACHE_NAME, ContextCache
+
+        cache = ContextCache(engine.store.path / CACHE_NAME)
+        llm = engine.config.llm
+        summarizer = CachedSummarizer(LLMSummarizer(generator, summarizer), f"{llm.backend}:{llm.model}", cache)
+    try:
+        tree = build_tree(chunks, vectors, summarizer, generation=engine.store.generation,
+                          cluster_size=cfg.raptor_cluster_size, levels=cfg.raptor_levels, embed=embed, model=model)
+    finally:
+        if cache is not None:
+            cache.close()
     tree.settings = tree_settings(engine)
     tree.save(engine.store.path / FOLDER)
     return {"nodes": len(tree.nodes), "levels": max((n.level for n in tree.nodes), default=0),
             "chunks": len(chunks), "summarizer": summarizer.name,
-            "llm_calls": getattr(summarizer, "calls", 0), "llm_failed": getattr(summarizer, "failed", 0),
-            "seconds": round(time.perf_counter() - t0, 3)}
+            "llm_calls": getattr(summarizer, "calls", 0), "llm_cached": getattr(summarizer, "cached", 0),
+            "llm_failed": getattr(summarizer, "failed", 0), "seconds": round(time.perf_counter() - t0, 3)}
