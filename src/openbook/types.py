@@ -128,7 +128,8 @@ class Hit:
         chunk_id, doc_id: ids of the chunk and its document.
         score: the final score used for ordering (raw BM25 for ``bm25`` mode, cosine for ``dense``,
             RRF for ``hybrid``, reranker score after reranking); higher is better.
-        legs: leg name (``bm25``, ``dense``, ``rerank``) -> ``(rank, score)``; rank is 1-based.
+        legs: leg name (``bm25``, ``dense``, ``rerank``; ``hop2`` and ``llm-hop`` for a second hop, ``raptor``
+            for a chunk brought in by a RAPTOR summary) -> ``(rank, score)``; rank is 1-based.
         chunk: the chunk itself, when loaded.
     """
 
