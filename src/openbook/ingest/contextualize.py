@@ -241,7 +241,8 @@ class LLMContextualizer:
 
 def contextualize_chunks(doc: Document, chunks: Sequence[Chunk], contextualizer: Contextualizer,
                          cache: ContextCache, stats: ContextStats) -> list[Chunk]:
-    """``chunks`` with ``Chunk.context`` set, from ``cache`` where it holds them, else from ``contextualizer``.
+    """``chunks`` with ``Chunk.context`` set, from ``cache`` where it holds them, else from ``contextualizer``
+    (LLM contexts are cached; the offline fallback is recomputed).
 
     Args:
         doc: the chunks' document (its ``content_hash`` is part of every cache key).
@@ -253,8 +254,9 @@ def contextualize_chunks(doc: Document, chunks: Sequence[Chunk], contextualizer:
     t0 = time.perf_counter()
     model = contextualizer.model
     stats.model = model
+    cacheable = model != OFFLINE_MODEL  # the fallback is cheaper to recompute than to store
     keys = [ContextCache.key(doc.content_hash, c.text, model) for c in chunks]
-    found = [cache.get(k) for k in keys]
+    found = [cache.get(k) if cacheable else None for k in keys]
     todo = [i for i, f in enumerate(found) if f is None]
     stats.cached += len(chunks) - len(todo)
     if todo:
@@ -267,7 +269,8 @@ def contextualize_chunks(doc: Document, chunks: Sequence[Chunk], contextualizer:
                 found[i] = fallback[j] or ""
             else:
                 found[i] = context
-                cache.put(keys[i], model, context)
+                if cacheable:
+                    cache.put(keys[i], model, context)
     stats.chunks += len(chunks)
     stats.seconds += time.perf_counter() - t0
     return [replace(c, context=f or "") for c, f in zip(chunks, found)]
