@@ -274,6 +274,7 @@ class EmbeddedStore:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"store {self.path} is busy ({exc}): another program holds its database; "
                              f"try again when it finishes") from None
+        self._has_contexts = None  # another process may have created chunk_contexts since the last check
 
     def commit(self) -> None:
         """Commit the open transaction."""
