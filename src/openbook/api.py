@@ -200,6 +200,18 @@ class Engine:
         """``search_batch`` with LLM query transforms; see ``Retriever.search_transformed``."""
         return self.retriever.search_transformed(queries, k, transforms=transforms, generator=generator, **opts)
 
+    def search_explained(self, query: str, k: int | None = None, **opts: Any) -> tuple[list[Hit], dict[str, Any]]:
+        """``search`` and what it applied; see ``Retriever.search_explained``."""
+        return self.retriever.search_explained(query, k, **opts)
+
+    def applied(self, query: str, **opts: Any) -> dict[str, Any]:
+        """What a search for ``query`` applies (``--json``, the server); see ``Retriever.applied``."""
+        return self.retriever.applied(query, **opts)
+
+    def summaries(self, query: str, **opts: Any) -> list[Any]:
+        """The RAPTOR summaries best matching ``query``; see ``Retriever.summaries``."""
+        return self.retriever.summaries(query, **opts)
+
     def glossary(self):
         """The ``config.retrieval.glossary`` file, loaded once, or None."""
         return self.retriever.glossary()

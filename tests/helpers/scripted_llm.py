@@ -30,6 +30,7 @@ class Reply:
         finish_reason: OpenAI finish reason (``stop``/``length``); mapped to Anthropic's stop_reason.
         pieces: stream pieces; None splits ``text`` after each space.
         raw: if set, sent verbatim as the body with status 200 (malformed replies).
+        usage: token counts merged into the reply's ``usage`` (e.g. Anthropic's ``cache_read_input_tokens``).
     """
 
     text: str = ""
@@ -38,6 +39,7 @@ class Reply:
     finish_reason: str = "stop"
     pieces: list[str] | None = None
     raw: str | None = None
+    usage: dict[str, Any] | None = None
 
     def stream_pieces(self) -> list[str]:
         if self.pieces is not None:
@@ -131,7 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {**base, "object": "chat.completion", "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": reply.text},
                  "finish_reason": reply.finish_reason}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2, **(reply.usage or {})}})
             return
         self._start_stream()
         chunk = {**base, "object": "chat.completion.chunk"}
@@ -147,7 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
         model = body.get("model", "scripted")
         stop = _ANTHROPIC_STOP.get(reply.finish_reason, reply.finish_reason)
         message = {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model,
-                   "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+                   "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1, **(reply.usage or {})}}
         if not body.get("stream"):
             self._json(200, {**message, "content": [{"type": "text", "text": reply.text}], "stop_reason": stop})
             return

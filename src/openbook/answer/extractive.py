@@ -172,7 +172,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if not passages or not terms:
         return refusal
     weights = term_weights(terms, stats)
-    passage_terms = [set(analyzer.analyze_document(p.chunk.indexed_text())) for p in passages]
+    # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
+    passage_terms = [set(analyzer.analyze_document(p.chunk.indexed_text(context=False))) for p in passages]
     covs = [coverage(terms, weights, pt) for pt in passage_terms]
     best = max(covs)
     if len(passages) > 1:

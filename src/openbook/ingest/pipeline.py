@@ -90,6 +90,8 @@ class IngestReport:
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     interrupted: bool = False
+    contextualize: dict[str, Any] = field(default_factory=dict)  # ContextStats.to_dict() when contexts were on
+    raptor: dict[str, Any] = field(default_factory=dict)  # openbook.retrieve.raptor.rebuild() when [index] raptor
 
     @property
     def ok(self) -> bool:
@@ -277,6 +279,7 @@ class Ingester:
         self._chunks_seen = 0  # chunks of new and changed documents so far in this ingest
         self._embed_rate: float | None = None  # chunks/s measured after the model's first batch
         self._estimated = False
+        self._situator: Any = None  # openbook.ingest.contextualize.Situator during an ingest with contexts
 
     def embedder(self):
         """The embedder in use: ``config.embedding.model``, else the store's, else the default."""
@@ -287,8 +290,12 @@ class Ingester:
 
     def _pipeline_signature(self) -> str:
         """Settings that change chunks or index terms: a change re-processes every document."""
-        return json.dumps({"chunking": asdict(self.config.chunking), "analyzer": self.analyzer.settings()},
-                          sort_keys=True)
+        sig: dict[str, Any] = {"chunking": asdict(self.config.chunking), "analyzer": self.analyzer.settings()}
+        if self.config.ingest.contextualize:  # on, or another model: the indexed text changes
+            from .contextualize import context_model
+
+            sig["contextualize"] = context_model(self.config)
+        return json.dumps(sig, sort_keys=True)
 
     def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False,
                embed: bool | None = None, reembed: bool = False,
@@ -330,6 +337,12 @@ class Ingester:
         self._stages = report.stage_seconds
         self._files_total, self._files_done, self._file_part = len(files), 0, 0.0
         self._chunks_seen, self._estimated = 0, False
+        if self.config.ingest.contextualize:
+            from ..retrieve.raptor import embedded_store
+            from .contextualize import Situator
+
+            self._situator = Situator(self.config, None if self.store.read_only else Path(
+                embedded_store(self.store, "contextual retrieval ([ingest] contextualize)").path))
         try:
             with self.store.write_lock(on_wait):
                 start = time.perf_counter()  # rates count the work, not the wait for another writer
@@ -337,6 +350,8 @@ class Ingester:
                 try:
                     self._ingest_locked(files, roots, report, sync=sync, progress=progress, embed=embed,
                                         reembed=reembed)
+                    if self.config.index.raptor:
+                        report.raptor = self._rebuild_raptor()
                 except KeyboardInterrupt:
                     report.interrupted = True
                     report.documents_total, report.chunks_total = self.store.count()
@@ -344,6 +359,10 @@ class Ingester:
                     raise IngestInterrupted(report) from None
         finally:
             self._ticker, self._stages = _Ticker(None), None
+            if self._situator is not None:
+                report.contextualize = self._situator.stats.to_dict()
+                self._situator.close()
+                self._situator = None
         report.documents_total, report.chunks_total = self.store.count()
         report.seconds = time.perf_counter() - start
         return report
@@ -501,6 +520,8 @@ class Ingester:
             report.unchanged.append(doc.doc_id)
             return
         chunks = chunk_document(doc, self.config.chunking)
+        if self._situator is not None:  # contextual retrieval: Chunk.context joins the indexed text
+            chunks = self._situator.apply(doc, chunks)
         tokens = [self.analyzer.analyze_document(c.indexed_text()) for c in chunks]
         with self.store.savepoint():
             removed = self.store.chunk_ids_of([doc.doc_id, *duplicates]) if (old or duplicates) else set()
@@ -538,6 +559,26 @@ class Ingester:
         report.chunks_embedded += embedded
         embed_s = report.stage_seconds["embed"] - embed_before
         report.stage_seconds["index"] += time.perf_counter() - t0 - embed_s
+
+    # ------------------------------------------------------------------ RAPTOR summaries
+    def _rebuild_raptor(self) -> dict[str, Any]:
+        """(Re)build the RAPTOR tree when the index changed since it was built (``openbook.retrieve.raptor``)."""
+        from ..index.raptor import RaptorTree
+        from ..retrieve.raptor import FOLDER, RaptorHost, rebuild, tree_settings
+
+        host = RaptorHost(self.store, self.config, self.analyzer, self.embedder)
+        index = host._loaded()
+        if index is None or not index.bm25.rows:
+            return {}
+        tree = RaptorTree.load(host.store_path / FOLDER)
+        if tree is not None and tree.generation == host.generation and tree.settings == tree_settings(host):
+            return {"nodes": len(tree.nodes), "unchanged": True}
+        generator = None
+        if self.config.llm.backend:
+            from ..answer.generate import get_generator
+
+            generator = get_generator(self.config.llm)
+        return rebuild(host, generator)
 
     def delete(self, doc_ids: Sequence[str], *, on_wait: Callable[[str], None] | None = None) -> list[str]:
         """Delete documents by id (NFC-normalised), or by the path of the file they came from.

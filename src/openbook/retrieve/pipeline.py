@@ -20,7 +20,7 @@ It also answers the term statistics the extractive answerer needs (``TermStats``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -49,6 +49,7 @@ class Retriever:
         self.analyzer = analyzer or Analyzer()
         self._glossary: tuple[str, Any] | None = None  # (path, Glossary) of config.retrieval.glossary
         self._chars: tuple[Mapping[str, int], frozenset[str]] | None = None  # (vocabulary, its characters)
+        self._raptor: tuple[int, Any] | None = None  # (generation, RaptorSearch or None), loaded on first use
 
     # ------------------------------------------------------------------ state of the store
     def embedder(self):
@@ -130,7 +131,8 @@ class Retriever:
                      roles: Sequence[str] = (), mode: str | None = None, rerank: str | None = None,
                      load_chunks: bool = True, hops: int | None = None,
                      exclude_docs: Collection[str] = (), transforms: Sequence[str] | None = None,
-                     dense_texts: Sequence[str] | None = None) -> list[list[Hit]]:
+                     dense_texts: Sequence[str] | None = None, explain: list[dict[str, Any]] | None = None
+                     ) -> list[list[Hit]]:
         """Top-``k`` chunks per query, best first.
 
         Args:
@@ -153,6 +155,8 @@ class Retriever:
                 None uses ``config.retrieval.transforms``; () for none.
             dense_texts: one text per query that the dense leg embeds (as a document) instead of the query
                 (HyDE); single-hop only.
+            explain: a list that receives one dict per query with what the second hop did (``hops``,
+                ``follow_up_queries``, ``llm_query``, ``llm_note``); see ``search_explained``.
 
         Returns:
             One list per query of at most ``k`` hits. ``Hit.score`` is raw BM25 (``bm25``), cosine
@@ -167,12 +171,13 @@ class Retriever:
         with self.store.snapshot():
             return self._search_batch(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
                                       load_chunks=load_chunks, hops=hops, exclude_docs=exclude_docs,
-                                      transforms=transforms, dense_texts=dense_texts)
+                                      transforms=transforms, dense_texts=dense_texts, explain=explain)
 
     def _search_batch(self, queries: Sequence[str], k: int | None, *, where: Sequence[str],
                       roles: Sequence[str], mode: str | None, rerank: str | None, load_chunks: bool,
                       hops: int | None, exclude_docs: Collection[str], transforms: Sequence[str] | None,
-                      dense_texts: Sequence[str] | None) -> list[list[Hit]]:
+                      dense_texts: Sequence[str] | None, explain: list[dict[str, Any]] | None = None
+                      ) -> list[list[Hit]]:
         k = self.config.retrieval.top_k if k is None else k
         if transforms is None and self.config.retrieval.transforms:
             transforms = self.config.retrieval.transforms
@@ -185,7 +190,7 @@ class Retriever:
             raise QueryError(f"hops must be 1 or 2, not {hops!r}")
         if hops == 2:
             return self._search_hops(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
-                                     exclude_docs=exclude_docs)
+                                     exclude_docs=exclude_docs, explain=explain)
         self._require_index()
         vectors = self.store.embedding()
         explicit = mode is not None
@@ -204,6 +209,7 @@ class Retriever:
         rerank = self.config.retrieval.rerank if rerank is None else rerank
         depth = max(k, self.config.retrieval.candidates) if (mode == "hybrid" or rerank) else k
         legs: dict[str, list[list[Hit]]] = {}
+        qv = None
         if mode in ("bm25", "hybrid"):
             terms: list[Any] = [self.analyzer.analyze(q) for q in queries]
             glossary = self.glossary()
@@ -220,6 +226,9 @@ class Retriever:
             else:
                 qv = self.embedder().embed(list(dense_texts), kind="passage")
             legs["dense"] = self.store.vector_top_k(qv, depth, visibility)
+        raptor = None
+        if self.config.index.raptor:  # summaries compete with chunks in each leg (collapsed tree)
+            raptor = self._summary_legs(queries, legs, visibility, qv if dense_texts is None else None, depth)
         if mode == "hybrid":
             from .fusion import rrf
 
@@ -228,6 +237,11 @@ class Retriever:
                        for b, d in zip(legs["bm25"], legs["dense"])]
         else:
             results = legs[mode]
+        if raptor is not None:  # each summary hit becomes its leaves (openbook.retrieve.raptor)
+            from .raptor import expand_summaries
+
+            search, visible, doc_of = raptor
+            results = [expand_summaries(h, search.by_id, doc_of, visible) for h in results]
         if rerank:
             results = [self._rerank(q, self.attach_chunks(h), rerank) for q, h in zip(queries, results)]
         results = [h[:k] for h in results]
@@ -236,8 +250,10 @@ class Retriever:
         return results
 
     def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
-                     mode: str | None, rerank: str | None, exclude_docs: Collection[str] = ()) -> list[list[Hit]]:
-        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop)."""
+                     mode: str | None, rerank: str | None, exclude_docs: Collection[str] = (),
+                     explain: list[dict[str, Any]] | None = None) -> list[list[Hit]]:
+        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop); with
+        ``[llm] backend`` the model also writes one follow-up query per question (``llm_follow_up``)."""
         from .multihop import MultiHopSettings, hop_queries, rank_pairs
 
         settings = MultiHopSettings()
@@ -251,7 +267,144 @@ class Retriever:
             out.append(rank_pairs(q, hits, second[i : i + len(qs)], terms=lambda t: set(self.query_terms(t)),
                                   idf=self.idf, k=k, settings=settings))
             i += len(qs)
+        written: list[tuple[str | None, str]] = [(None, "")] * len(queries)
+        if self.config.llm.backend:
+            out, written = self._llm_hop(queries, first, out, k, opts)
+        if explain is not None:
+            explain.extend({"hops": 2, "follow_up_queries": qs, "llm_query": w[0], "llm_note": w[1]}
+                           for qs, w in zip(follow, written))
         return out
+
+    def _llm_hop(self, queries: Sequence[str], first: list[list[Hit]], ranked: list[list[Hit]], k: int,
+                 opts: dict[str, Any]) -> tuple[list[list[Hit]], list[tuple[str | None, str]]]:
+        """The LLM-written follow-up hop: one query per question, searched, fused by RRF with the pair ranking
+        (best hit per document kept). Returns the new rankings and ``(query or None, note)`` per question."""
+        from ..answer.generate import get_generator
+        from .fusion import rrf
+        from .multihop import llm_follow_up
+
+        generator = get_generator(self.config.llm)
+        written = [llm_follow_up(q, hits, generator) for q, hits in zip(queries, first)]
+        asked = [w[0] for w in written if w[0]]
+        found = iter(self.search_batch(asked, max(3 * k, 30), rerank="", **opts) if asked else [])
+        out = []
+        for ranked_q, (query, _) in zip(ranked, written):
+            if query is None:
+                out.append(ranked_q)
+                continue
+            fused = rrf({"pairs": ranked_q, "llm-hop": next(found)}, k=self.config.retrieval.rrf_k)
+            best: dict[str, Hit] = {}
+            for h in fused:
+                best.setdefault(h.doc_id, h)
+            out.append(list(best.values())[:k])
+        return out, written
+
+    # ------------------------------------------------------------------ RAPTOR summaries
+    def _raptor_search(self, visibility: Visibility) -> tuple[Any, Callable[[str], bool], Callable[[str], str],
+                                                               bool] | None:
+        """The store's RAPTOR tree (loaded once per generation), a chunk-visibility test, a chunk's doc id, and
+        whether every chunk is visible; None without a tree.
+
+        Raises:
+            ConfigError: the store is not the embedded store (the tree is a folder beside its index).
+        """
+        from .raptor import RaptorSearch, embedded_store
+
+        store = embedded_store(self.store, "RAPTOR summaries ([index] raptor)")
+        if self._raptor is None or self._raptor[0] != store.generation:
+            self._raptor = (store.generation, RaptorSearch.load(Path(store.path), self.analyzer.analyze))
+        search = self._raptor[1]
+        if search is None or not search.tree.nodes:
+            return None
+        index = store.require_index()
+        mask = store._visible_rows(index, visibility)
+        if index.row_of is None:
+            index.row_of = {index.chunk_id(r): r for r in range(len(index.chunk_ids))}
+        row_of = index.row_of
+        visible = (lambda c: c in row_of) if mask is None else (lambda c: c in row_of and bool(mask[row_of[c]]))
+        return search, visible, (lambda c: index.doc_id(row_of[c])), mask is None
+
+    def _bm25_params(self) -> tuple[float, float, float]:
+        """(k1, b, avgdl) of the committed index."""
+        stats = self.store.corpus_stats()
+        return self.config.bm25.k1, self.config.bm25.b, stats.avgdl if stats is not None else 0.0
+
+    def summaries(self, query: str, *, k: int = 3, roles: Sequence[str] = (), where: Sequence[str] = (),
+                  exclude_docs: Collection[str] = ()) -> list[Any]:
+        """The RAPTOR summary nodes best matching ``query`` by BM25 (the chunk index's statistics) that these
+        roles and filters may see in full: ``openbook.retrieve.raptor.SummaryHit``, best first, at most ``k``;
+        [] without a tree.
+
+        Raises:
+            ConfigError: the store is not the embedded store. StoreError: empty store.
+        """
+        self._require_index()
+        with self.store.snapshot():
+            found = self._raptor_search(Visibility.of(roles, where, exclude_docs))
+            if found is None:
+                return []
+            search, visible, _, _ = found
+            k1, b, avgdl = self._bm25_params()
+            return search.best(search.bm25_scores(query, self.store.idf, k1, b, avgdl), search.visible(visible), k)
+
+    def _summary_legs(self, queries: Sequence[str], legs: dict[str, list[list[Hit]]], visibility: Visibility,
+                      qv: np.ndarray | None, depth: int) -> Any:
+        """Insert the best summaries into each leg (``openbook.retrieve.raptor``); returns what
+        ``expand_summaries`` needs ``(search, visible, doc_of)``, or None without a tree."""
+        from .raptor import insert_summaries
+
+        found = self._raptor_search(visibility)
+        if found is None:
+            return None
+        search, visible, doc_of, everything = found
+        ok = search.visible(visible, cache=everything)
+        k1, b, avgdl = self._bm25_params()
+        for i, q in enumerate(queries):
+            if "bm25" in legs:
+                scores = search.bm25_scores(q, self.store.idf, k1, b, avgdl)
+                legs["bm25"][i] = insert_summaries(legs["bm25"][i], search.best(scores, ok), "bm25", depth)
+            if "dense" in legs and qv is not None:
+                cos = search.dense_scores(qv[i])
+                if cos is not None:
+                    legs["dense"][i] = insert_summaries(legs["dense"][i], search.best(cos, ok), "dense", depth)
+        return search, visible, doc_of
+
+    # ------------------------------------------------------------------ what a search applies
+    def search_explained(self, query: str, k: int | None = None, *, roles: Sequence[str] = (),
+                         where: Sequence[str] = (), mode: str | None = None, exclude_docs: Collection[str] = ()
+                         ) -> tuple[list[Hit], dict[str, Any]]:
+        """``search`` and what it applied (``applied``), the second hop's queries included.
+
+        Returns:
+            ``(hits, applied)``: at most ``k`` hits, best first, chunks loaded; ``applied`` as ``applied``
+            returns it, plus ``follow_up_queries`` / ``llm_query`` / ``llm_note`` when two hops ran.
+        """
+        opts: dict[str, Any] = dict(roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
+        explain: list[dict[str, Any]] = []
+        done: list[dict[str, Any]] = []
+        if self.config.retrieval.transforms:
+            found, reports = self.search_transformed([query], k, transforms=self.config.retrieval.transforms, **opts)
+            hits, done = found[0], reports[0]
+        else:
+            hits = self.search_batch([query], k, explain=explain, **opts)[0]
+        applied = self.applied(query, transforms=done, roles=roles, where=where, exclude_docs=exclude_docs)
+        if explain:
+            applied.update(explain[0])
+        return hits, applied
+
+    def applied(self, query: str, *, transforms: Sequence[dict[str, Any]] = (), roles: Sequence[str] = (),
+                where: Sequence[str] = (), exclude_docs: Collection[str] = ()) -> dict[str, Any]:
+        """What a search for ``query`` applies, for ``--json`` and the server:
+        ``{"transforms": [{name, generated, note}], "hops": 1|2, "expansions": [{matched, added}],
+        "contextualized": bool (the store's chunks carry contexts), "raptor": [summary dicts] | None (off)}``.
+        """
+        raptor = None
+        if self.config.index.raptor:
+            raptor = [s.to_dict() for s in self.summaries(query, roles=roles, where=where, exclude_docs=exclude_docs)]
+        has_contexts = getattr(self.store, "has_contexts", None)  # only the embedded store keeps contexts
+        return {"transforms": list(transforms), "hops": self.config.retrieval.hops,
+                "expansions": self.query_expansions(query),
+                "contextualized": bool(has_contexts()) if has_contexts is not None else False, "raptor": raptor}
 
     def search_transformed(self, queries: Sequence[str], k: int | None = None, *,
                            transforms: str | Sequence[str], generator: Any = None, **opts: Any

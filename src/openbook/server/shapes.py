@@ -12,10 +12,11 @@ from ..cli import _answer_dict, _hit_dict
 def search_json(engine: Engine, query: str, k: int | None, where: Sequence[str], roles: Sequence[str],
                 mode: str | None, with_text: bool = False) -> dict[str, Any]:
     """``openbook search --json``: ``{"query", "hits": [{chunk_id, doc_id, score, legs, title, section, page,
-    updated, suspect_instructions, snippet[, text]}]}``, best first. Raises QueryError / StoreError."""
+    updated, suspect_instructions, snippet[, text]}], "applied": Engine.applied's dict}``, hits best first.
+    Raises QueryError / StoreError."""
     from ..retrieve.snippets import highlight
 
-    hits = engine.search(query, k, where=where, roles=roles, mode=mode)
+    hits, applied = engine.search_explained(query, k, where=where, roles=roles, mode=mode)
     terms = set(engine.query_terms(query))
     rows = []
     for h in hits:
@@ -23,7 +24,7 @@ def search_json(engine: Engine, query: str, k: int | None, where: Sequence[str],
         if with_text and h.chunk is not None:
             row["text"] = h.chunk.text
         rows.append(row)
-    return {"query": query, "hits": rows}
+    return {"query": query, "hits": rows, "applied": applied}
 
 
 def generator_for(engine: Engine) -> Any:
@@ -45,7 +46,8 @@ def answer_json(engine: Engine, question: str, where: Sequence[str], roles: Sequ
 
     standalone = condense_question(history, question, generator_for(engine)) if history else question
     answer = engine.ask(standalone, roles=roles, where=where, mode=mode, on_token=on_token)
-    return {"question": standalone, **_answer_dict(answer)}
+    applied = engine.applied(standalone, transforms=answer.transforms, roles=roles, where=where)
+    return {"question": standalone, **_answer_dict(answer), "applied": applied}
 
 
 def documents_json(engine: Engine, prefix: str, where: Sequence[str], roles: Sequence[str]) -> dict[str, Any]:

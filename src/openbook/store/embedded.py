@@ -84,6 +84,10 @@ CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS versions (doc_id TEXT PRIMARY KEY, superseded_by TEXT NOT NULL);
 """
 
+_CONTEXTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS chunk_contexts (chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, "
+                    "context TEXT NOT NULL)")
+"""Contextual retrieval's per-chunk contexts (``Chunk.context``), created by the first ingest that writes one."""
+
 
 class EmbeddedStore:
     """SQLite + index generations in one folder. Use ``EmbeddedStore.open``.
@@ -106,6 +110,7 @@ class EmbeddedStore:
         self._wrote_generation = False  # the open transaction names a new generation
         self._snapshots = 0  # depth of open ``snapshot()`` blocks
         self._pinned: int | None = None  # the generation the outermost snapshot reads
+        self._has_contexts: bool | None = None  # chunk_contexts table present; None: not checked yet
 
     @property
     def location(self) -> str:
@@ -175,6 +180,13 @@ class EmbeddedStore:
                 f"use the openbook version that wrote it"
             )
         return store
+
+    def has_contexts(self) -> bool:
+        """Whether the store holds a ``chunk_contexts`` table (some ingest used contextual retrieval)."""
+        if self._has_contexts is None:
+            self._has_contexts = self.conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunk_contexts'").fetchone() is not None
+        return bool(self._has_contexts)
 
     def _has_schema(self) -> bool:
         return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks'"
@@ -272,6 +284,7 @@ class EmbeddedStore:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"store {self.path} is busy ({exc}): another program holds its database; "
                              f"try again when it finishes") from None
+        self._has_contexts = None  # another process may have created chunk_contexts since the last check
 
     def commit(self) -> None:
         """Commit the open transaction; when it named a new generation, older generation folders are removed and
@@ -288,6 +301,7 @@ class EmbeddedStore:
         self._wrote_generation = False
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
+        self._has_contexts = None  # a rolled-back ingest may have created chunk_contexts
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -298,6 +312,7 @@ class EmbeddedStore:
         except BaseException:
             self.conn.execute("ROLLBACK TO doc")
             self.conn.execute("RELEASE doc")
+            self._has_contexts = None
             raise
         else:
             self.conn.execute("RELEASE doc")
@@ -550,10 +565,17 @@ class EmbeddedStore:
             [(c.chunk_id, c.doc_id, i, c.text, json.dumps(list(c.headings), ensure_ascii=False), c.start,
               c.end, c.page) for i, c in enumerate(chunks)],
         )
+        situated = [(c.chunk_id, c.doc_id, c.context) for c in chunks if c.context]
+        if situated:  # contextual retrieval: the table exists only in stores that used it
+            self.conn.execute(_CONTEXTS_SCHEMA)
+            self._has_contexts = True
+            self.conn.executemany("INSERT OR REPLACE INTO chunk_contexts VALUES (?, ?, ?)", situated)
 
     def delete_documents(self, doc_ids: Iterable[str]) -> None:
         """Remove documents and their chunks (call inside ``transaction``)."""
         ids = [(d,) for d in doc_ids]
+        if self.has_contexts():
+            self.conn.executemany("DELETE FROM chunk_contexts WHERE doc_id = ?", ids)
         self.conn.executemany("DELETE FROM chunks WHERE doc_id = ?", ids)
         self.conn.executemany("DELETE FROM documents WHERE doc_id = ?", ids)
 
@@ -654,9 +676,12 @@ class EmbeddedStore:
         for i in range(0, len(chunk_ids), 500):
             part = list(chunk_ids[i : i + 500])
             marks = ",".join("?" * len(part))
+            situated = self.has_contexts()
             rows = self.conn.execute(
-                f"SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start, c.end, c.page, d.title, d.metadata "
-                f"FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.chunk_id IN ({marks})",
+                "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start, c.end, c.page, d.title, d.metadata"
+                + (", x.context" if situated else ", ''") + " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+                + ("LEFT JOIN chunk_contexts x ON x.chunk_id = c.chunk_id " if situated else "")
+                + f"WHERE c.chunk_id IN ({marks})",
                 part,
             )
             for r in rows:
@@ -665,7 +690,7 @@ class EmbeddedStore:
                 title, meta = meta_cache[r[1]]
                 out[r[0]] = Chunk(chunk_id=r[0], doc_id=r[1], text=r[2], title=title,
                                   headings=tuple(json.loads(r[3])), start=r[4], end=r[5], page=r[6],
-                                  metadata=meta)
+                                  metadata=meta, context=r[9] or "")
         return out
 
 

@@ -39,6 +39,7 @@ class AnthropicGenerator:
         self.max_tokens = config.max_tokens
         self.timeout_s = config.timeout_s
         self.last_finish_reason: str | None = None
+        self.last_usage: dict[str, int] = {}  # tokens of the last generate(): input, output, cache read/write
         self._client = anthropic.Anthropic(
             api_key=config.api_key or _LOCAL_KEY,
             base_url=config.base_url or None,
@@ -95,6 +96,10 @@ class AnthropicGenerator:
             )
         reason = getattr(response, "stop_reason", None)
         self.last_finish_reason = _FINISH.get(reason, reason)
+        usage = getattr(response, "usage", None)
+        self.last_usage = {key: int(getattr(usage, field, 0) or 0) for key, field in (
+            ("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
+            ("cache_read_tokens", "cache_read_input_tokens"), ("cache_write_tokens", "cache_creation_input_tokens"))}
         return "".join(texts)
 
     def stream(self, messages: Sequence[Message], *, max_tokens: int | None = None) -> Iterator[str]:

@@ -39,6 +39,7 @@ class OpenAIGenerator:
         self.max_tokens = config.max_tokens
         self.timeout_s = config.timeout_s
         self.last_finish_reason: str | None = None
+        self.last_usage: dict[str, int] = {}  # tokens of the last generate(): input, output, cache_read
         self._client = openai.OpenAI(
             api_key=config.api_key or _LOCAL_KEY,
             base_url=config.base_url or None,
@@ -96,6 +97,11 @@ class OpenAIGenerator:
                 f"openai backend (model {self.model!r} at {self.base_url}) sent a malformed reply without choices"
             )
         self.last_finish_reason = choices[0].finish_reason
+        usage = getattr(response, "usage", None)
+        details = getattr(usage, "prompt_tokens_details", None)
+        self.last_usage = {"input_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+                           "output_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+                           "cache_read_tokens": int(getattr(details, "cached_tokens", 0) or 0)}
         content = choices[0].message.content
         if content is None:
             raise GenerationError(
