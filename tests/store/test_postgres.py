@@ -251,3 +251,26 @@ def test_copy_between_postgres_stores_keeps_vectors_without_embedding(store, pos
             copy_store(store, dst)
     finally:
         dst.close()
+
+
+def test_raptor_and_contexts_refuse_another_backend_before_writing(postgres_url):
+    """RAPTOR's tree and the chunk contexts live beside the embedded store: on PostgreSQL they fail clearly,
+    and nothing is written; search with raptor on says the same."""
+    from openbook.api import Engine
+    from openbook.config import Config, EmbeddingConfig
+    from openbook.errors import ConfigError
+
+    handbook = Path(__file__).resolve().parents[1] / "data" / "handbook"
+    plain = Config(embedding=EmbeddingConfig(enabled=False))
+    for key in ("index.raptor", "ingest.contextualize"):
+        with Engine.open(postgres_url, plain.with_overrides({key: True}), create=True) as engine:
+            with pytest.raises(ConfigError, match=r"needs the embedded store"):
+                engine.ingest([handbook])
+            assert engine.store.count() == (0, 0)
+    with Engine.open(postgres_url, plain) as engine:
+        engine.ingest([handbook])
+    with Engine.open(postgres_url, plain.with_overrides({"index.raptor": True})) as engine:
+        with pytest.raises(ConfigError, match=r"RAPTOR summaries \(\[index\] raptor\) needs the embedded store"):
+            engine.search("remote work")
+    with Engine.open(postgres_url, plain) as engine:
+        assert engine.search_explained("remote work")[1]["contextualized"] is False

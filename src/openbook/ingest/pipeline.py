@@ -71,6 +71,8 @@ class IngestReport:
         seconds: wall time of the ingest (after any wait for another writer); stage_seconds: ``read`` (load and clean), ``chunk`` (chunk, analyze,
             store), ``embed``, ``index`` (write the index generations).
         interrupted: Ctrl-C stopped it; the lists hold what was committed before (the next run resumes).
+        contextualize: contextual retrieval's counts (``ContextStats.to_dict()``), {} when off.
+        raptor: the RAPTOR rebuild's report (``openbook.retrieve.raptor.rebuild``), {} when off.
     """
 
     added: list[str] = field(default_factory=list)
@@ -337,6 +339,10 @@ class Ingester:
         self._stages = report.stage_seconds
         self._files_total, self._files_done, self._file_part = len(files), 0, 0.0
         self._chunks_seen, self._estimated = 0, False
+        if self.config.index.raptor:  # fail before writing anything: the tree is a folder beside the index
+            from ..retrieve.raptor import embedded_store
+
+            embedded_store(self.store, "RAPTOR summaries ([index] raptor)")
         if self.config.ingest.contextualize:
             from ..retrieve.raptor import embedded_store
             from .contextualize import Situator
