@@ -60,3 +60,19 @@ def test_keys_cli(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["keys", "revoke", "dave", "--store", store])
     assert exc.value.code == 1 and "no active key named 'dave'" in capsys.readouterr().err
+
+
+def test_a_database_store_keeps_its_keys_in_a_per_database_folder_on_this_host(tmp_path, monkeypatch):
+    from openbook.store import local_folder
+
+    monkeypatch.setenv("OPENBOOK_STATE_DIR", str(tmp_path / "state"))
+    url = "postgresql://ann:secret@db.example:5432/kb"
+    folder = local_folder(url)
+    assert folder.parent == tmp_path / "state" / "stores" and folder.name.startswith("postgresql-")
+    assert local_folder("postgresql://ann:other@db.example:5432/kb") == folder  # a new password keeps the keys
+    assert local_folder("postgresql://ann@db.example:5432/other") != folder
+    assert local_folder(tmp_path / "s") == tmp_path / "s"  # the embedded store's own folder
+
+    token = KeyStore(url).add("ci", ["staff"], False)
+    assert (folder / "keys.json").is_file() and not (tmp_path / "postgresql:").exists()
+    assert KeyStore("postgres://ann@db.example:5432/kb").authenticate(token).roles == ("staff",)

@@ -233,13 +233,13 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
             raise ApiError(404, "NotFound", f"no document {doc_id!r}: list ids with GET /v1/documents")
         gone = await service.write(Engine.delete, [doc_id])
         source = Path(doc["source"])
-        if gone and source.parent == (service.store / UPLOADS).resolve():
+        if gone and source.parent == (service.local / UPLOADS).resolve():
             source.unlink(missing_ok=True)
         return {"deleted": gone}
 
     @app.post("/v1/ingest", summary="Upload files; the report of `openbook ingest --json`")
     async def ingest(files: list[UploadFile], who: Principal = Depends(writer)) -> JSONResponse:
-        folder = (service.store / UPLOADS).resolve()
+        folder = (service.local / UPLOADS).resolve()
         incoming = folder / ".incoming"
         incoming.mkdir(parents=True, exist_ok=True)
         staged: list[tuple[Path, Path]] = []

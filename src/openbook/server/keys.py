@@ -71,10 +71,14 @@ def _now() -> str:
 
 
 class KeyStore:
-    """The keys of one store folder. Thread-safe; re-reads ``keys.json`` when its modification time changes."""
+    """The keys of one store, in ``keys.json`` in its local folder (``openbook.store.local_folder``: the store
+    folder, or a per-database folder on this host for a URL store). Thread-safe; re-reads the file when its
+    modification time changes."""
 
     def __init__(self, store: str | Path) -> None:
-        self.path = Path(store) / KEYS_FILE
+        from ..store import local_folder
+
+        self.path = local_folder(store) / KEYS_FILE
         self._lock = threading.Lock()
         self._stamp: tuple[int, int] | None = None
         self._records: list[KeyRecord] = []

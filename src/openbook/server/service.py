@@ -36,9 +36,10 @@ class Service:
     """
 
     def __init__(self, store: str | Path, config: Config, readers: int | None = None) -> None:
-        from ..store import backend_name
+        from ..store import backend_name, local_folder
 
         self.store = Path(store) if backend_name(store) == "embedded" else store  # a URL stays as it is
+        self.local = local_folder(store)  # keys and uploaded originals live here (the store folder when embedded)
         self.config = config
         self.readers = readers or min(4, os.cpu_count() or 1)
         Engine.open(self.store, config, create=True).close()

@@ -7,8 +7,11 @@ store location's URL scheme (a plain path is the embedded store).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import os
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import StoreError
 from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, Store, StoredDocument, VectorSource,
@@ -39,6 +42,28 @@ def backend_name(location: str | Path) -> str:
     return "embedded"
 
 
+def local_folder(location: str | Path) -> Path:
+    """The folder on this host for a store's local files (the server's API keys, uploaded originals).
+
+    For the embedded store it is the store folder itself. A database store has no folder, so its local files go to
+    ``$OPENBOOK_STATE_DIR`` (default ``$XDG_STATE_HOME/openbook``, else ``~/.local/state/openbook``) under
+    ``stores/<backend>-<16 hex digits>``, named by a SHA-256 of the URL without its password, so each database has
+    its own folder and a password change keeps it. The folder is not created here.
+    """
+    name = backend_name(location)
+    if name == "embedded":
+        text = str(location)
+        return Path(text[len("file://"):] if text.startswith("file://") else text)
+    parts = urlsplit(str(location))
+    netloc = parts.netloc.rsplit("@", 1)
+    if len(netloc) == 2:
+        netloc[0] = netloc[0].split(":", 1)[0]  # drop the password, keep the user
+    url = urlunsplit((name, "@".join(netloc), parts.path, parts.query, ""))
+    state = os.environ.get("OPENBOOK_STATE_DIR") or os.path.join(
+        os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state"), "openbook")
+    return Path(state) / "stores" / f"{name}-{hashlib.sha256(url.encode('utf-8')).hexdigest()[:16]}"
+
+
 def open_store(location: str | Path, create: bool = False) -> Store:
     """Open (or with ``create`` make) the store at ``location``: a folder (embedded) or a backend URL.
 
@@ -64,4 +89,4 @@ def open_store(location: str | Path, create: bool = False) -> Store:
 
 
 __all__ = ["BACKENDS", "CorpusStats", "EmbeddingInfo", "IndexSettings", "QueryTerms", "Store", "StoredDocument",
-           "VectorSource", "Visibility", "backend_name", "open_store", "weighted_terms"]
+           "VectorSource", "Visibility", "backend_name", "local_folder", "open_store", "weighted_terms"]
