@@ -476,3 +476,12 @@ def test_binary_files_are_skipped_and_summed_up_by_reason(tmp_path, docs):
         report = e.ingest([docs])
     assert report.failed == [] and len(report.added) == 3 and len(report.skipped) == 2
     assert report.skip_summary() == "skipped 2 files: ls.txt, random.txt (binary content)"
+
+
+def test_ingesting_a_folder_that_holds_the_store_skips_the_store_files(tmp_path):
+    (tmp_path / "a.md").write_text("# Comets\n\nComets have icy nuclei.\n", encoding="utf-8")
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        engine.ingest([tmp_path], embed=False)
+        report = engine.ingest([tmp_path], embed=False)
+    assert report.skipped == [] and report.failed == []
+    assert any("the store folder itself" in note for note in report.notes)

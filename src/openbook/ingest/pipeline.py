@@ -335,6 +335,7 @@ class Ingester:
         report = IngestReport()
         embed = self.config.embedding.enabled if embed is None else embed
         files, roots = self._files(paths, report)
+        files = self._outside_store(paths, files, report)
         self._ticker = _Ticker(log, PROGRESS_EVERY_S if not progress else float("inf"))
         self._stages = report.stage_seconds
         self._files_total, self._files_done, self._file_part = len(files), 0, 0.0
@@ -403,6 +404,23 @@ class Ingester:
                     reached.add(f.resolve())
                     files.append((f, nfc(doc_id), root))
         return files, roots
+
+    def _outside_store(self, paths: Sequence[str | Path], files: list[tuple[Path, str, str]],
+                       report: IngestReport) -> list[tuple[Path, str, str]]:
+        """``files`` without the store's own files when a given folder holds the store folder (``ingest .
+        --store kb`` must not read its index as documents). Files given inside the store folder itself (the
+        server's ``uploads/``) are kept."""
+        own = getattr(self.store, "path", None)
+        if own is None:
+            return files
+        own = Path(own).resolve()
+        if not any(own.is_relative_to(Path(p).expanduser().resolve()) for p in paths):
+            return files
+        kept = [(f, d, r) for f, d, r in files
+                if not f.resolve().is_relative_to(own) or Path(r).is_relative_to(own)]
+        if len(kept) < len(files):
+            report.notes.append(f"{own}: the store folder itself, not ingested ({len(files) - len(kept)} files)")
+        return kept
 
     def _ingest_locked(self, files: list[tuple[Path, str, str]], roots: set[str], report: IngestReport, *,
                        sync: bool, progress: bool, embed: bool, reembed: bool) -> None:
