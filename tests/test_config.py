@@ -51,3 +51,8 @@ def test_store_url_table_equals_the_store_key(tmp_path):
     f.write_text('[store]\nuri = "x"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"\[store\] takes one key, url"):
         load_config(f)
+
+
+def test_openbook_state_dir_is_a_known_environment_variable(tmp_path):
+    # read by openbook.store.local_folder, so the config must not refuse it as unknown
+    assert load_config(None, environ={"OPENBOOK_STATE_DIR": str(tmp_path)}).store

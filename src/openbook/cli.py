@@ -136,7 +136,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
     else:
-        _print_ingest_report(report, cfg.store)
+        _print_ingest_report(report, cfg.store, raptor_kept=bool(_config(ctx, store).index.raptor))
     if interrupted:
         click.echo(f"interrupted: the {len(report.added) + len(report.updated)} documents committed before it are "
                    f"kept; run the same command again to resume", err=True)
@@ -149,7 +149,7 @@ MAX_LISTED = 50
 """Lines of one kind (failures, warnings, empty documents) printed before "... and N more (see --json)"."""
 
 
-def _print_ingest_report(report: Any, store: Any) -> None:
+def _print_ingest_report(report: Any, store: Any, raptor_kept: bool = True) -> None:
     """The human ingest report: one line per failure, warning, empty document and note, one line summing up
     the skips, then the counts (stderr for the lines, stdout for the counts)."""
     def listed(lines: list[str]) -> None:
@@ -180,6 +180,9 @@ def _print_ingest_report(report: Any, store: Any) -> None:
                    f"({r['summarizer']}, {r['llm_calls']} LLM calls, {r['llm_cached']} cached, "
                    f"{r['llm_failed']} failed) in {r['seconds']:.1f} s",
                    err=True)
+        if not raptor_kept:
+            click.echo("note: searches use these summaries only with [index] raptor = true in openbook.toml "
+                       "(or OPENBOOK_INDEX_RAPTOR=1)", err=True)
     rates = report.rates()
     speed = f" in {report.seconds:.1f} s ({rates})" if rates else ""
     click.echo(
@@ -657,7 +660,7 @@ def store_copy(ctx: click.Context, src: str, dst: str) -> None:
     cfg = _config(ctx, None)
     report = copy_store(src, dst, cfg, progress=lambda done, total: click.echo(
         f"  {done}/{total} documents", err=True))
-    vectors = f"{report.vectors} vectors ({report.model}) copied, none re-embedded" if report.model else \
+    vectors = f"{report.vectors} vectors ({report.model}), none re-embedded," if report.model else \
         "no vectors (a BM25-only store)"
     click.echo(f"copied {report.documents} documents, {report.chunks} chunks and {vectors} from {src} to {dst}")
 

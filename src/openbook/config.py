@@ -212,7 +212,7 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     sections = {f.name for f in fields(Config) if f.name != "store"}
     for name, value in environ.items():
-        if not name.startswith("OPENBOOK_") or name in ("OPENBOOK_CONFIG", "OPENBOOK_API_KEY"):
+        if not name.startswith("OPENBOOK_") or name in ("OPENBOOK_CONFIG", "OPENBOOK_API_KEY", "OPENBOOK_STATE_DIR"):
             continue
         rest = name[len("OPENBOOK_"):].lower()
         if rest == "store":

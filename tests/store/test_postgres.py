@@ -274,3 +274,23 @@ def test_raptor_and_contexts_refuse_another_backend_before_writing(postgres_url)
             engine.search("remote work")
     with Engine.open(postgres_url, plain) as engine:
         assert engine.search_explained("remote work")[1]["contextualized"] is False
+
+
+def test_copies_with_vectors_both_ways_and_two_hops_search_on_postgresql(tmp_path, postgres_url):
+    from openbook.api import Engine, copy_store
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Lake Aral\n\nThe Aral Sea shrank after its rivers were diverted.\n", encoding="utf-8")
+    (docs / "b.md").write_text("# Rivers\n\nThe Amu Darya and Syr Darya fed the Aral Sea.\n", encoding="utf-8")
+    with Engine.open(tmp_path / "emb", create=True) as engine:
+        engine.ingest([docs])
+        want = [h.chunk_id for h in engine.search("rivers diverted", 2, mode="dense")]
+    report = copy_store(tmp_path / "emb", postgres_url)
+    assert report.vectors == 2 and report.model
+    back = copy_store(postgres_url, tmp_path / "back")  # into a folder: the first generation embeds nothing new
+    assert back.vectors == 2
+    for store in (postgres_url, tmp_path / "back"):
+        with Engine.open(store) as engine:
+            assert [h.chunk_id for h in engine.search("rivers diverted", 2, mode="dense")] == want
+            assert engine.search_batch(["Aral Sea rivers"], 2, mode="bm25", hops=2)[0]

@@ -161,6 +161,8 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         IngestError: the file cannot be read or parsed; the message is one line, ``<path>: <reason>``.
     """
     path = Path(path)
+    if path.exists() and not path.is_file():  # a FIFO, socket or device would block or never end
+        raise UnsupportedFormatError(f"{path}: not a regular file (a pipe, socket or device)")
     beir_part = _beir_non_corpus(path)
     if beir_part:
         raise UnsupportedFormatError(f"{path}: {beir_part}, not documents (a BEIR folder's documents are corpus.jsonl)")

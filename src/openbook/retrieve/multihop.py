@@ -144,7 +144,8 @@ def rank_pairs(question: str, first: Sequence[Hit], second: Sequence[Sequence[Hi
             text_phrase[h.doc_id] = _phrase(h.chunk.text) if h.chunk else ""
         return text_phrase[h.doc_id]
 
-    rare_floor = settings.title_rarity * float(idf(["\x00"])[0])  # share of the idf of an unseen term
+    rare_floor = settings.title_rarity * float(idf(["\uffff"])[0])  # share of the idf of an unseen term
+    # (U+FFFF is a noncharacter no analyzer emits; NUL would do too, but PostgreSQL text refuses it)
     title_of: dict[str, str] = {}
 
     def title(h: Hit) -> str:

@@ -54,6 +54,9 @@ class StoredVectors:
         if missing:
             raise StoreError(f"store copy: no stored vector for a chunk starting {missing[0][:60]!r}; the source "
                              f"changed during the copy, run it again")
+        if not texts:  # a batch that adds no chunk still asks (the embedded store's first generation does)
+            dim = next(iter(self.by_text.values())).shape[-1] if self.by_text else 0
+            return np.zeros((0, dim), dtype=np.float32)
         return np.stack([self.by_text[t] for t in texts]).astype(np.float32)
 
 
