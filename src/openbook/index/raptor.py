@@ -167,20 +167,7 @@ class ExtractiveSummarizer:
             sents = [(i, " ".join(t.split())[:MAX_SENTENCE_CHARS]) for i, t in enumerate(texts) if t.strip()]
         if not sents:
             return "", []
-        vocab: dict[str, int] = {}
-        rows, cols, vals = [], [], []
-        for r, (_, s) in enumerate(sents):
-            counts: dict[int, int] = {}
-            for term in self.analyze(s):
-                j = vocab.setdefault(term, len(vocab))
-                counts[j] = counts.get(j, 0) + 1
-            for j, c in counts.items():
-                rows.append(r)
-                cols.append(j)
-                vals.append(1.0 + math.log(c))
-        m = sp.csr_matrix((vals, (rows, cols)), shape=(len(sents), max(len(vocab), 1)))
-        df = np.bincount(m.indices, minlength=m.shape[1])
-        m = m.multiply(np.log((1 + len(sents)) / (1 + df)) + 1.0).tocsr()
+        m = _tfidf([sent for _, sent in sents], self.analyze)
         norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
         norms[norms == 0] = 1.0
         m = sp.diags(1.0 / norms) @ m
@@ -241,10 +228,10 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return (v / n).astype(np.float32)
 
 
-def lsa_vectors(texts: Sequence[str], analyze: Callable[[str], list[str]], dim: int = LSA_DIM) -> np.ndarray:
-    """Unit LSA vectors of ``texts``: float32 [len(texts), <= dim], a truncated SVD of the tf-idf matrix."""
+def _tfidf(texts: Sequence[str], analyze: Callable[[str], list[str]]):
+    """The tf-idf matrix of ``texts`` (scipy CSR, float64, [len(texts), vocabulary]): tf ``1 + ln(count)``, idf
+    ``ln((1 + n) / (1 + df)) + 1`` (scikit-learn's smoothed, sublinear tf-idf), rows not normalised."""
     import scipy.sparse as sp
-    from scipy.sparse.linalg import svds
 
     vocab: dict[str, int] = {}
     rows, cols, vals = [], [], []
@@ -259,7 +246,14 @@ def lsa_vectors(texts: Sequence[str], analyze: Callable[[str], list[str]], dim: 
             vals.append(1.0 + math.log(c))
     m = sp.csr_matrix((vals, (rows, cols)), shape=(len(texts), max(len(vocab), 1)), dtype=np.float64)
     df = np.bincount(m.indices, minlength=m.shape[1])
-    m = m.multiply(np.log((1 + len(texts)) / (1 + df)) + 1.0).tocsr()
+    return m.multiply(np.log((1 + len(texts)) / (1 + df)) + 1.0).tocsr()
+
+
+def lsa_vectors(texts: Sequence[str], analyze: Callable[[str], list[str]], dim: int = LSA_DIM) -> np.ndarray:
+    """Unit LSA vectors of ``texts``: float32 [len(texts), <= dim], a truncated SVD of the tf-idf matrix."""
+    from scipy.sparse.linalg import svds
+
+    m = _tfidf(texts, analyze)
     k = min(dim, min(m.shape) - 1)
     if k < 1:
         return _unit(m.toarray()[:, :dim].astype(np.float32))
