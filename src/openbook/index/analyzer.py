@@ -93,6 +93,7 @@ _FOLD_MARKS_RE = regex.compile(r"(?<=[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p
 _LETTER_FOLDS = str.maketrans({"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "æ": "ae", "œ": "oe"})
 _FOLD_LETTERS = frozenset("ıłøđħŧæœ")
 _CACHE_LIMIT = 2_000_000
+_PIECE_CACHE_LIMIT = 500_000  # whitespace-separated pieces ("cells,", "(1.01–2.23)"): more kinds than tokens
 
 
 def _word_segments(run: str) -> list[str]:
@@ -107,6 +108,8 @@ def fold(word: str) -> str:
     in NFC, and with the Latin letters that have no decomposition folded as Lucene's ASCIIFoldingFilter does
     (``ı ł ø đ ħ ŧ æ œ``): ``fold("josé") == "jose"``, ``fold("diyarbakır") == "diyarbakir"``,
     ``fold("المَكْتَبَةُ") == "المكتبة"``; Devanagari is left as it is."""
+    if word.isascii():  # nothing to fold (the common case: skips two normalisations)
+        return word
     if not _FOLD_LETTERS.isdisjoint(word):
         word = word.translate(_LETTER_FOLDS)
     decomposed = unicodedata.normalize("NFD", word)
@@ -124,7 +127,7 @@ class Analyzer:
             them in queries too.
 
     Use ``analyze_document`` for text to index and ``analyze`` for queries; the same instance (or one with
-    equal ``settings()``) must do both. Instances cache per-token results; they are not shared across threads.
+    equal ``settings()``) must do both. Instances cache per-token and per-piece results; they are not shared across threads.
     """
 
     def __init__(self, language: str | None = "english", stopwords: bool = True) -> None:
@@ -134,6 +137,7 @@ class Analyzer:
         self._stop = ENGLISH_STOP_WORDS | QUESTION_WORDS if stopwords else frozenset()
         self._doc_cache = _TermCache(lambda raw: self._analyze_token(raw, frozenset()))
         self._query_cache = _TermCache(lambda raw: self._analyze_token(raw, self._stop))
+        self._piece_cache = _TermCache(self._piece_terms, _PIECE_CACHE_LIMIT)
 
     def settings(self) -> dict[str, object]:
         """Settings recorded in the index manifest; two analyzers with equal settings give equal terms."""
@@ -154,13 +158,22 @@ class Analyzer:
 
     def analyze_document(self, text: str) -> list[str]:
         """Index terms of ``text``, in text order (duplicates kept: they are term frequencies); stop words
-        included, so that a query made only of stop words can find its text."""
-        # token -> terms through a dict whose misses compute and remember: the common path stays in C
-        return list(chain.from_iterable(map(self._doc_cache.__getitem__, self._tokens(text))))
+        included, so that a query made only of stop words can find its text.
+
+        Terms are local to whitespace: no token spans a space, tab or line break, and every rule that looks at a
+        neighbouring character treats whitespace as the start or end of the text, so the terms of ``text`` are
+        those of its whitespace-separated pieces one after the other (``tests/index/test_build_fast.py``). Each
+        distinct piece is analysed once and remembered, so the common path (a piece seen before) stays in C.
+        """
+        return list(chain.from_iterable(map(self._piece_cache.__getitem__, text.split())))
 
     def analyze_batch(self, texts: Iterable[str]) -> list[list[str]]:
         """``[analyze_document(t) for t in texts]``."""
         return [self.analyze_document(t) for t in texts]
+
+    def _piece_terms(self, piece: str) -> tuple[str, ...]:
+        """Index terms of a text without whitespace (or of any text: the reference for ``analyze_document``)."""
+        return tuple(chain.from_iterable(map(self._doc_cache.__getitem__, self._tokens(piece))))
 
     @staticmethod
     def _tokens(text: str) -> list[str]:
@@ -239,15 +252,16 @@ class Analyzer:
 
 
 class _TermCache(dict):
-    """Raw token -> analyzer terms, computed on first sight (bounded at ``_CACHE_LIMIT`` entries)."""
+    """Raw token (or piece) -> analyzer terms, computed on first sight (bounded at ``limit`` entries)."""
 
-    def __init__(self, compute) -> None:
+    def __init__(self, compute, limit: int = _CACHE_LIMIT) -> None:
         super().__init__()
         self._compute = compute
+        self._limit = limit
 
     def __missing__(self, raw: str) -> tuple[str, ...]:
         terms = self._compute(raw)
-        if len(self) < _CACHE_LIMIT:
+        if len(self) < self._limit:
             self[raw] = terms
         return terms
 
