@@ -111,6 +111,11 @@ def test_compiled_kernel_equals_numpy_path(scifact_sample, monkeypatch):
     rng = np.random.default_rng(7)
     mask = rng.random(idx.rows) > 0.3
     queries = [a.analyze(q) for q in QUERIES] + [["zzz-none"], a.analyze("cell") * 3]
+    # both compiled ways: postings under an eighth of the rows (rows touched listed) and over (every row read)
+    rare, common = a.analyze("zebrafish"), a.analyze("cells patients study results")
+    assert 0 < 8 * sum(np.diff(idx.indptr)[idx.term_ids[t]] for t in rare) < idx.rows
+    assert 8 * sum(np.diff(idx.indptr)[idx.term_ids[t]] for t in common) >= idx.rows
+    queries += [rare, common]
     fast = [idx.search_batch(queries, k, m) for k in (1, 10, 300) for m in (None, mask)]
     monkeypatch.setattr(kernels, "HAVE_NUMBA", False)
     slow = [idx.search_batch(queries, k, m) for k in (1, 10, 300) for m in (None, mask)]
