@@ -14,7 +14,8 @@ ideographic space) stays inside a piece and is handled by the analyzer like any 
 separates the texts of a batch (texts that contain NUL have it replaced by a space first: NUL, like a space,
 is never part of a token).
 
-Interning is exact: a 64-bit FNV-1a hash picks the slot, and the bytes are compared with the stored piece.
+Interning is exact: a 64-bit hash of the bytes picks the slot, and the bytes are compared with the stored
+piece.
 
 Like ``_bm25_kernels``, numba is imported on first use and the machine code is cached on disk.
 """

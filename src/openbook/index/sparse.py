@@ -17,6 +17,10 @@ terms' posting lists (numba on large indexes, numpy on small ones), then keeps t
 stored frequencies let the index be rebuilt after an update without re-tokenising, and a change of ``k1``/``b``
 needs no rebuild at all.
 
+``BM25Index.from_texts`` builds from texts directly: from 20,000 texts on, compiled code analyses each distinct
+whitespace-separated piece once and counts the postings without a Python object per token (``_build_kernels``),
+giving the same arrays as ``build`` over ``Analyzer.analyze_document``.
+
 Folder layout (``BM25Index.save``)::
 
     params.json   k1, b, idf, rows, avgdl, analyzer settings
@@ -364,7 +368,7 @@ class _TextIndexer:
         self.piece_terms = array("i")
         self.vocab: list[str] = []
         self.term_ids: dict[str, int] = {}
-        self.last = np.full(1 << 16, -1, dtype=np.int64)  # per term: last row seen, and its triple's slot
+        self.last = np.full(1 << 16, -1, dtype=np.int64)  # per term: last row seen, and its pair's slot
         self.slot_of = np.zeros(1 << 16, dtype=np.int64)
         self.terms: list[np.ndarray] = []  # per batch: (term, tf) pairs, row by row
         self.tfs: list[np.ndarray] = []
