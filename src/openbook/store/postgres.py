@@ -140,6 +140,23 @@ HNSW_INDEX = "index_rows_hnsw"
 VACUUM_AFTER_ROWS = 1000
 """A commit that added at least this many index rows is followed by ``VACUUM (ANALYZE)`` of the index tables."""
 
+PUT_BUFFER = 2000
+"""Documents ``put_document`` buffers before writing them with one COPY (fewer when a read comes first)."""
+
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
+"""pgvector HNSW build parameters (pgvector's defaults)."""
+
+ANN_REBUILD_FRACTION = 0.05
+"""One ingest (a writer-lock session) that adds more vectors than this fraction of an existing HNSW graph's rows
+drops the graph and builds it anew when it releases the lock, instead of inserting each vector into it: inserting
+one vector into pgvector's on-disk graph costs several milliseconds, a bulk build of the whole graph in memory a
+small fraction of that per vector (BENCHMARKS.md, "Store backends")."""
+
+ANN_BUILD_MEMORY_MAX = 4 << 30
+"""Upper bound of the ``maintenance_work_mem`` (bytes) an HNSW build asks for: enough for 1.5 M vectors of
+dimension 384 to be built in memory; a larger graph is finished on disk, more slowly. The server's own setting is
+used when it is larger."""
+
 
 def _redact(url: str) -> str:
     """The URL without its password (what messages and ``location`` show)."""
@@ -171,6 +188,11 @@ class PostgresStore:
         self._write_tx = False
         self._dirty = False
         self._added = 0
+        self._graph_base: int | None = None  # rows of the HNSW graph when this writer session first added to it
+        self._graph_added = 0  # vectors this writer session inserted into the graph
+        self._wrote_index = False
+        self._pending: list[tuple[str, Any]] = []  # buffered ("put", row) / ("delete", ids), written by _flush
+        self._savepoints: list[list[Any]] = []  # open savepoints: [buffer mark, SAVEPOINT issued]
         self._snap_stats: tuple[int, int, int] | None = None
         self._cache: dict[str, tuple[int, Any]] = {}
         self._checked_gen = -1
@@ -259,6 +281,8 @@ class PostgresStore:
         self._locks += 1
         try:
             yield
+            if self._locks == 1:
+                self._end_session()  # a graph deferred by this ingest is built while other writers still wait
         finally:
             self._locks -= 1
             if self._locks == 0 and not self.conn.closed:
@@ -287,6 +311,7 @@ class PostgresStore:
     def commit(self) -> None:
         """Publish the transaction's documents, versions and index at once."""
         if self._write_tx:
+            self._flush()
             if self._dirty:
                 self.conn.execute("UPDATE index_stats SET generation = generation + 1 WHERE id = 1")
             self._write_tx = self._dirty = False
@@ -296,12 +321,16 @@ class PostgresStore:
                 # mark the new postings pages all-visible (BM25 reads them by index-only scans) and refresh the
                 # planner's statistics now rather than whenever autovacuum comes by; it reads only new pages
                 self.conn.execute("VACUUM (ANALYZE) openbook.postings, openbook.index_rows, openbook.terms")
+            if self._locks == 0:
+                self._end_session()  # a transaction without the writer lock is a session of its own
 
     def rollback(self) -> None:
         """Undo the open write transaction, if any."""
         if self._write_tx:
             self._write_tx = self._dirty = False
             self._added = 0
+            self._pending.clear()
+            self._savepoints.clear()
             if not self.conn.closed:
                 self.conn.execute("ROLLBACK")
 
@@ -322,19 +351,28 @@ class PostgresStore:
         if not self._write_tx:
             yield
             return
-        self.conn.execute("SAVEPOINT openbook_doc")
+        # buffered writes are undone by truncating the buffer; the SQL SAVEPOINT is issued only when something
+        # is written to the database inside (by _flush), so a savepoint per document costs no round trip
+        level = [len(self._pending), False]
+        self._savepoints.append(level)
+        name = f"openbook_sp{len(self._savepoints)}"
         try:
             yield
         except BaseException:
-            if not self.conn.closed:
-                self.conn.execute("ROLLBACK TO SAVEPOINT openbook_doc")
+            self._savepoints.pop()
+            del self._pending[level[0]:]
+            if level[1] and not self.conn.closed:
+                self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
             raise
-        self.conn.execute("RELEASE SAVEPOINT openbook_doc")
+        self._savepoints.pop()
+        if level[1]:
+            self.conn.execute(f"RELEASE SAVEPOINT {name}")
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """Pin one committed state (``REPEATABLE READ``, read only) for every read inside; re-entrant; inside a
         write transaction it reads that transaction's state."""
+        self._flush(read=True)
         if self._snapshots or self._write_tx:
             self._snapshots += 1
             try:
@@ -359,6 +397,54 @@ class PostgresStore:
         if not self._write_tx:
             raise StoreError(f"write to {self.location} outside a transaction: call begin() (under write_lock) "
                              f"first")
+        self._flush()
+
+    def _flush(self, read: bool = False) -> None:
+        """Write the buffered documents and chunks (``put_document``, ``delete_documents``) with COPY, and issue
+        the SAVEPOINT of every open ``savepoint()`` at its place in the buffer; called before every read and
+        write of the write transaction, so the transaction sees its own writes (``read``: only when something
+        is buffered)."""
+        if not self._write_tx or (not self._pending and (read or all(sp[1] for sp in self._savepoints))):
+            return
+        start = 0
+        for depth, sp in enumerate(self._savepoints, 1):
+            if not sp[1]:
+                self._write_pending(self._pending[start:sp[0]])
+                self.conn.execute(f"SAVEPOINT openbook_sp{depth}")
+                sp[1], start = True, sp[0]
+        self._write_pending(self._pending[start:])
+        self._pending.clear()
+        for sp in self._savepoints:
+            sp[0] = 0
+
+    def _write_pending(self, ops: list[tuple[str, Any]]) -> None:
+        """One DELETE and two COPYs for buffered operations, applied in order (a later put of a document
+        replaces an earlier one; a delete drops earlier puts)."""
+        if not ops:
+            return
+        gone: set[str] = set()
+        puts: dict[str, Any] = {}
+        for kind, value in ops:
+            if kind == "delete":
+                gone.update(value)
+                for doc_id in value:
+                    puts.pop(doc_id, None)
+            else:
+                puts.pop(value[0][0], None)
+                puts[value[0][0]] = value
+        with self.conn.cursor() as cur:
+            cur.execute("DELETE FROM documents WHERE doc_id = ANY(%s)", (sorted(gone | puts.keys()),))
+            if not puts:
+                return
+            with cur.copy("COPY documents FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "text", "text", "text", "text", "jsonb", "jsonb", "text", "text", "text[]"])
+                for doc_row, _ in puts.values():
+                    copy.write_row(doc_row)
+            with cur.copy("COPY chunks FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "text", "int4", "text", "jsonb", "int4", "int4", "int4"])
+                for _, chunk_rows in puts.values():
+                    for row in chunk_rows:
+                        copy.write_row(row)
 
     def _bump(self) -> None:
         """Note a change: the generation (which caches key on) moves on once, at ``commit``."""
@@ -366,45 +452,66 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ documents and chunks
     def documents(self) -> dict[str, StoredDocument]:
+        self._flush(read=True)
         rows = self.conn.execute("SELECT doc_id, source, root, content_hash FROM documents")
         return {r[0]: StoredDocument(*r) for r in rows}
 
     def count(self) -> tuple[int, int]:
+        self._flush(read=True)
         with self.snapshot():
             d = self.conn.execute("SELECT count(*) FROM documents").fetchone()[0]
             c = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         return int(d), int(c)
 
     def put_document(self, doc: Document, root: str, chunks: Sequence[Chunk], digest: str) -> None:
-        """*Write.* Insert or replace a document and its chunks."""
-        self._require_write()
+        """*Write.* Insert or replace a document and its chunks.
+
+        Buffered: written with COPY (``PUT_BUFFER`` documents at a time, or before the transaction's next read
+        or index write); what the database would refuse (a NUL character, two chunks with one id) is refused
+        here, so one bad document fails alone.
+
+        Raises:
+            StoreError: a text holds a NUL character (PostgreSQL text cannot), or two chunks share an id.
+        """
+        if not self._write_tx:
+            self._require_write()
         meta = dict(doc.metadata)
         acl = sorted({r.casefold() for r in acl_roles(meta.get("acl"))})
-        with self.conn.pipeline(), self.conn.cursor() as cur:  # one round trip for the whole document
-            cur.execute("DELETE FROM documents WHERE doc_id = %s", (doc.doc_id,))
-            cur.execute("INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        (doc.doc_id, doc.source, root, doc.format, doc.title, _json(meta), _json(list(doc.pages)),
-                         digest, doc.text, acl))
-            cur.executemany("INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                            [(c.chunk_id, doc.doc_id, i, c.text, _json(list(c.headings)), c.start, c.end, c.page)
-                             for i, c in enumerate(chunks)])
+        doc_row = (doc.doc_id, doc.source, root, doc.format, doc.title, _json(meta), _json(list(doc.pages)), digest,
+                   doc.text, acl)
+        chunk_rows = [(c.chunk_id, doc.doc_id, i, c.text, _json(list(c.headings)), c.start, c.end, c.page)
+                      for i, c in enumerate(chunks)]
+        texts = [v for v in doc_row if isinstance(v, str)] + acl + [r[3] for r in chunk_rows] + \
+            [h for c in chunks for h in c.headings] + [json.dumps(meta, ensure_ascii=False, default=str)]
+        if any("\x00" in t for t in texts):
+            raise StoreError(f"document {doc.doc_id!r} ({doc.source}) holds a NUL character, which PostgreSQL "
+                             f"cannot store; remove it from the file (or its metadata) and ingest again")
+        if len({r[0] for r in chunk_rows}) != len(chunk_rows):
+            raise StoreError(f"document {doc.doc_id!r} ({doc.source}): two chunks share one chunk id; give "
+                             f"identical chunk texts different occurrence numbers (make_chunk_id)")
+        self._pending.append(("put", (doc_row, chunk_rows)))
+        if len(self._pending) >= PUT_BUFFER:
+            self._flush(read=True)
         self._bump()
 
     def delete_documents(self, doc_ids: Iterable[str]) -> None:
         """*Write.* Remove documents and their chunks (index rows go through ``write_index``)."""
-        self._require_write()
+        if not self._write_tx:
+            self._require_write()
         ids = list(doc_ids)
         if ids:
-            self.conn.execute("DELETE FROM documents WHERE doc_id = ANY(%s)", (ids,))
+            self._pending.append(("delete", ids))  # buffered like put_document
             self._bump()
 
     def chunk_ids_of(self, doc_ids: Iterable[str]) -> set[str]:
         ids = list(doc_ids)
         if not ids:
             return set()
+        self._flush(read=True)
         return {r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ANY(%s)", (ids,))}
 
     def get_document(self, doc_id: str) -> Document | None:
+        self._flush(read=True)
         r = self.conn.execute("SELECT doc_id, text, title, source, format, metadata, pages FROM documents "
                               "WHERE doc_id = %s", (doc_id,)).fetchone()
         if r is None:
@@ -416,6 +523,7 @@ class PostgresStore:
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
+        self._flush(read=True)
         rows = self.conn.execute(
             "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start_char, c.end_char, c.page, d.title, "
             "d.metadata FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.chunk_id = ANY(%s)", (ids,))
@@ -428,18 +536,21 @@ class PostgresStore:
         return out
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
+        self._flush(read=True)
         ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = %s ORDER BY ord",
                                                (doc_id,))]
         chunks = self.get_chunks(ids)
         return [chunks[c] for c in ids if c in chunks]
 
     def document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
+        self._flush(read=True)
         rows = self.conn.execute(
             "SELECT d.doc_id, d.title, d.source, d.metadata, "
             "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id) FROM documents d ORDER BY d.doc_id COLLATE \"C\"")
         return [(r[0], r[1], r[2], r[3], int(r[4])) for r in rows]
 
     def sources(self) -> dict[str, list[str]]:
+        self._flush(read=True)
         out: dict[str, list[str]] = {}
         for doc_id, source in self.conn.execute("SELECT doc_id, source FROM documents ORDER BY doc_id COLLATE \"C\""):
             out.setdefault(source, []).append(doc_id)
@@ -447,14 +558,17 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ metadata and versions
     def document_metadata(self) -> dict[str, dict[str, Any]]:
+        self._flush(read=True)
         rows = self.conn.execute("SELECT doc_id, metadata, title, format, source FROM documents")
         return {r[0]: {"doc_id": r[0], "title": r[2], "format": r[3], "path": r[4], **r[1]} for r in rows}
 
     def metadata_fields(self) -> set[str]:
+        self._flush(read=True)
         keys = self.conn.execute("SELECT DISTINCT jsonb_object_keys(metadata) FROM documents")
         return {*BUILTIN_FIELDS, *(r[0] for r in keys)}
 
     def titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
+        self._flush(read=True)
         query = "SELECT doc_id, title, metadata FROM documents"
         if versioned_only and not self.conn.execute(
                 "SELECT 1 FROM documents WHERE metadata ? 'supersedes' LIMIT 1").fetchone():
@@ -469,6 +583,7 @@ class PostgresStore:
             cur.executemany("INSERT INTO versions VALUES (%s, %s)", sorted(links.items()))
 
     def versions(self) -> dict[str, str]:
+        self._flush(read=True)
         return dict(self.conn.execute("SELECT doc_id, superseded_by FROM versions").fetchall())
 
     # ------------------------------------------------------------------ the index: writes
@@ -525,6 +640,16 @@ class PostgresStore:
             if dim and (not old_emb or old_emb.get("dim") != dim or reembed):
                 self._set_dim(dim)
 
+        graph = self._hnsw_exists()
+        if graph and vectors is not None and len(chunks):
+            # a bulk ingest: drop the graph rather than insert every vector into it; rebuilt at the session's end
+            if self._graph_base is None:
+                self._graph_base = kept
+            self._graph_added += len(chunks)
+            if self._graph_added > ANN_REBUILD_FRACTION * max(self._graph_base, 1):
+                self.conn.execute(f"DROP INDEX {HNSW_INDEX}")
+                graph = False
+        self._wrote_index = True
         self._append_rows(chunks, terms, vectors)
         # N and the total length change by what was added and removed (no scan of the whole index)
         self.conn.execute("UPDATE index_stats SET rows = rows + %s, total_length = total_length + %s",
@@ -534,15 +659,13 @@ class PostgresStore:
         self._bump()
         has_vectors = bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM index_rows WHERE embedding IS NOT "
                                              "NULL)").fetchone()[0])
+        # the HNSW graph: kept (with this batch's vectors inserted) when it exists and is still wanted; one that is
+        # wanted but missing is built by _end_session, after the whole ingest; until then readers search exactly
         ann = False
-        if has_vectors:
-            ann = stats[0] >= settings.ann_threshold
-            exists = self._hnsw_exists()
-            if ann and not exists:
-                self.conn.execute(f"CREATE INDEX {HNSW_INDEX} ON index_rows USING hnsw "
-                                  f"(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)")
-            elif not ann and exists:
-                self.conn.execute(f"DROP INDEX {HNSW_INDEX}")
+        if graph and not (has_vectors and stats[0] >= settings.ann_threshold):
+            self.conn.execute(f"DROP INDEX {HNSW_INDEX}")
+        elif graph:
+            ann = True
         if model is not None and has_vectors:
             dim = int(self.conn.execute("SELECT vector_dims(embedding) FROM index_rows WHERE embedding IS NOT "
                                         "NULL LIMIT 1").fetchone()[0])
@@ -558,6 +681,40 @@ class PostgresStore:
         self.conn.execute("INSERT INTO meta VALUES ('manifest', %s) ON CONFLICT (key) DO UPDATE SET value = "
                           "EXCLUDED.value", (_json(manifest),))
         return embedded
+
+    def _end_session(self) -> None:
+        """After an ingest (the writer lock released, or a commit without it): build the HNSW graph when the index
+        holds ``ann_threshold`` rows with vectors and has none (a new store that grew past the threshold, or a
+        graph dropped by a bulk ingest). One transaction: the graph and ``ann`` in the manifest appear together;
+        readers search exactly until then and are not blocked by the build (it locks out writers only)."""
+        wrote, self._wrote_index = self._wrote_index, False
+        self._graph_base, self._graph_added = None, 0
+        if not wrote or self._write_tx or self.conn.closed:
+            return
+        emb = (self._manifest() or {}).get("embedding")
+        rows = self._stats()[0]
+        if not emb or emb.get("ann") or rows < self._settings().ann_threshold:
+            return
+        dim = int(emb["dim"])
+        need = int(rows * (4 * dim + 32 * HNSW_M + 256) * 1.2)  # pgvector's in-memory graph: vector + neighbours
+        self.conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+        try:
+            have = int(self.conn.execute("SELECT setting::bigint * 1024 FROM pg_settings "
+                                         "WHERE name = 'maintenance_work_mem'").fetchone()[0])
+            if need > have:
+                self.conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(
+                    sql.Literal(f"{min(need, ANN_BUILD_MEMORY_MAX) // 1024}kB")))
+            if not self._hnsw_exists():
+                self.conn.execute(f"CREATE INDEX {HNSW_INDEX} ON index_rows USING hnsw (embedding vector_cosine_ops) "
+                                  f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
+            self.conn.execute("UPDATE meta SET value = jsonb_set(value, '{embedding,ann}', 'true') "
+                              "WHERE key = 'manifest'")
+            self.conn.execute("UPDATE index_stats SET generation = generation + 1 WHERE id = 1")
+        except BaseException:
+            if not self.conn.closed:
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
 
     def _delete_rows(self, chunk_ids: set[str]) -> int:
         """Remove these chunks' index rows and postings (df and N/total length follow); returns how many."""
