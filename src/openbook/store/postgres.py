@@ -10,10 +10,13 @@ Needs ``pip install 'openbook[postgresql]'`` (psycopg 3 and the pgvector adapter
     chunks           chunk_id, doc_id (-> documents, cascade), ord, text, headings, start, end, page
     versions         older doc_id -> superseding doc_id
     index_rows       row (identity: insertion order, the tie-break), chunk_id, doc_id, length (analyzed terms),
-                     embedding (pgvector; NULL in a BM25-only index); an HNSW index on it from
-                     ``ann_threshold`` rows on, exact search below
+                     embedding (pgvector; NULL in a BM25-only index), block (its postings block); an HNSW
+                     index on the embedding from ``ann_threshold`` rows on (built after the ingest that
+                     crosses it), exact search below
     terms            term_id, term (analyzed), df (chunks containing it)
-    postings         (term_id, row) -> tf, plus the row's length (so a query reads postings only)
+    postings         (term_id, block) -> rows[], tfs[], lengths[]: one term's postings among one block of at most
+                     ``BLOCK_ROWS`` rows written together, with each row's length (a query reads postings only);
+                     16 bytes a posting instead of ~100 as one table row and index entry each
     index_stats      rows, total_length, generation (bumped by every write: caches key on it)
 
 The lexical leg is BM25 computed inside the database over the postings table, exactly openbook's scoring
@@ -60,7 +63,7 @@ from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, Stored
                    Visibility, empty_store_error)
 
 SCHEMA = "openbook"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this openbook writes. ``MIGRATIONS[v]`` turns version ``v - 1`` into ``v``."""
 
 INDEX_FORMAT = 1
@@ -129,8 +132,39 @@ CREATE TABLE openbook.index_stats (
 INSERT INTO openbook.index_stats VALUES (1, 0, 0, 0);
 """
 
-MIGRATIONS: dict[int, str] = {1: _CREATE}
-"""Schema version -> the SQL that reaches it from the previous one (1: create everything)."""
+BLOCK_ROWS = 4096
+"""Index rows per postings block: the postings of one term among (at most) this many rows of one write are one
+table row of arrays. Larger blocks: fewer bytes and tuples per posting; smaller: cheaper deletes (a delete
+rewrites the blocks of its rows)."""
+
+_PACKED_POSTINGS = f"""
+CREATE SEQUENCE openbook.blocks;
+ALTER TABLE openbook.index_rows ADD COLUMN block bigint;
+UPDATE openbook.index_rows SET block = -1 - row / {BLOCK_ROWS};
+ALTER TABLE openbook.index_rows ALTER COLUMN block SET NOT NULL;
+CREATE TABLE openbook.postings_packed (
+    term_id integer NOT NULL,
+    block bigint NOT NULL,
+    rows bigint[] NOT NULL,
+    tfs integer[] NOT NULL,
+    lengths integer[] NOT NULL,
+    PRIMARY KEY (term_id, block)
+);
+ALTER TABLE openbook.postings_packed ALTER COLUMN rows SET STORAGE EXTERNAL,
+    ALTER COLUMN tfs SET STORAGE EXTERNAL, ALTER COLUMN lengths SET STORAGE EXTERNAL;
+INSERT INTO openbook.postings_packed
+    SELECT p.term_id, r.block, array_agg(p.row ORDER BY p.row), array_agg(p.tf ORDER BY p.row),
+           array_agg(p.length ORDER BY p.row)
+    FROM openbook.postings p JOIN openbook.index_rows r ON r.row = p.row GROUP BY p.term_id, r.block;
+DROP TABLE openbook.postings;
+ALTER TABLE openbook.postings_packed RENAME TO postings;
+ALTER INDEX openbook.postings_packed_pkey RENAME TO postings_pkey;
+CREATE INDEX postings_block ON openbook.postings (block);
+"""
+
+MIGRATIONS: dict[int, str] = {1: _CREATE, 2: _PACKED_POSTINGS}
+"""Schema version -> the SQL that reaches it from the previous one (1: create everything; 2: postings packed in
+blocks of arrays, ``index_rows.block``; a version-1 store is converted when a newer openbook opens it)."""
 
 _LOCK_KEY = zlib.crc32(b"openbook.store.write") - 2**31
 """The advisory lock id of a store's writer lock (one store per database)."""
@@ -720,15 +754,36 @@ class PostgresStore:
         """Remove these chunks' index rows and postings (df and N/total length follow); returns how many."""
         if not chunk_ids:
             return 0
-        found = self.conn.execute("SELECT row, length FROM index_rows WHERE chunk_id = ANY(%s)",
+        found = self.conn.execute("SELECT row, length, block FROM index_rows WHERE chunk_id = ANY(%s)",
                                   (list(chunk_ids),)).fetchall()
         rows = [r[0] for r in found]
         if not rows:
             return 0
-        self.conn.execute(
-            "WITH gone AS (DELETE FROM postings WHERE row = ANY(%s) RETURNING term_id), "
-            "n AS (SELECT term_id, count(*) AS c FROM gone GROUP BY term_id) "
-            "UPDATE terms t SET df = t.df - n.c FROM n WHERE t.term_id = n.term_id", (rows,))
+        # rewrite each (term, block) that holds a removed row without it (or drop it when nothing is left)
+        self.conn.execute("""
+            WITH gone AS (SELECT DISTINCT unnest(%(rows)s::bigint[]) AS row),
+            hit AS (
+                SELECT p.term_id, p.block,
+                       array_agg(u.row ORDER BY u.ord) FILTER (WHERE g.row IS NULL) AS rows,
+                       array_agg(u.tf ORDER BY u.ord) FILTER (WHERE g.row IS NULL) AS tfs,
+                       array_agg(u.length ORDER BY u.ord) FILTER (WHERE g.row IS NULL) AS lengths,
+                       count(g.row) AS removed
+                FROM postings p
+                CROSS JOIN LATERAL unnest(p.rows, p.tfs, p.lengths) WITH ORDINALITY AS u(row, tf, length, ord)
+                LEFT JOIN gone g ON g.row = u.row
+                WHERE p.block = ANY(%(blocks)s)
+                GROUP BY p.term_id, p.block
+                HAVING count(g.row) > 0
+            ), upd AS (
+                UPDATE postings p SET rows = h.rows, tfs = h.tfs, lengths = h.lengths FROM hit h
+                WHERE p.term_id = h.term_id AND p.block = h.block AND h.rows IS NOT NULL
+            ), del AS (
+                DELETE FROM postings p USING hit h
+                WHERE p.term_id = h.term_id AND p.block = h.block AND h.rows IS NULL
+            )
+            UPDATE terms t SET df = t.df - n.c
+            FROM (SELECT term_id, sum(removed) AS c FROM hit GROUP BY term_id) n WHERE t.term_id = n.term_id""",
+                          {"rows": rows, "blocks": sorted({r[2] for r in found})})
         self.conn.execute("DELETE FROM terms WHERE df <= 0")
         self.conn.execute("DELETE FROM index_rows WHERE row = ANY(%s)", (rows,))
         self.conn.execute("UPDATE index_stats SET rows = rows - %s, total_length = total_length - %s",
@@ -770,13 +825,19 @@ class PostgresStore:
 
     def _append_rows(self, chunks: Sequence[Chunk], terms: Sequence[Sequence[str]],
                      vectors: np.ndarray | None) -> None:
+        """COPY the rows (with their vectors) and the analyzed terms; the database counts tf and df and packs
+        each term's postings per block of ``BLOCK_ROWS`` rows."""
         if not chunks:
             return
+        blocks = [r[0] for r in self.conn.execute("SELECT nextval('blocks') FROM generate_series(1, %s)",
+                                                  (-(-len(chunks) // BLOCK_ROWS),))]
         with self.conn.cursor() as cur:
-            with cur.copy("COPY index_rows (chunk_id, doc_id, length, embedding) FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(["text", "text", "int4", "vector"])
+            with cur.copy("COPY index_rows (chunk_id, doc_id, length, embedding, block) FROM STDIN (FORMAT BINARY)"
+                          ) as copy:
+                copy.set_types(["text", "text", "int4", "vector", "int8"])
                 for i, (c, t) in enumerate(zip(chunks, terms)):
-                    copy.write_row((c.chunk_id, c.doc_id, len(t), None if vectors is None else vectors[i]))
+                    copy.write_row((c.chunk_id, c.doc_id, len(t), None if vectors is None else vectors[i],
+                                    blocks[i // BLOCK_ROWS]))
             # the terms travel as one array per chunk; tf and df are counted by the database
             cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_terms (chunk_id text, terms text[]) "
                         "ON COMMIT DELETE ROWS")
@@ -785,18 +846,20 @@ class PostgresStore:
                 copy.set_types(["text", "text[]"])
                 for c, t in zip(chunks, terms):
                     copy.write_row((c.chunk_id, list(t)))
-            cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_postings (row bigint, term text, tf integer, "
-                        "length integer) ON COMMIT DELETE ROWS")
+            cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_postings (row bigint, block bigint, term text, "
+                        "tf integer, length integer) ON COMMIT DELETE ROWS")
             cur.execute("TRUNCATE stage_postings")
-            cur.execute("INSERT INTO stage_postings SELECT r.row, x.term, count(*), r.length FROM stage_terms s "
-                        "JOIN index_rows r ON r.chunk_id = s.chunk_id, unnest(s.terms) AS x(term) "
-                        "GROUP BY r.row, x.term, r.length")
+            cur.execute("INSERT INTO stage_postings SELECT r.row, r.block, x.term, count(*), r.length "
+                        "FROM stage_terms s JOIN index_rows r ON r.chunk_id = s.chunk_id, unnest(s.terms) AS x(term) "
+                        "GROUP BY r.row, r.block, x.term, r.length")
             cur.execute("INSERT INTO terms (term, df) SELECT DISTINCT term, 0 FROM stage_postings "
                         "ON CONFLICT (term) DO NOTHING")
-            cur.execute("INSERT INTO postings (term_id, row, tf, length) SELECT t.term_id, s.row, s.tf, s.length "
-                        "FROM stage_postings s JOIN terms t ON t.term = s.term")
-            cur.execute("UPDATE terms t SET df = t.df + n.c FROM (SELECT term, count(*) AS c FROM stage_postings "
-                        "GROUP BY term) n WHERE t.term = n.term")
+            cur.execute("WITH new AS (INSERT INTO postings (term_id, block, rows, tfs, lengths) "
+                        "SELECT t.term_id, s.block, array_agg(s.row ORDER BY s.row), array_agg(s.tf ORDER BY s.row), "
+                        "array_agg(s.length ORDER BY s.row) FROM stage_postings s JOIN terms t ON t.term = s.term "
+                        "GROUP BY t.term_id, s.block RETURNING term_id, cardinality(rows) AS n) "
+                        "UPDATE terms t SET df = t.df + c.n "
+                        "FROM (SELECT term_id, sum(n) AS n FROM new GROUP BY term_id) c WHERE t.term_id = c.term_id")
             cur.execute("TRUNCATE stage_terms, stage_postings")
 
     # ------------------------------------------------------------------ the index: reads
@@ -917,7 +980,7 @@ class PostgresStore:
                                           "flat": 1.0 if avgdl > 0 else 0.0}
                 join, cond = "", ""
                 if where is not None:
-                    join = ("JOIN index_rows r ON r.row = p.row JOIN documents d ON d.doc_id = r.doc_id")
+                    join = ("JOIN index_rows r ON r.row = u.row JOIN documents d ON d.doc_id = r.doc_id")
                     cond = "WHERE " + where[0]
                     params.update(where[1])
                 # float4 steps as in openbook.index.sparse: idf and the length norm are float32, so is the score
@@ -929,13 +992,14 @@ class PostgresStore:
                         FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS x(term, w)
                         JOIN terms t ON t.term = x.term
                     ), scored AS (
-                        SELECT p.row, sum(q.idf * p.tf::float4 / (p.tf::float4 + (%(k1)s::float8 * (1.0::float8
-                                   - %(b)s::float8 + %(b)s::float8 * %(flat)s::float8 * p.length / %(avgdl)s::float8)
+                        SELECT u.row, sum(q.idf * u.tf::float4 / (u.tf::float4 + (%(k1)s::float8 * (1.0::float8
+                                   - %(b)s::float8 + %(b)s::float8 * %(flat)s::float8 * u.length / %(avgdl)s::float8)
                                    )::float4) * q.w)::float4 AS score
-                        FROM q JOIN postings p ON p.term_id = q.term_id {join}
+                        FROM q JOIN postings p ON p.term_id = q.term_id
+                        CROSS JOIN LATERAL unnest(p.rows, p.tfs, p.lengths) AS u(row, tf, length) {join}
                         {cond}
-                        GROUP BY p.row
-                        ORDER BY score DESC, p.row
+                        GROUP BY u.row
+                        ORDER BY score DESC, u.row
                         LIMIT %(k)s
                     )
                     SELECT s.row, r2.chunk_id, r2.doc_id, s.score FROM scored s
