@@ -17,7 +17,7 @@ pytest.importorskip("psycopg")
 from openbook.api import Engine  # noqa: E402
 from openbook.store.postgres import PostgresStore  # noqa: E402
 
-from test_embedded import BM25, ENV, SLOW_INGEST, cli, finish, folder  # noqa: E402
+from test_embedded import BM25, ENV, SLOW_INGEST, SLOWER_INGEST, cli, finish, folder  # noqa: E402
 
 
 def counts(url: str) -> tuple[int, int, int]:
@@ -53,7 +53,7 @@ def test_a_waiting_writer_says_so_and_readers_keep_working(tmp_path, postgres_ur
 
 def test_two_ingest_processes_of_different_folders_both_land_once(tmp_path, postgres_url):
     slow, quick = folder(tmp_path, "a", 30, "Alpha"), folder(tmp_path, "b", 10, "Bravo", stem="m")
-    first = subprocess.Popen([sys.executable, "-c", SLOW_INGEST, str(slow), postgres_url], cwd=tmp_path, env=ENV,
+    first = subprocess.Popen([sys.executable, "-c", SLOWER_INGEST, str(slow), postgres_url], cwd=tmp_path, env=ENV,
                              text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # until the first one holds the writer lock
