@@ -36,6 +36,12 @@ Concurrency: writers take a session-level advisory lock (``write_lock``) for a w
 waits (and is told so) instead of racing; a process that dies drops its connection and with it the lock.
 Every batch is one transaction (``begin``/``commit``); readers use ``snapshot()`` (``REPEATABLE READ``, read only)
 and so see whole batches or nothing.
+
+Bulk writes: ``put_document`` buffers and writes documents and chunks with binary COPY; ``write_index`` COPYs the
+rows and one term array per chunk and lets the database count tf and df and pack the postings. The HNSW graph is
+not maintained vector by vector during a large ingest: it is built once when the writer lock is released (see
+``ANN_REBUILD_FRACTION``); dropping an existing graph in a batch's transaction blocks readers of ``index_rows``
+until that batch commits.
 """
 
 from __future__ import annotations
@@ -352,8 +358,8 @@ class PostgresStore:
             self.conn.execute("COMMIT")
             added, self._added = self._added, 0
             if added >= VACUUM_AFTER_ROWS:
-                # mark the new postings pages all-visible (BM25 reads them by index-only scans) and refresh the
-                # planner's statistics now rather than whenever autovacuum comes by; it reads only new pages
+                # mark the new pages all-visible and refresh the planner's statistics now rather than whenever
+                # autovacuum comes by; it reads only new pages
                 self.conn.execute("VACUUM (ANALYZE) openbook.postings, openbook.index_rows, openbook.terms")
             if self._locks == 0:
                 self._end_session()  # a transaction without the writer lock is a session of its own
