@@ -737,6 +737,8 @@ class PostgresStore:
             return
         dim = int(emb["dim"])
         need = int(rows * (4 * dim + 32 * HNSW_M + 256) * 1.2)  # pgvector's in-memory graph: vector + neighbours
+        if self._in_tx():
+            self.conn.execute("COMMIT")  # a read snapshot left open by a caller
         self.conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
         try:
             have = int(self.conn.execute("SELECT setting::bigint * 1024 FROM pg_settings "
