@@ -178,6 +178,29 @@ def test_hnsw_from_ann_threshold_never_returns_hidden_chunks(store, docs):
     assert len(chunks) == store.corpus_stats().chunks
 
 
+def test_hnsw_is_built_after_the_ingest_and_rebuilt_after_a_bulk_one(store, docs):
+    store.configure(IndexSettings(analyzer=ANALYZER.settings(), ann_threshold=50))
+    emb = TableVectors([c.indexed_text() for d in docs for c in chunks_of(d)])
+
+    def graph() -> int | None:
+        return store.conn.execute("SELECT to_regclass('openbook.index_rows_hnsw')::oid").fetchone()[0]
+
+    with store.write_lock():
+        ingest(store, docs[:60], embedder=emb)  # crosses the threshold: no graph until the lock is released
+        assert graph() is None and not store.embedding().ann
+    first = graph()
+    assert first is not None and store.embedding().ann
+    ingest(store, docs[60:62], embedder=emb)  # a few vectors: inserted into the graph
+    assert graph() == first
+    ingest(store, docs[62:100], embedder=emb)  # more than ANN_REBUILD_FRACTION of it: built anew
+    assert graph() not in (None, first) and store.embedding().ann
+    q = np.random.default_rng(5).standard_normal((3, 8)).astype(np.float32)
+    vis = Visibility.of(roles=[], where=["lab=north"])
+    meta = store.document_metadata()
+    hits = store.vector_top_k(q, 10, vis)
+    assert all(len(h) == 10 for h in hits) and all(vis.allows(h.doc_id, meta[h.doc_id]) for hs in hits for h in hs)
+
+
 def test_readers_never_see_half_a_batch(store, postgres_url, docs):
     ingest(store, docs[:20])
     reader = PostgresStore.open(postgres_url)
