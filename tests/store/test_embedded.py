@@ -118,6 +118,9 @@ api.load_file = slow
 api.BATCH_MIN_CHUNKS = 10  # commit every 10 chunks so a short test sees several batches
 main(["ingest", sys.argv[1], "--store", sys.argv[2], "--no-embed"])
 """
+SLOWER_INGEST = SLOW_INGEST.replace("time.sleep(0.04)", "time.sleep(0.2)")
+"""0.2 s a file: a first ingest that still holds the lock when a second process has started, even on a loaded
+machine (where starting Python takes seconds)."""
 
 
 def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path):
@@ -151,7 +154,7 @@ def test_two_ingest_processes_of_different_folders_both_land_once(tmp_path):
     """Two real ingest processes into one store: the second waits (and says so), nothing is lost or doubled."""
     slow, quick = folder(tmp_path, "a", 30, "Alpha"), folder(tmp_path, "b", 10, "Bravo", stem="m")
     store = tmp_path / "store"
-    first = subprocess.Popen([sys.executable, "-c", SLOW_INGEST, str(slow), str(store)], cwd=tmp_path, env=ENV,
+    first = subprocess.Popen([sys.executable, "-c", SLOWER_INGEST, str(slow), str(store)], cwd=tmp_path, env=ENV,
                              text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # until the first one holds the writer lock

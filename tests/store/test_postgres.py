@@ -16,7 +16,7 @@ from openbook.errors import StoreError, StoreVersionError  # noqa: E402
 from openbook.index.analyzer import Analyzer  # noqa: E402
 from openbook.index.sparse import BM25Index  # noqa: E402
 from openbook.store.base import IndexSettings, Visibility, weighted_terms  # noqa: E402
-from openbook.store.postgres import PostgresStore  # noqa: E402
+from openbook.store.postgres import SCHEMA_VERSION, PostgresStore  # noqa: E402
 from openbook.types import Chunk, Document, make_chunk_id  # noqa: E402
 
 ANALYZER = Analyzer()
@@ -178,6 +178,29 @@ def test_hnsw_from_ann_threshold_never_returns_hidden_chunks(store, docs):
     assert len(chunks) == store.corpus_stats().chunks
 
 
+def test_hnsw_is_built_after_the_ingest_and_rebuilt_after_a_bulk_one(store, docs):
+    store.configure(IndexSettings(analyzer=ANALYZER.settings(), ann_threshold=50))
+    emb = TableVectors([c.indexed_text() for d in docs for c in chunks_of(d)])
+
+    def graph() -> int | None:
+        return store.conn.execute("SELECT to_regclass('openbook.index_rows_hnsw')::oid").fetchone()[0]
+
+    with store.write_lock():
+        ingest(store, docs[:60], embedder=emb)  # crosses the threshold: no graph until the lock is released
+        assert graph() is None and not store.embedding().ann
+    first = graph()
+    assert first is not None and store.embedding().ann
+    ingest(store, docs[60:62], embedder=emb)  # a few vectors: inserted into the graph
+    assert graph() == first
+    ingest(store, docs[62:100], embedder=emb)  # more than ANN_REBUILD_FRACTION of it: built anew
+    assert graph() not in (None, first) and store.embedding().ann
+    q = np.random.default_rng(5).standard_normal((3, 8)).astype(np.float32)
+    vis = Visibility.of(roles=[], where=["lab=north"])
+    meta = store.document_metadata()
+    hits = store.vector_top_k(q, 10, vis)
+    assert all(len(h) == 10 for h in hits) and all(vis.allows(h.doc_id, meta[h.doc_id]) for hs in hits for h in hs)
+
+
 def test_readers_never_see_half_a_batch(store, postgres_url, docs):
     ingest(store, docs[:20])
     reader = PostgresStore.open(postgres_url)
@@ -202,8 +225,41 @@ def test_readers_never_see_half_a_batch(store, postgres_url, docs):
         reader.close()
 
 
+def test_a_schema_1_store_is_converted_on_open_and_keeps_working(store, postgres_url, docs):
+    ingest(store, docs[:60])
+    queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
+    before = store.bm25_top_k(queries, 10, Visibility())
+    # back to schema 1: one table row (and index entry) per posting, no blocks
+    store.conn.execute("""
+        CREATE TABLE postings_v1 (term_id integer NOT NULL, row bigint NOT NULL, tf integer NOT NULL,
+                                  length integer NOT NULL, PRIMARY KEY (term_id, row) INCLUDE (tf, length));
+        INSERT INTO postings_v1 SELECT p.term_id, u.row, u.tf, u.length
+            FROM postings p, unnest(p.rows, p.tfs, p.lengths) AS u(row, tf, length);
+        DROP TABLE postings;
+        ALTER TABLE postings_v1 RENAME TO postings;
+        ALTER INDEX postings_v1_pkey RENAME TO postings_pkey;
+        CREATE INDEX postings_row ON postings (row);
+        ALTER TABLE index_rows DROP COLUMN block;
+        DROP SEQUENCE blocks;
+        DELETE FROM schema_version WHERE version > 1""")
+    store.close()
+    reopened = PostgresStore.open(postgres_url)
+    try:
+        reopened.configure(IndexSettings(analyzer=ANALYZER.settings()))
+        assert reopened.schema_version() == SCHEMA_VERSION
+        assert reopened.bm25_top_k(queries, 10, Visibility()) == before
+        # re-ingesting documents rewrites the converted blocks; more documents add new ones
+        again = docs[:10]
+        ingest(reopened, again + docs[60:80], removed={c.chunk_id for d in again for c in chunks_of(d)} |
+               {d.doc_id for d in again})
+        assert reopened.count()[0] == 80 and reopened.corpus_stats().chunks == reopened.count()[1]
+        same_ranking(reopened.bm25_top_k(queries, 10, Visibility()), reference(reopened, queries, 10, Visibility()))
+    finally:
+        reopened.close()
+
+
 def test_schema_is_versioned_and_newer_refused(store, postgres_url):
-    assert store.info()["schema_version"] == 1 and store.info()["backend"] == "postgresql"
+    assert store.info()["schema_version"] == SCHEMA_VERSION and store.info()["backend"] == "postgresql"
     store.conn.execute("INSERT INTO schema_version (version, openbook) VALUES (99, 'future')")
     with pytest.raises(StoreVersionError, match="schema version 99.*upgrade openbook"):
         PostgresStore.open(postgres_url)

@@ -17,7 +17,7 @@ pytest.importorskip("psycopg")
 from openbook.api import Engine  # noqa: E402
 from openbook.store.postgres import PostgresStore  # noqa: E402
 
-from test_embedded import BM25, ENV, SLOW_INGEST, cli, finish, folder  # noqa: E402
+from test_embedded import BM25, ENV, SLOW_INGEST, SLOWER_INGEST, cli, finish, folder  # noqa: E402
 
 
 def counts(url: str) -> tuple[int, int, int]:
@@ -53,7 +53,7 @@ def test_a_waiting_writer_says_so_and_readers_keep_working(tmp_path, postgres_ur
 
 def test_two_ingest_processes_of_different_folders_both_land_once(tmp_path, postgres_url):
     slow, quick = folder(tmp_path, "a", 30, "Alpha"), folder(tmp_path, "b", 10, "Bravo", stem="m")
-    first = subprocess.Popen([sys.executable, "-c", SLOW_INGEST, str(slow), postgres_url], cwd=tmp_path, env=ENV,
+    first = subprocess.Popen([sys.executable, "-c", SLOWER_INGEST, str(slow), postgres_url], cwd=tmp_path, env=ENV,
                              text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # until the first one holds the writer lock
@@ -124,7 +124,7 @@ def test_store_copy_embedded_to_postgresql_and_back(tmp_path, postgres_url, shar
     run("ingest", str(shared / "samples" / "markdown"), "--store", str(embedded), "--no-embed", cwd=tmp_path)
     out = run("store", "copy", str(embedded), postgres_url, cwd=tmp_path)
     assert "copied 49 documents" in out and "BM25-only" in out
-    assert "postgresql store, schema version 1" in run("stats", "--store", postgres_url, cwd=tmp_path)
+    assert "postgresql store, schema version 2" in run("stats", "--store", postgres_url, cwd=tmp_path)
     run("store", "copy", postgres_url, str(back), cwd=tmp_path)
     results = []
     for store in (str(embedded), postgres_url, str(back)):

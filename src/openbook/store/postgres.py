@@ -10,10 +10,13 @@ Needs ``pip install 'openbook[postgresql]'`` (psycopg 3 and the pgvector adapter
     chunks           chunk_id, doc_id (-> documents, cascade), ord, text, headings, start, end, page
     versions         older doc_id -> superseding doc_id
     index_rows       row (identity: insertion order, the tie-break), chunk_id, doc_id, length (analyzed terms),
-                     embedding (pgvector; NULL in a BM25-only index); an HNSW index on it from
-                     ``ann_threshold`` rows on, exact search below
+                     embedding (pgvector; NULL in a BM25-only index), block (its postings block); an HNSW
+                     index on the embedding from ``ann_threshold`` rows on (built after the ingest that
+                     crosses it), exact search below
     terms            term_id, term (analyzed), df (chunks containing it)
-    postings         (term_id, row) -> tf, plus the row's length (so a query reads postings only)
+    postings         (term_id, block) -> rows[], tfs[], lengths[]: one term's postings among one block of at most
+                     ``BLOCK_ROWS`` rows written together, with each row's length (a query reads postings only);
+                     16 bytes a posting instead of ~100 as one table row and index entry each
     index_stats      rows, total_length, generation (bumped by every write: caches key on it)
 
 The lexical leg is BM25 computed inside the database over the postings table, exactly openbook's scoring
@@ -33,6 +36,12 @@ Concurrency: writers take a session-level advisory lock (``write_lock``) for a w
 waits (and is told so) instead of racing; a process that dies drops its connection and with it the lock.
 Every batch is one transaction (``begin``/``commit``); readers use ``snapshot()`` (``REPEATABLE READ``, read only)
 and so see whole batches or nothing.
+
+Bulk writes: ``put_document`` buffers and writes documents and chunks with binary COPY; ``write_index`` COPYs the
+rows and one term array per chunk and lets the database count tf and df and pack the postings. The HNSW graph is
+not maintained vector by vector during a large ingest: it is built once when the writer lock is released (see
+``ANN_REBUILD_FRACTION``); dropping an existing graph in a batch's transaction blocks readers of ``index_rows``
+until that batch commits.
 """
 
 from __future__ import annotations
@@ -60,7 +69,7 @@ from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, Stored
                    Visibility, empty_store_error)
 
 SCHEMA = "openbook"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this openbook writes. ``MIGRATIONS[v]`` turns version ``v - 1`` into ``v``."""
 
 INDEX_FORMAT = 1
@@ -129,8 +138,39 @@ CREATE TABLE openbook.index_stats (
 INSERT INTO openbook.index_stats VALUES (1, 0, 0, 0);
 """
 
-MIGRATIONS: dict[int, str] = {1: _CREATE}
-"""Schema version -> the SQL that reaches it from the previous one (1: create everything)."""
+BLOCK_ROWS = 4096
+"""Index rows per postings block: the postings of one term among (at most) this many rows of one write are one
+table row of arrays. Larger blocks: fewer bytes and tuples per posting; smaller: cheaper deletes (a delete
+rewrites the blocks of its rows)."""
+
+_PACKED_POSTINGS = f"""
+CREATE SEQUENCE openbook.blocks;
+ALTER TABLE openbook.index_rows ADD COLUMN block bigint;
+UPDATE openbook.index_rows SET block = -1 - row / {BLOCK_ROWS};
+ALTER TABLE openbook.index_rows ALTER COLUMN block SET NOT NULL;
+CREATE TABLE openbook.postings_packed (
+    term_id integer NOT NULL,
+    block bigint NOT NULL,
+    rows bigint[] NOT NULL,
+    tfs integer[] NOT NULL,
+    lengths integer[] NOT NULL,
+    PRIMARY KEY (term_id, block)
+);
+ALTER TABLE openbook.postings_packed ALTER COLUMN rows SET STORAGE EXTERNAL,
+    ALTER COLUMN tfs SET STORAGE EXTERNAL, ALTER COLUMN lengths SET STORAGE EXTERNAL;
+INSERT INTO openbook.postings_packed
+    SELECT p.term_id, r.block, array_agg(p.row ORDER BY p.row), array_agg(p.tf ORDER BY p.row),
+           array_agg(p.length ORDER BY p.row)
+    FROM openbook.postings p JOIN openbook.index_rows r ON r.row = p.row GROUP BY p.term_id, r.block;
+DROP TABLE openbook.postings;
+ALTER TABLE openbook.postings_packed RENAME TO postings;
+ALTER INDEX openbook.postings_packed_pkey RENAME TO postings_pkey;
+CREATE INDEX postings_block ON openbook.postings (block);
+"""
+
+MIGRATIONS: dict[int, str] = {1: _CREATE, 2: _PACKED_POSTINGS}
+"""Schema version -> the SQL that reaches it from the previous one (1: create everything; 2: postings packed in
+blocks of arrays, ``index_rows.block``; a version-1 store is converted when a newer openbook opens it)."""
 
 _LOCK_KEY = zlib.crc32(b"openbook.store.write") - 2**31
 """The advisory lock id of a store's writer lock (one store per database)."""
@@ -139,6 +179,24 @@ HNSW_INDEX = "index_rows_hnsw"
 
 VACUUM_AFTER_ROWS = 1000
 """A commit that added at least this many index rows is followed by ``VACUUM (ANALYZE)`` of the index tables."""
+
+PUT_BUFFER = 2000
+"""Documents ``put_document`` buffers before writing them with one COPY (fewer when a read comes first)."""
+
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
+"""pgvector HNSW build parameters (pgvector's defaults)."""
+
+ANN_REBUILD_FRACTION = 0.125
+"""One ingest (a writer-lock session) that adds more vectors than this fraction of an existing HNSW graph's rows
+drops the graph and builds it anew when it releases the lock, instead of inserting each vector into it.
+Measured here (BENCHMARKS.md, "Store backends"): inserting one vector into pgvector's on-disk graph costs 8-15 ms,
+a bulk build 1.2 ms a vector of the whole graph; at 1/8 the rebuild costs what the inserts it replaces would, so
+an ingest never pays more than twice the cheaper of the two."""
+
+ANN_BUILD_MEMORY_MAX = 4 << 30
+"""Upper bound of the ``maintenance_work_mem`` (bytes) an HNSW build asks for: enough for 1.5 M vectors of
+dimension 384 to be built in memory; a larger graph is finished on disk, more slowly. The server's own setting is
+used when it is larger."""
 
 
 def _redact(url: str) -> str:
@@ -171,6 +229,11 @@ class PostgresStore:
         self._write_tx = False
         self._dirty = False
         self._added = 0
+        self._graph_base: int | None = None  # rows of the HNSW graph when this writer session first added to it
+        self._graph_added = 0  # vectors this writer session inserted into the graph
+        self._wrote_index = False
+        self._pending: list[tuple[str, Any]] = []  # buffered ("put", row) / ("delete", ids), written by _flush
+        self._savepoints: list[list[Any]] = []  # open savepoints: [buffer mark, SAVEPOINT issued]
         self._snap_stats: tuple[int, int, int] | None = None
         self._cache: dict[str, tuple[int, Any]] = {}
         self._checked_gen = -1
@@ -259,6 +322,8 @@ class PostgresStore:
         self._locks += 1
         try:
             yield
+            if self._locks == 1:
+                self._end_session()  # a graph deferred by this ingest is built while other writers still wait
         finally:
             self._locks -= 1
             if self._locks == 0 and not self.conn.closed:
@@ -287,21 +352,26 @@ class PostgresStore:
     def commit(self) -> None:
         """Publish the transaction's documents, versions and index at once."""
         if self._write_tx:
+            self._flush()
             if self._dirty:
                 self.conn.execute("UPDATE index_stats SET generation = generation + 1 WHERE id = 1")
             self._write_tx = self._dirty = False
             self.conn.execute("COMMIT")
             added, self._added = self._added, 0
             if added >= VACUUM_AFTER_ROWS:
-                # mark the new postings pages all-visible (BM25 reads them by index-only scans) and refresh the
-                # planner's statistics now rather than whenever autovacuum comes by; it reads only new pages
+                # mark the new pages all-visible and refresh the planner's statistics now rather than whenever
+                # autovacuum comes by; it reads only new pages
                 self.conn.execute("VACUUM (ANALYZE) openbook.postings, openbook.index_rows, openbook.terms")
+            if self._locks == 0:
+                self._end_session()  # a transaction without the writer lock is a session of its own
 
     def rollback(self) -> None:
         """Undo the open write transaction, if any."""
         if self._write_tx:
             self._write_tx = self._dirty = False
             self._added = 0
+            self._pending.clear()
+            self._savepoints.clear()
             if not self.conn.closed:
                 self.conn.execute("ROLLBACK")
 
@@ -322,19 +392,28 @@ class PostgresStore:
         if not self._write_tx:
             yield
             return
-        self.conn.execute("SAVEPOINT openbook_doc")
+        # buffered writes are undone by truncating the buffer; the SQL SAVEPOINT is issued only when something
+        # is written to the database inside (by _flush), so a savepoint per document costs no round trip
+        level = [len(self._pending), False]
+        self._savepoints.append(level)
+        name = f"openbook_sp{len(self._savepoints)}"
         try:
             yield
         except BaseException:
-            if not self.conn.closed:
-                self.conn.execute("ROLLBACK TO SAVEPOINT openbook_doc")
+            self._savepoints.pop()
+            del self._pending[level[0]:]
+            if level[1] and not self.conn.closed:
+                self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
             raise
-        self.conn.execute("RELEASE SAVEPOINT openbook_doc")
+        self._savepoints.pop()
+        if level[1]:
+            self.conn.execute(f"RELEASE SAVEPOINT {name}")
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """Pin one committed state (``REPEATABLE READ``, read only) for every read inside; re-entrant; inside a
         write transaction it reads that transaction's state."""
+        self._flush(read=True)
         if self._snapshots or self._write_tx:
             self._snapshots += 1
             try:
@@ -359,6 +438,54 @@ class PostgresStore:
         if not self._write_tx:
             raise StoreError(f"write to {self.location} outside a transaction: call begin() (under write_lock) "
                              f"first")
+        self._flush()
+
+    def _flush(self, read: bool = False) -> None:
+        """Write the buffered documents and chunks (``put_document``, ``delete_documents``) with COPY, and issue
+        the SAVEPOINT of every open ``savepoint()`` at its place in the buffer; called before every read and
+        write of the write transaction, so the transaction sees its own writes (``read``: only when something
+        is buffered)."""
+        if not self._write_tx or (not self._pending and (read or all(sp[1] for sp in self._savepoints))):
+            return
+        start = 0
+        for depth, sp in enumerate(self._savepoints, 1):
+            if not sp[1]:
+                self._write_pending(self._pending[start:sp[0]])
+                self.conn.execute(f"SAVEPOINT openbook_sp{depth}")
+                sp[1], start = True, sp[0]
+        self._write_pending(self._pending[start:])
+        self._pending.clear()
+        for sp in self._savepoints:
+            sp[0] = 0
+
+    def _write_pending(self, ops: list[tuple[str, Any]]) -> None:
+        """One DELETE and two COPYs for buffered operations, applied in order (a later put of a document
+        replaces an earlier one; a delete drops earlier puts)."""
+        if not ops:
+            return
+        gone: set[str] = set()
+        puts: dict[str, Any] = {}
+        for kind, value in ops:
+            if kind == "delete":
+                gone.update(value)
+                for doc_id in value:
+                    puts.pop(doc_id, None)
+            else:
+                puts.pop(value[0][0], None)
+                puts[value[0][0]] = value
+        with self.conn.cursor() as cur:
+            cur.execute("DELETE FROM documents WHERE doc_id = ANY(%s)", (sorted(gone | puts.keys()),))
+            if not puts:
+                return
+            with cur.copy("COPY documents FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "text", "text", "text", "text", "jsonb", "jsonb", "text", "text", "text[]"])
+                for doc_row, _ in puts.values():
+                    copy.write_row(doc_row)
+            with cur.copy("COPY chunks FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "text", "int4", "text", "jsonb", "int4", "int4", "int4"])
+                for _, chunk_rows in puts.values():
+                    for row in chunk_rows:
+                        copy.write_row(row)
 
     def _bump(self) -> None:
         """Note a change: the generation (which caches key on) moves on once, at ``commit``."""
@@ -366,45 +493,66 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ documents and chunks
     def documents(self) -> dict[str, StoredDocument]:
+        self._flush(read=True)
         rows = self.conn.execute("SELECT doc_id, source, root, content_hash FROM documents")
         return {r[0]: StoredDocument(*r) for r in rows}
 
     def count(self) -> tuple[int, int]:
+        self._flush(read=True)
         with self.snapshot():
             d = self.conn.execute("SELECT count(*) FROM documents").fetchone()[0]
             c = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         return int(d), int(c)
 
     def put_document(self, doc: Document, root: str, chunks: Sequence[Chunk], digest: str) -> None:
-        """*Write.* Insert or replace a document and its chunks."""
-        self._require_write()
+        """*Write.* Insert or replace a document and its chunks.
+
+        Buffered: written with COPY (``PUT_BUFFER`` documents at a time, or before the transaction's next read
+        or index write); what the database would refuse (a NUL character, two chunks with one id) is refused
+        here, so one bad document fails alone.
+
+        Raises:
+            StoreError: a text holds a NUL character (PostgreSQL text cannot), or two chunks share an id.
+        """
+        if not self._write_tx:
+            self._require_write()
         meta = dict(doc.metadata)
         acl = sorted({r.casefold() for r in acl_roles(meta.get("acl"))})
-        with self.conn.pipeline(), self.conn.cursor() as cur:  # one round trip for the whole document
-            cur.execute("DELETE FROM documents WHERE doc_id = %s", (doc.doc_id,))
-            cur.execute("INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        (doc.doc_id, doc.source, root, doc.format, doc.title, _json(meta), _json(list(doc.pages)),
-                         digest, doc.text, acl))
-            cur.executemany("INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                            [(c.chunk_id, doc.doc_id, i, c.text, _json(list(c.headings)), c.start, c.end, c.page)
-                             for i, c in enumerate(chunks)])
+        doc_row = (doc.doc_id, doc.source, root, doc.format, doc.title, _json(meta), _json(list(doc.pages)), digest,
+                   doc.text, acl)
+        chunk_rows = [(c.chunk_id, doc.doc_id, i, c.text, _json(list(c.headings)), c.start, c.end, c.page)
+                      for i, c in enumerate(chunks)]
+        texts = [v for v in doc_row if isinstance(v, str)] + acl + [r[3] for r in chunk_rows] + \
+            [h for c in chunks for h in c.headings] + [json.dumps(meta, ensure_ascii=False, default=str)]
+        if any("\x00" in t for t in texts):
+            raise StoreError(f"document {doc.doc_id!r} ({doc.source}) holds a NUL character, which PostgreSQL "
+                             f"cannot store; remove it from the file (or its metadata) and ingest again")
+        if len({r[0] for r in chunk_rows}) != len(chunk_rows):
+            raise StoreError(f"document {doc.doc_id!r} ({doc.source}): two chunks share one chunk id; give "
+                             f"identical chunk texts different occurrence numbers (make_chunk_id)")
+        self._pending.append(("put", (doc_row, chunk_rows)))
+        if len(self._pending) >= PUT_BUFFER:
+            self._flush(read=True)
         self._bump()
 
     def delete_documents(self, doc_ids: Iterable[str]) -> None:
         """*Write.* Remove documents and their chunks (index rows go through ``write_index``)."""
-        self._require_write()
+        if not self._write_tx:
+            self._require_write()
         ids = list(doc_ids)
         if ids:
-            self.conn.execute("DELETE FROM documents WHERE doc_id = ANY(%s)", (ids,))
+            self._pending.append(("delete", ids))  # buffered like put_document
             self._bump()
 
     def chunk_ids_of(self, doc_ids: Iterable[str]) -> set[str]:
         ids = list(doc_ids)
         if not ids:
             return set()
+        self._flush(read=True)
         return {r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ANY(%s)", (ids,))}
 
     def get_document(self, doc_id: str) -> Document | None:
+        self._flush(read=True)
         r = self.conn.execute("SELECT doc_id, text, title, source, format, metadata, pages FROM documents "
                               "WHERE doc_id = %s", (doc_id,)).fetchone()
         if r is None:
@@ -416,6 +564,7 @@ class PostgresStore:
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
+        self._flush(read=True)
         rows = self.conn.execute(
             "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start_char, c.end_char, c.page, d.title, "
             "d.metadata FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.chunk_id = ANY(%s)", (ids,))
@@ -428,18 +577,21 @@ class PostgresStore:
         return out
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
+        self._flush(read=True)
         ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = %s ORDER BY ord",
                                                (doc_id,))]
         chunks = self.get_chunks(ids)
         return [chunks[c] for c in ids if c in chunks]
 
     def document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
+        self._flush(read=True)
         rows = self.conn.execute(
             "SELECT d.doc_id, d.title, d.source, d.metadata, "
             "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id) FROM documents d ORDER BY d.doc_id COLLATE \"C\"")
         return [(r[0], r[1], r[2], r[3], int(r[4])) for r in rows]
 
     def sources(self) -> dict[str, list[str]]:
+        self._flush(read=True)
         out: dict[str, list[str]] = {}
         for doc_id, source in self.conn.execute("SELECT doc_id, source FROM documents ORDER BY doc_id COLLATE \"C\""):
             out.setdefault(source, []).append(doc_id)
@@ -447,14 +599,17 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ metadata and versions
     def document_metadata(self) -> dict[str, dict[str, Any]]:
+        self._flush(read=True)
         rows = self.conn.execute("SELECT doc_id, metadata, title, format, source FROM documents")
         return {r[0]: {"doc_id": r[0], "title": r[2], "format": r[3], "path": r[4], **r[1]} for r in rows}
 
     def metadata_fields(self) -> set[str]:
+        self._flush(read=True)
         keys = self.conn.execute("SELECT DISTINCT jsonb_object_keys(metadata) FROM documents")
         return {*BUILTIN_FIELDS, *(r[0] for r in keys)}
 
     def titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
+        self._flush(read=True)
         query = "SELECT doc_id, title, metadata FROM documents"
         if versioned_only and not self.conn.execute(
                 "SELECT 1 FROM documents WHERE metadata ? 'supersedes' LIMIT 1").fetchone():
@@ -469,6 +624,7 @@ class PostgresStore:
             cur.executemany("INSERT INTO versions VALUES (%s, %s)", sorted(links.items()))
 
     def versions(self) -> dict[str, str]:
+        self._flush(read=True)
         return dict(self.conn.execute("SELECT doc_id, superseded_by FROM versions").fetchall())
 
     # ------------------------------------------------------------------ the index: writes
@@ -525,6 +681,16 @@ class PostgresStore:
             if dim and (not old_emb or old_emb.get("dim") != dim or reembed):
                 self._set_dim(dim)
 
+        graph = self._hnsw_exists()
+        if graph and vectors is not None and len(chunks):
+            # a bulk ingest: drop the graph rather than insert every vector into it; rebuilt at the session's end
+            if self._graph_base is None:
+                self._graph_base = kept
+            self._graph_added += len(chunks)
+            if self._graph_added > ANN_REBUILD_FRACTION * max(self._graph_base, 1):
+                self.conn.execute(f"DROP INDEX {HNSW_INDEX}")
+                graph = False
+        self._wrote_index = True
         self._append_rows(chunks, terms, vectors)
         # N and the total length change by what was added and removed (no scan of the whole index)
         self.conn.execute("UPDATE index_stats SET rows = rows + %s, total_length = total_length + %s",
@@ -534,15 +700,13 @@ class PostgresStore:
         self._bump()
         has_vectors = bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM index_rows WHERE embedding IS NOT "
                                              "NULL)").fetchone()[0])
+        # the HNSW graph: kept (with this batch's vectors inserted) when it exists and is still wanted; one that is
+        # wanted but missing is built by _end_session, after the whole ingest; until then readers search exactly
         ann = False
-        if has_vectors:
-            ann = stats[0] >= settings.ann_threshold
-            exists = self._hnsw_exists()
-            if ann and not exists:
-                self.conn.execute(f"CREATE INDEX {HNSW_INDEX} ON index_rows USING hnsw "
-                                  f"(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)")
-            elif not ann and exists:
-                self.conn.execute(f"DROP INDEX {HNSW_INDEX}")
+        if graph and not (has_vectors and stats[0] >= settings.ann_threshold):
+            self.conn.execute(f"DROP INDEX {HNSW_INDEX}")
+        elif graph:
+            ann = True
         if model is not None and has_vectors:
             dim = int(self.conn.execute("SELECT vector_dims(embedding) FROM index_rows WHERE embedding IS NOT "
                                         "NULL LIMIT 1").fetchone()[0])
@@ -559,19 +723,76 @@ class PostgresStore:
                           "EXCLUDED.value", (_json(manifest),))
         return embedded
 
+    def _end_session(self) -> None:
+        """After an ingest (the writer lock released, or a commit without it): build the HNSW graph when the index
+        holds ``ann_threshold`` rows with vectors and has none (a new store that grew past the threshold, or a
+        graph dropped by a bulk ingest). One transaction: the graph and ``ann`` in the manifest appear together;
+        readers search exactly until then and are not blocked by the build (it locks out writers only)."""
+        wrote, self._wrote_index = self._wrote_index, False
+        self._graph_base, self._graph_added = None, 0
+        if not wrote or self._write_tx or self.conn.closed:
+            return
+        emb = (self._manifest() or {}).get("embedding")
+        rows = self._stats()[0]
+        if not emb or emb.get("ann") or rows < self._settings().ann_threshold:
+            return
+        dim = int(emb["dim"])
+        need = int(rows * (4 * dim + 32 * HNSW_M + 256) * 1.2)  # pgvector's in-memory graph: vector + neighbours
+        if self._in_tx():
+            self.conn.execute("COMMIT")  # a read snapshot left open by a caller
+        self.conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+        try:
+            have = int(self.conn.execute("SELECT setting::bigint * 1024 FROM pg_settings "
+                                         "WHERE name = 'maintenance_work_mem'").fetchone()[0])
+            if need > have:
+                self.conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(
+                    sql.Literal(f"{min(need, ANN_BUILD_MEMORY_MAX) // 1024}kB")))
+            if not self._hnsw_exists():
+                self.conn.execute(f"CREATE INDEX {HNSW_INDEX} ON index_rows USING hnsw (embedding vector_cosine_ops) "
+                                  f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
+            self.conn.execute("UPDATE meta SET value = jsonb_set(value, '{embedding,ann}', 'true') "
+                              "WHERE key = 'manifest'")
+            self.conn.execute("UPDATE index_stats SET generation = generation + 1 WHERE id = 1")
+        except BaseException:
+            if not self.conn.closed:
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
     def _delete_rows(self, chunk_ids: set[str]) -> int:
         """Remove these chunks' index rows and postings (df and N/total length follow); returns how many."""
         if not chunk_ids:
             return 0
-        found = self.conn.execute("SELECT row, length FROM index_rows WHERE chunk_id = ANY(%s)",
+        found = self.conn.execute("SELECT row, length, block FROM index_rows WHERE chunk_id = ANY(%s)",
                                   (list(chunk_ids),)).fetchall()
         rows = [r[0] for r in found]
         if not rows:
             return 0
-        self.conn.execute(
-            "WITH gone AS (DELETE FROM postings WHERE row = ANY(%s) RETURNING term_id), "
-            "n AS (SELECT term_id, count(*) AS c FROM gone GROUP BY term_id) "
-            "UPDATE terms t SET df = t.df - n.c FROM n WHERE t.term_id = n.term_id", (rows,))
+        # rewrite each (term, block) that holds a removed row without it (or drop it when nothing is left)
+        self.conn.execute("""
+            WITH gone AS (SELECT DISTINCT unnest(%(rows)s::bigint[]) AS row),
+            hit AS (
+                SELECT p.term_id, p.block,
+                       array_agg(u.row ORDER BY u.ord) FILTER (WHERE g.row IS NULL) AS rows,
+                       array_agg(u.tf ORDER BY u.ord) FILTER (WHERE g.row IS NULL) AS tfs,
+                       array_agg(u.length ORDER BY u.ord) FILTER (WHERE g.row IS NULL) AS lengths,
+                       count(g.row) AS removed
+                FROM postings p
+                CROSS JOIN LATERAL unnest(p.rows, p.tfs, p.lengths) WITH ORDINALITY AS u(row, tf, length, ord)
+                LEFT JOIN gone g ON g.row = u.row
+                WHERE p.block = ANY(%(blocks)s)
+                GROUP BY p.term_id, p.block
+                HAVING count(g.row) > 0
+            ), upd AS (
+                UPDATE postings p SET rows = h.rows, tfs = h.tfs, lengths = h.lengths FROM hit h
+                WHERE p.term_id = h.term_id AND p.block = h.block AND h.rows IS NOT NULL
+            ), del AS (
+                DELETE FROM postings p USING hit h
+                WHERE p.term_id = h.term_id AND p.block = h.block AND h.rows IS NULL
+            )
+            UPDATE terms t SET df = t.df - n.c
+            FROM (SELECT term_id, sum(removed) AS c FROM hit GROUP BY term_id) n WHERE t.term_id = n.term_id""",
+                          {"rows": rows, "blocks": sorted({r[2] for r in found})})
         self.conn.execute("DELETE FROM terms WHERE df <= 0")
         self.conn.execute("DELETE FROM index_rows WHERE row = ANY(%s)", (rows,))
         self.conn.execute("UPDATE index_stats SET rows = rows - %s, total_length = total_length - %s",
@@ -613,13 +834,19 @@ class PostgresStore:
 
     def _append_rows(self, chunks: Sequence[Chunk], terms: Sequence[Sequence[str]],
                      vectors: np.ndarray | None) -> None:
+        """COPY the rows (with their vectors) and the analyzed terms; the database counts tf and df and packs
+        each term's postings per block of ``BLOCK_ROWS`` rows."""
         if not chunks:
             return
+        blocks = [r[0] for r in self.conn.execute("SELECT nextval('blocks') FROM generate_series(1, %s)",
+                                                  (-(-len(chunks) // BLOCK_ROWS),))]
         with self.conn.cursor() as cur:
-            with cur.copy("COPY index_rows (chunk_id, doc_id, length, embedding) FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(["text", "text", "int4", "vector"])
+            with cur.copy("COPY index_rows (chunk_id, doc_id, length, embedding, block) FROM STDIN (FORMAT BINARY)"
+                          ) as copy:
+                copy.set_types(["text", "text", "int4", "vector", "int8"])
                 for i, (c, t) in enumerate(zip(chunks, terms)):
-                    copy.write_row((c.chunk_id, c.doc_id, len(t), None if vectors is None else vectors[i]))
+                    copy.write_row((c.chunk_id, c.doc_id, len(t), None if vectors is None else vectors[i],
+                                    blocks[i // BLOCK_ROWS]))
             # the terms travel as one array per chunk; tf and df are counted by the database
             cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_terms (chunk_id text, terms text[]) "
                         "ON COMMIT DELETE ROWS")
@@ -628,18 +855,20 @@ class PostgresStore:
                 copy.set_types(["text", "text[]"])
                 for c, t in zip(chunks, terms):
                     copy.write_row((c.chunk_id, list(t)))
-            cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_postings (row bigint, term text, tf integer, "
-                        "length integer) ON COMMIT DELETE ROWS")
+            cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_postings (row bigint, block bigint, term text, "
+                        "tf integer, length integer) ON COMMIT DELETE ROWS")
             cur.execute("TRUNCATE stage_postings")
-            cur.execute("INSERT INTO stage_postings SELECT r.row, x.term, count(*), r.length FROM stage_terms s "
-                        "JOIN index_rows r ON r.chunk_id = s.chunk_id, unnest(s.terms) AS x(term) "
-                        "GROUP BY r.row, x.term, r.length")
+            cur.execute("INSERT INTO stage_postings SELECT r.row, r.block, x.term, count(*), r.length "
+                        "FROM stage_terms s JOIN index_rows r ON r.chunk_id = s.chunk_id, unnest(s.terms) AS x(term) "
+                        "GROUP BY r.row, r.block, x.term, r.length")
             cur.execute("INSERT INTO terms (term, df) SELECT DISTINCT term, 0 FROM stage_postings "
                         "ON CONFLICT (term) DO NOTHING")
-            cur.execute("INSERT INTO postings (term_id, row, tf, length) SELECT t.term_id, s.row, s.tf, s.length "
-                        "FROM stage_postings s JOIN terms t ON t.term = s.term")
-            cur.execute("UPDATE terms t SET df = t.df + n.c FROM (SELECT term, count(*) AS c FROM stage_postings "
-                        "GROUP BY term) n WHERE t.term = n.term")
+            cur.execute("WITH new AS (INSERT INTO postings (term_id, block, rows, tfs, lengths) "
+                        "SELECT t.term_id, s.block, array_agg(s.row ORDER BY s.row), array_agg(s.tf ORDER BY s.row), "
+                        "array_agg(s.length ORDER BY s.row) FROM stage_postings s JOIN terms t ON t.term = s.term "
+                        "GROUP BY t.term_id, s.block RETURNING term_id, cardinality(rows) AS n) "
+                        "UPDATE terms t SET df = t.df + c.n "
+                        "FROM (SELECT term_id, sum(n) AS n FROM new GROUP BY term_id) c WHERE t.term_id = c.term_id")
             cur.execute("TRUNCATE stage_terms, stage_postings")
 
     # ------------------------------------------------------------------ the index: reads
@@ -760,7 +989,7 @@ class PostgresStore:
                                           "flat": 1.0 if avgdl > 0 else 0.0}
                 join, cond = "", ""
                 if where is not None:
-                    join = ("JOIN index_rows r ON r.row = p.row JOIN documents d ON d.doc_id = r.doc_id")
+                    join = ("JOIN index_rows r ON r.row = u.row JOIN documents d ON d.doc_id = r.doc_id")
                     cond = "WHERE " + where[0]
                     params.update(where[1])
                 # float4 steps as in openbook.index.sparse: idf and the length norm are float32, so is the score
@@ -772,13 +1001,14 @@ class PostgresStore:
                         FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS x(term, w)
                         JOIN terms t ON t.term = x.term
                     ), scored AS (
-                        SELECT p.row, sum(q.idf * p.tf::float4 / (p.tf::float4 + (%(k1)s::float8 * (1.0::float8
-                                   - %(b)s::float8 + %(b)s::float8 * %(flat)s::float8 * p.length / %(avgdl)s::float8)
+                        SELECT u.row, sum(q.idf * u.tf::float4 / (u.tf::float4 + (%(k1)s::float8 * (1.0::float8
+                                   - %(b)s::float8 + %(b)s::float8 * %(flat)s::float8 * u.length / %(avgdl)s::float8)
                                    )::float4) * q.w)::float4 AS score
-                        FROM q JOIN postings p ON p.term_id = q.term_id {join}
+                        FROM q JOIN postings p ON p.term_id = q.term_id
+                        CROSS JOIN LATERAL unnest(p.rows, p.tfs, p.lengths) AS u(row, tf, length) {join}
                         {cond}
-                        GROUP BY p.row
-                        ORDER BY score DESC, p.row
+                        GROUP BY u.row
+                        ORDER BY score DESC, u.row
                         LIMIT %(k)s
                     )
                     SELECT s.row, r2.chunk_id, r2.doc_id, s.score FROM scored s
