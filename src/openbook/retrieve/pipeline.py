@@ -156,7 +156,8 @@ class Retriever:
             dense_texts: one text per query that the dense leg embeds (as a document) instead of the query
                 (HyDE); single-hop only.
             explain: a list that receives one dict per query with what the second hop did (``hops``,
-                ``follow_up_queries``, ``llm_query``, ``llm_note``); see ``search_explained``.
+                ``follow_up_queries``, ``reordered``: whether the pair ranking moved any document, ``llm_query``,
+                ``llm_note``); see ``search_explained``.
 
         Returns:
             One list per query of at most ``k`` hits. ``Hit.score`` is raw BM25 (``bm25``), cosine
@@ -258,7 +259,7 @@ class Retriever:
 
         settings = MultiHopSettings()
         opts = dict(where=where, roles=roles, mode=mode, hops=1, exclude_docs=exclude_docs)
-        first = self.search_batch(queries, max(3 * k, 30), rerank=rerank, **opts)
+        first = self.search_batch(queries, max(k, 30), rerank=rerank, **opts)  # [:k] is the one-hop result
         follow = [hop_queries(q, hits, settings) for q, hits in zip(queries, first)]
         flat = [x for qs in follow for x in qs]
         second = self.search_batch(flat, settings.hop_k, rerank="", **opts) if flat else []
@@ -271,8 +272,8 @@ class Retriever:
         if self.config.llm.backend:
             out, written = self._llm_hop(queries, first, out, k, opts)
         if explain is not None:
-            explain.extend({"hops": 2, "follow_up_queries": qs, "llm_query": w[0], "llm_note": w[1]}
-                           for qs, w in zip(follow, written))
+            explain.extend({"hops": 2, "follow_up_queries": qs, "reordered": o != f[:k], "llm_query": w[0],
+                            "llm_note": w[1]} for qs, w, o, f in zip(follow, written, out, first))
         return out
 
     def _llm_hop(self, queries: Sequence[str], first: list[list[Hit]], ranked: list[list[Hit]], k: int,
@@ -377,7 +378,7 @@ class Retriever:
 
         Returns:
             ``(hits, applied)``: at most ``k`` hits, best first, chunks loaded; ``applied`` as ``applied``
-            returns it, plus ``follow_up_queries`` / ``llm_query`` / ``llm_note`` when two hops ran.
+            returns it, plus ``follow_up_queries`` / ``reordered`` / ``llm_query`` / ``llm_note`` when two hops ran.
         """
         opts: dict[str, Any] = dict(roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
         explain: list[dict[str, Any]] = []
