@@ -21,9 +21,10 @@ unchanged. When pairs count, the documents of the best pairs move to the front (
 placed) and the first hop's hits follow in their order. Nothing here needs an LLM or an embedder beyond what
 the first hop used.
 
-With an LLM configured (``[llm] backend``), the same switch (``hops = 2``) also asks the model to write one
-follow-up query from the first hop's best passages (``llm_follow_up``); its hits are fused by RRF with the pair
-ranking (one hit per document kept). Its effect on quality is unmeasured: no capable model runs here.
+With an LLM configured (``[llm] backend``) and ``[retrieval] llm_follow_up = true``, the model also writes
+one follow-up query from the first hop's best passages (``llm_follow_up``); its hits are fused by RRF with the
+pair ranking (one hit per document kept). Off by default: one LLM call per search, and its effect on quality
+is unmeasured (no capable model runs here).
 
 Calibration: the pair weights were chosen on the even-indexed half of ``shared/datasets/hotpotqa_dev500``
 (250 questions), ``title_rarity`` and ``min_gain`` on that half and SciFact train (``min_gain``: the smallest
