@@ -31,30 +31,42 @@ sentence lacks (the share ``extractive`` asks of any weaker sentence it stitches
 
 
 def affirmed_names(sentence: str, question: str) -> list[str]:
-    """Capitalised words of ``sentence`` outside negated clauses and absent from ``question``, in order.
+    """Names ``sentence`` affirms and ``question`` does not state: runs of capitalised words outside negated
+    clauses, in order ("Niagara Purple Eagles" is one name, so a row naming another "Eagles" does not match).
 
     Clauses are cut at ``;``, ``:``, "but" and ", while/whereas/although"; a clause holding "not", "no",
-    "never", "cannot", "without", "neither", "nor" or "n't" is negated. A clause's first word counts only when
-    it is capitalised inside the clause too (an acronym or a name), never as a sentence start.
+    "never", "cannot", "without", "neither", "nor" or "n't" is negated. The sentence's first word counts only
+    when it is all capitals (an acronym), never as a mere sentence start; a word the question holds ends a run.
     """
     asked = {w.casefold() for w in re.findall(r"[\w-]+", question)}
     names: list[str] = []
-    for clause in _CLAUSE_RE.split(sentence):
+    for k, clause in enumerate(_CLAUSE_RE.split(sentence.strip())):
         if _NEGATION_RE.search(clause):
             continue
+        run: list[str] = []
+        end = 0
         for m in _NAME_RE.finditer(clause):
             word = m.group(0)
-            first = not clause[: m.start()].strip()
-            if first and not word.isupper():
+            if run and clause[end:m.start()].strip():  # a lower-case word in between ends the run
+                names.append(" ".join(run))
+                run = []
+            end = m.end()
+            sentence_start = k == 0 and not clause[: m.start()].strip()
+            if (sentence_start and not word.isupper()) or word.casefold() in asked:
+                if run:
+                    names.append(" ".join(run))
+                    run = []
                 continue
-            if word.casefold() not in asked:
-                names.append(word)
+            run.append(word)
+        if run:
+            names.append(" ".join(run))
     return list(dict.fromkeys(names))
 
 
 def entity_sentence(top: Any, candidates: Sequence[Any], analyzer: Any, terms: Sequence[str],
                     weights: np.ndarray, question: str, coverage: Any) -> Any | None:
-    """The candidate from another document that holds a name ``top`` affirms and adds the most question terms.
+    """The candidate from another document that holds a whole name ``top`` affirms and adds the most question
+    terms.
 
     Args:
         top: the answering candidate (``text``, ``terms``, ``passage.chunk``), from ``extractive``.
@@ -67,15 +79,16 @@ def entity_sentence(top: Any, candidates: Sequence[Any], analyzer: Any, terms: S
         The candidate adding the largest share of question terms that ``top`` and its title lack (at least
         ``MIN_GAIN``; best-scored first on ties), or None.
     """
-    names = {t for n in affirmed_names(top.text, question) for t in analyzer.analyze(n)}
-    names -= set(analyzer.analyze(question))
+    asked = set(analyzer.analyze(question))
+    names = [frozenset(analyzer.analyze(n)) - asked for n in affirmed_names(top.text, question)]
+    names = [n for n in names if n]
     if not names:
         return None
     top_doc = top.passage.chunk.doc_id
     covered = set(top.terms) | set(analyzer.analyze(top.passage.chunk.title))
     best: tuple[float, Any] | None = None
     for c in candidates:
-        if c.passage.chunk.doc_id == top_doc or not names & set(c.terms):
+        if c.passage.chunk.doc_id == top_doc or not any(n <= c.terms for n in names):  # a whole name
             continue
         gain = coverage(terms, weights, {t for t in c.terms if t not in covered})
         if gain >= MIN_GAIN and (best is None or gain > best[0] + 1e-9):
