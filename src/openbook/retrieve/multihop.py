@@ -3,8 +3,9 @@
 A multi-hop question ("What government position was held by the woman who portrayed Corliss Archer?") needs a
 second document that only the first one names. One hop of BM25 or hybrid retrieval finds the first document
 and, too often, topical neighbours instead of the second. This module runs a second hop for each of the
-first hop's best documents, with the question plus that document's title as the query, and then ranks *pairs*
-of documents by how well they answer the question together:
+first hop's best documents, with the question plus that document's title as the query (on the BM25 leg, in
+every mode: no query embeddings), and then ranks *pairs* of documents by how well they answer the question
+together:
 
     pair(a, b) = 0.5 * (s1(a) + 0.5 * s1(b))           first-hop scores, each divided by the hop's best score
                + 0.5 * s2(b | a)                       second-hop score of b for the query "question + title(a)"
