@@ -59,7 +59,8 @@ mode_option = click.option("--mode", type=click.Choice(["bm25", "dense", "hybrid
 rerank_option = click.option("--rerank", default=None, metavar="NAME",
                              help="Second stage: dense-rrf, dense-cosine or cross-encoder:/path/to/model.")
 hops_option = click.option("--hops", type=click.IntRange(1, 2), default=None,
-                           help="2: iterative (multi-hop) retrieval, documents ranked in pairs (default 1).")
+                           help="2 (default): iterative (multi-hop) retrieval, documents ranked in pairs when a pair "
+                                "explains more of the question; 1: one pass.")
 transform_option = click.option("--transform", "transform", default=None, metavar="NAMES",
                                 help="LLM query transforms, comma-separated: multi-query, hyde, decompose "
                                      "(default none; needs --llm).")

@@ -56,7 +56,10 @@ class RetrievalConfig:
 
     ``mode``: ``bm25``, ``dense`` or ``hybrid`` (default; a store without embeddings falls back to ``bm25``).
     ``rerank``: optional second stage, ``dense-rrf``, ``dense-cosine`` or ``cross-encoder:/path/to/model``.
-    ``hops``: 2 for iterative (multi-hop) retrieval, ranking documents in pairs (``openbook.retrieve.multihop``).
+    ``hops``: 2 (default) for iterative (multi-hop) retrieval: a second hop, and documents ranked in pairs when a
+    pair explains more of the question than the top document (``openbook.retrieve.multihop``); 1 for one pass.
+    ``llm_follow_up``: with two hops and ``[llm] backend``, the model also writes one follow-up query per search
+    (one LLM call each; off by default, its effect is unmeasured here).
     ``glossary``: path of a synonym glossary TOML file (``openbook.retrieve.glossary``) applied to the BM25 leg.
     ``transforms``: LLM query transforms, e.g. ``["multi-query", "hyde", "decompose"]`` (``openbook.retrieve.
     transforms``; off by default, need ``[llm] backend``).
@@ -67,7 +70,8 @@ class RetrievalConfig:
     candidates: int = 100
     rrf_k: int = 60
     rerank: str = ""
-    hops: int = 1
+    hops: int = 2
+    llm_follow_up: bool = False
     glossary: str = ""
     transforms: tuple[str, ...] = ()
 

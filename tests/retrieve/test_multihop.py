@@ -26,11 +26,11 @@ def engine(tmp_path: Path):
     d.mkdir()
     write(d, "quillmoor.md", """
         # Quillmoor Records
-        Quillmoor Records is an independent record label founded in 1998 by Odessa Varga in Tallinn.
+        Quillmoor Records is an independent record label in Tallinn. Its founder, Odessa Varga, started it in 1998.
         """)
     write(d, "varga.md", """
         # Odessa Varga
-        Odessa Varga is an Estonian musician who plays the cello with the Harbour Quartet.
+        Odessa Varga is an Estonian musician. Her instrument is the cello, which she plays with the Harbour Quartet.
         """)
     # topical neighbours: each shares question words with the question but not the bridge entity
     for i, text in enumerate([
@@ -71,12 +71,26 @@ def test_second_hop_finds_the_bridge_document(engine: Engine) -> None:
     assert "hop2" in dict(two[docs_of(two).index("varga.md")].legs)
 
 
-def test_two_hop_hits_are_one_per_document_with_decreasing_scores(engine: Engine) -> None:
-    hits = engine.search(QUESTION, k=5, hops=2)
-    assert len(hits) == len(docs_of(hits)) <= 5
+def test_moved_documents_lead_and_the_first_hop_follows_with_decreasing_scores(engine: Engine) -> None:
+    explain: list[dict] = []
+    hits = engine.search_batch([QUESTION], k=5, hops=2, explain=explain)[0]
+    assert explain[0]["reordered"] is True
+    one = docs_of(engine.search(QUESTION, k=30, hops=1))
+    two = docs_of(hits)
+    assert two[2:] == [d for d in one if d not in two[:2]][: len(two) - 2]  # the rest keeps the first hop's order
     scores = [h.score for h in hits]
     assert all(a > b for a, b in zip(scores, scores[1:]))
     assert all(h.chunk is not None for h in hits)
+
+
+def test_a_question_the_top_document_explains_keeps_the_first_hop(engine: Engine) -> None:
+    """The adaptive trigger: quillmoor.md names Odessa Varga (a link), but adds nothing to what varga.md, the
+    top document, explains, so two hops return exactly the one-hop hits."""
+    question = "Which instrument does Odessa Varga play with the Harbour Quartet?"
+    explain: list[dict] = []
+    hits = engine.search_batch([question], k=5, hops=2, explain=explain)[0]
+    assert explain[0]["reordered"] is False and explain[0]["follow_up_queries"]
+    assert hits == engine.search(question, k=5, hops=1)
 
 
 def test_every_hop_applies_roles(engine: Engine) -> None:
@@ -104,3 +118,16 @@ def test_common_titles_never_link_documents() -> None:
     ranked = rank_pairs("Do cells divide?", first, second, terms=terms, idf=idf, k=3)
     assert [h.doc_id for h in ranked] == ["a", "b", "c"]
     assert len(hop_queries("Do cells divide?", first, MultiHopSettings(follow=2))) == 2
+
+
+def test_documents_with_one_title_never_link() -> None:
+    """A paper and a comment on it share a title: one subject, not a bridge, so the first hop's order is kept."""
+    idf = lambda terms: [9.0 for _ in terms]  # noqa: E731
+    terms = lambda text: {w.strip("?.'").lower() for w in text.split()}  # noqa: E731
+    title = "Creep buckling of columns"
+    first = [_hit("a", 10.0, "Tapered beams", "tapered beams under load"),
+             _hit("b", 9.0, title, "creep buckling of columns under load"),
+             _hit("c", 8.0, title, "comment on 'creep buckling of columns' by the authors")]
+    second = [[first[1], first[2]], [first[0], first[2]], [first[0], first[1]]]
+    ranked = rank_pairs("creep buckling of tapered columns under load", first, second, terms=terms, idf=idf, k=3)
+    assert ranked == first

@@ -47,7 +47,7 @@ def scripted() -> Iterator[ScriptedLLMServer]:
 
 
 def _config(server: ScriptedLLMServer) -> Config:
-    return Config(embedding=EmbeddingConfig(enabled=False), retrieval=RetrievalConfig(hops=2),
+    return Config(embedding=EmbeddingConfig(enabled=False), retrieval=RetrievalConfig(hops=2, llm_follow_up=True),
                   llm=LLMConfig(backend="openai", model="scripted", base_url=server.openai_url, api_key="t",
                                 max_retries=0))
 
@@ -91,6 +91,9 @@ def test_search_and_ask_json_report_what_was_applied(store):
     assert applied["hops"] == 2 and applied["follow_up_queries"] and applied["llm_query"] is None
     assert applied["transforms"] == [] and applied["contextualized"] is False and applied["raptor"] is None
     out = runner.invoke(cli, ["ask", QUESTION, "--store", str(store), "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["applied"]["hops"] == 2  # the default
+    out = runner.invoke(cli, ["ask", QUESTION, "--store", str(store), "--json", "--hops", "1"])
     assert out.exit_code == 0, out.output
     applied = json.loads(out.output)["applied"]
     assert applied == {"transforms": [], "hops": 1, "expansions": [], "contextualized": False, "raptor": None}

@@ -40,14 +40,15 @@ def test_search_has_the_cli_json_shape(served):
     assert top["doc_id"] == "leave-policy.md" and "**leave**" in top["snippet"].lower()
     assert set(top) >= {"chunk_id", "doc_id", "score", "legs", "title", "section", "updated", "snippet",
                         "suspect_instructions"}
-    assert out["applied"] == {"transforms": [], "hops": 1, "expansions": [], "contextualized": False,
-                              "raptor": None}
+    assert out["applied"] == {"transforms": [], "hops": 2, "expansions": [], "contextualized": False,
+                              "raptor": None, "follow_up_queries": ["annual leave Leave Policy"],
+                              "reordered": False, "llm_query": None, "llm_note": ""}  # two hops by default
 
 
 def test_ask_json_and_sse_stream(served):
     with client(served) as c:
         out = c.post("/v1/ask", json={"question": QUESTION}).json()
-        assert out["applied"]["hops"] == 1 and out["applied"]["transforms"] == []
+        assert out["applied"]["hops"] == 2 and out["applied"]["transforms"] == []
         assert out["refused"] is False and "25 days" in out["answer"] and out["citations"][0]["doc_id"] == \
             "leave-policy.md"
         with c.stream("POST", "/v1/ask", json={"question": QUESTION, "stream": True}) as r:

@@ -35,6 +35,7 @@ from ..config import AnswerConfig
 from ..index.analyzer import Analyzer
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
+from .bridge import entity_sentence
 from .context import citation_for, superseded_docs
 from .refusal import (answerability, expected_answer_type, has_answer_type, question_language,
                       refusal_sentence)
@@ -254,6 +255,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
     hop = _bridge_sentence(candidates[0], [c for c in candidates if c.passage.chunk.doc_id not in older],
                            analyzer, terms, weights, kind, question)
+    if hop is None:  # the bridge named as an entity, not a title: the row of the plan the answer names
+        hop = entity_sentence(candidates[0], [c for c in candidates if c.passage.chunk.doc_id not in older],
+                              analyzer, terms, weights, question, coverage)
     if hop is not None and config.max_sentences > 1:
         chosen.append(hop)
         covered |= hop.terms

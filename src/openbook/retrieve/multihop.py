@@ -3,8 +3,9 @@
 A multi-hop question ("What government position was held by the woman who portrayed Corliss Archer?") needs a
 second document that only the first one names. One hop of BM25 or hybrid retrieval finds the first document
 and, too often, topical neighbours instead of the second. This module runs a second hop for each of the
-first hop's best documents, with the question plus that document's title as the query, and then ranks *pairs*
-of documents by how well they answer the question together:
+first hop's best documents, with the question plus that document's title as the query (on the BM25 leg, in
+every mode: no query embeddings), and then ranks *pairs* of documents by how well they answer the question
+together:
 
     pair(a, b) = 0.5 * (s1(a) + 0.5 * s1(b))           first-hop scores, each divided by the hop's best score
                + 0.5 * s2(b | a)                       second-hop score of b for the query "question + title(a)"
@@ -12,16 +13,24 @@ of documents by how well they answer the question together:
                + 2.0 * coverage(a ∪ b)                 idf-weighted share of the question's terms the two cover
                + 0.6 * (named(a) + named(b))           1 when a document's title occurs in the question
 
-The documents of the best pairs come first (until ``lead`` documents are placed), then the rest of the first
-hop in its order. Nothing here needs an LLM or an embedder beyond what the first hop used.
+A pair counts only when it shows two distinct subjects (a link between two different titles, or both titles
+named in the question) *and* the two documents explain more of the question than the first hop's best
+document alone: coverage(a ∪ b) - coverage(top document) > ``min_gain`` (0.04). This is the adaptive trigger
+that makes two hops safe as the default: on a single-document question (SciFact, Cranfield) the top passage
+already explains what a linked neighbour would, no pair counts, and the first hop's hits are returned
+unchanged. When pairs count, the documents of the best pairs move to the front (until ``lead`` documents are
+placed) and the first hop's hits follow in their order. Nothing here needs an LLM or an embedder beyond what
+the first hop used.
 
-With an LLM configured (``[llm] backend``), the same switch (``hops = 2``) also asks the model to write one
-follow-up query from the first hop's best passages (``llm_follow_up``); its hits are fused by RRF with the pair
-ranking (one hit per document kept). Its effect on quality is unmeasured: no capable model runs here.
+With an LLM configured (``[llm] backend``) and ``[retrieval] llm_follow_up = true``, the model also writes
+one follow-up query from the first hop's best passages (``llm_follow_up``); its hits are fused by RRF with the
+pair ranking (one hit per document kept). Off by default: one LLM call per search, and its effect on quality
+is unmeasured (no capable model runs here).
 
-Calibration: the weights were chosen on the odd-numbered half of ``shared/datasets/hotpotqa_dev500`` (250
-questions) and reported on the even-numbered half; see BENCHMARKS.md ("Iterative retrieval"). Full-support
-recall (both supporting documents in the top k), BM25 store, held-out half: @2 0.298 -> 0.70, @5 0.60 -> 0.89.
+Calibration: the pair weights were chosen on the even-indexed half of ``shared/datasets/hotpotqa_dev500``
+(250 questions), ``title_rarity`` and ``min_gain`` on that half and SciFact train (``min_gain``: the smallest
+margin with no SciFact-train loss); the odd-indexed half, SciFact test and Cranfield are the report. See
+BENCHMARKS.md ("Iterative retrieval") for the figures.
 """
 
 from __future__ import annotations
@@ -52,6 +61,8 @@ class MultiHopSettings:
             text, or both titles in the question); without such a pair the first hop's order is kept.
         title_rarity: a title is telling only when its rarest term's idf reaches this share of the idf of an
             unseen term (so "Summary" or "Anxiety" never links two documents).
+        min_gain: a pair counts only when it covers more than this share (idf-weighted, 0-1) of the question's
+            terms beyond what the first hop's best document covers alone.
     """
 
     follow: int = 8
@@ -65,6 +76,7 @@ class MultiHopSettings:
     w_named: float = 0.6
     gated: bool = True
     title_rarity: float = 0.45
+    min_gain: float = 0.04
 
 
 def _phrase(text: str) -> str:
@@ -114,9 +126,11 @@ def rank_pairs(question: str, first: Sequence[Hit], second: Sequence[Sequence[Hi
         k: hits to return.
 
     Returns:
-        At most ``k`` hits, one per document, best first. ``Hit.score`` is the document's pair score
-        (strictly decreasing); ``Hit.legs`` keeps the first hop's legs and adds ``hop2`` (rank, score) when the
-        document came from or was confirmed by a second-hop query.
+        At most ``k`` hits, best first. When no pair counts (see the module docstring), ``first[:k]`` unchanged.
+        Otherwise the best hit of each document of the best pairs comes first, with the pair's score and a
+        ``hop2`` leg (rank, score) added when a second-hop query found it, then the other hits of ``first`` in
+        their order (several chunks of a document allowed), each scored by its first-hop score divided by the
+        best one; scores strictly decrease.
     """
     h1 = _distinct(first)
     if not h1:
@@ -132,6 +146,11 @@ def rank_pairs(question: str, first: Sequence[Hit], second: Sequence[Sequence[Hi
     hop2_leg: dict[str, tuple[int, float]] = {}
     cover: dict[str, set[str]] = {}
     text_phrase: dict[str, str] = {}
+
+    def coverage(docs: Sequence[Hit]) -> float:
+        """Idf-weighted share of the question's terms the documents cover (summed in term order, so that
+        equal coverages compare equal)."""
+        return sum(weights[t] for t in sorted(set().union(*(covered(h) for h in docs)))) / total
 
     def covered(h: Hit) -> set[str]:
         if h.doc_id not in cover:
@@ -162,9 +181,12 @@ def rank_pairs(question: str, first: Sequence[Hit], second: Sequence[Sequence[Hi
 
     def linked(a: Hit, b: Hit) -> float:
         ta, tb = title(a), title(b)
+        if ta == tb:  # two documents with one title are one subject (a paper and a comment on it)
+            return 0.0
         return 1.0 if (tb and tb in phrase_of(a)) or (ta and ta in phrase_of(b)) else 0.0
 
     st = settings
+    top_coverage = coverage(h1[:1])
     pairs: dict[tuple[str, str], float] = {}
     for a, hits in zip(h1[: st.follow], second):
         h2 = [h for h in _distinct(hits) if h.doc_id != a.doc_id]
@@ -183,13 +205,17 @@ def rank_pairs(question: str, first: Sequence[Hit], second: Sequence[Sequence[Hi
             link, na, nb = linked(a, b), named(a), named(b)
             if st.gated and not (link or (na and nb)):
                 continue
-            cov = sum(weights[t] for t in covered(a) | covered(b)) / total
+            cov = coverage((a, b))
+            if cov - top_coverage <= st.min_gain + 1e-9:  # the pair explains nothing the top document does not
+                continue
             score = (st.w_first * (s1[a.doc_id] + 0.5 * s1.get(d, 0.0)) + st.w_second * s2.get(d, 0.0)
                      + st.w_link * link + st.w_coverage * cov + st.w_named * (na + nb))
             key = (a.doc_id, d) if a.doc_id < d else (d, a.doc_id)
             if score > pairs.get(key, float("-inf")):
                 pairs[key] = score
 
+    if not pairs:  # the second hop added nothing the first hop's best document does not explain
+        return list(first[:k])
     order: list[str] = []
     score_of: dict[str, float] = {}
     for (x, y), score in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -199,20 +225,18 @@ def rank_pairs(question: str, first: Sequence[Hit], second: Sequence[Sequence[Hi
             if d not in score_of:
                 order.append(d)
                 score_of[d] = score
-    floor = min(score_of.values(), default=0.0)
-    for h in h1:
-        if h.doc_id not in score_of:
-            order.append(h.doc_id)
-            score_of[h.doc_id] = min(floor, s1[h.doc_id])
+    moved = [hit_of[d] for d in order]
+    moved_ids = {id(h) for h in moved}
+    floor = min(score_of.values())
     out: list[Hit] = []
     last = float("inf")
-    for d in order[:k]:
-        s = min(score_of[d], last - 1e-6) if out else score_of[d]
+    for i, h in enumerate((moved + [h for h in first if id(h) not in moved_ids])[:k]):
+        lead = i < len(moved)
+        s = min(score_of[h.doc_id] if lead else min(floor, h.score / top1), last - 1e-6)
         last = s
-        h = hit_of[d]
-        legs = dict(h.legs if d in s1 else {})
-        if d in hop2_leg:
-            legs["hop2"] = hop2_leg[d]
+        legs = dict(h.legs if h.doc_id in s1 else {})
+        if lead and h.doc_id in hop2_leg:
+            legs["hop2"] = hop2_leg[h.doc_id]
         out.append(replace(h, score=s, legs=legs))
     return out
 

@@ -1,0 +1,96 @@
+"""The second sentence of a multi-hop answer, chosen by the entity the first sentence affirms.
+
+"What is the monthly per-user list price of the cheapest plan that supports SAML single sign-on?" is answered
+in two steps: one passage says which plan ("SAML single sign-on is available on the Business plan only; Team
+workspaces cannot enable it."), another passage, often a table, gives the price of each plan. Word overlap
+with the question alone picks whichever row shares most words with it ("monthly, per user"), which may be
+another plan's row. Here the row (or sentence) must hold the *bridge entity*: a name the first sentence
+affirms and the question does not state. A name in a negated clause ("Team workspaces cannot ...") is not
+affirmed.
+
+``entity_sentence`` is used by ``openbook.answer.extractive`` when the title-based bridge
+(``_bridge_sentence``: the answering passage names another passage's document title) finds nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["affirmed_names", "entity_sentence", "MIN_GAIN"]
+
+_CLAUSE_RE = re.compile(r";|:|\s+but\s+|,\s+(?:while|whereas|although)\s+", re.IGNORECASE)
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
+_NAME_RE = re.compile(r"(?<![\w-])[A-Z][\w-]*")
+
+MIN_GAIN = 0.15
+"""The bridge sentence must add at least this idf-weighted share (0-1) of the question's terms that the first
+sentence lacks (the share ``extractive`` asks of any weaker sentence it stitches on)."""
+
+
+def affirmed_names(sentence: str, question: str) -> list[str]:
+    """Names ``sentence`` affirms and ``question`` does not state: runs of capitalised words outside negated
+    clauses, in order ("Niagara Purple Eagles" is one name, so a row naming another "Eagles" does not match).
+
+    Clauses are cut at ``;``, ``:``, "but" and ", while/whereas/although"; a clause holding "not", "no",
+    "never", "cannot", "without", "neither", "nor" or "n't" is negated. The sentence's first word counts only
+    when it is all capitals (an acronym), never as a mere sentence start; a word the question holds ends a run.
+    """
+    asked = {w.casefold() for w in re.findall(r"[\w-]+", question)}
+    names: list[str] = []
+    for k, clause in enumerate(_CLAUSE_RE.split(sentence.strip())):
+        if _NEGATION_RE.search(clause):
+            continue
+        run: list[str] = []
+        end = 0
+        for m in _NAME_RE.finditer(clause):
+            word = m.group(0)
+            if run and clause[end:m.start()].strip():  # a lower-case word in between ends the run
+                names.append(" ".join(run))
+                run = []
+            end = m.end()
+            sentence_start = k == 0 and not clause[: m.start()].strip()
+            if (sentence_start and not word.isupper()) or word.casefold() in asked:
+                if run:
+                    names.append(" ".join(run))
+                    run = []
+                continue
+            run.append(word)
+        if run:
+            names.append(" ".join(run))
+    return list(dict.fromkeys(names))
+
+
+def entity_sentence(top: Any, candidates: Sequence[Any], analyzer: Any, terms: Sequence[str],
+                    weights: np.ndarray, question: str, coverage: Any) -> Any | None:
+    """The candidate from another document that holds a whole name ``top`` affirms and adds the most question
+    terms.
+
+    Args:
+        top: the answering candidate (``text``, ``terms``, ``passage.chunk``), from ``extractive``.
+        candidates: candidates best first, same shape.
+        analyzer: openbook's analyzer (names become index terms with it).
+        terms, weights: the question's content terms and their idf weights.
+        coverage: ``extractive.coverage`` (idf-weighted share of ``terms`` in a set of terms).
+
+    Returns:
+        The candidate adding the largest share of question terms that ``top`` and its title lack (at least
+        ``MIN_GAIN``; best-scored first on ties), or None.
+    """
+    asked = set(analyzer.analyze(question))
+    names = [frozenset(analyzer.analyze(n)) - asked for n in affirmed_names(top.text, question)]
+    names = [n for n in names if n]
+    if not names:
+        return None
+    top_doc = top.passage.chunk.doc_id
+    covered = set(top.terms) | set(analyzer.analyze(top.passage.chunk.title))
+    best: tuple[float, Any] | None = None
+    for c in candidates:
+        if c.passage.chunk.doc_id == top_doc or not any(n <= c.terms for n in names):  # a whole name
+            continue
+        gain = coverage(terms, weights, {t for t in c.terms if t not in covered})
+        if gain >= MIN_GAIN and (best is None or gain > best[0] + 1e-9):
+            best = (gain, c)
+    return best[1] if best is not None else None

@@ -1,0 +1,55 @@
+"""The entity bridge of a multi-hop answer (``openbook.answer.bridge``): the second sentence holds the name
+the first one affirms, on a small real BM25 store (real analyzer, index and answerer)."""
+
+from __future__ import annotations
+
+import pytest
+
+from openbook.answer.bridge import affirmed_names
+from openbook.api import Engine
+from openbook.config import Config
+
+DOCS = {
+    "sso.md": "# Single sign-on\n\nOIDC single sign-on is available on the Enterprise plan only; Starter "
+    "workspaces cannot enable it. Setup takes about ten minutes in the console.\n",
+    # the rows share "monthly" and "per seat" with the question; only one names the tier the bridge names
+    "prices.md": "# Price list export\n\n| Code | Edition | Billing | Price (EUR) |\n|---|---|---|---|\n"
+    "| T-100 | Starter | monthly, per seat | 6.25 |\n| T-200 | Starter | annual, per seat | 62.00 |\n"
+    "| T-300 | Enterprise | monthly, per seat | 21.40 |\n| T-400 | Enterprise | annual, per seat | 214.00 |\n",
+    "canteen.md": "# Canteen\n\nThe canteen serves soup on Fridays and opens at eight.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> Engine:
+    root = tmp_path_factory.mktemp("bridge")
+    docs = root / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    e = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
+    assert e.ingest([docs]).ok
+    yield e
+    e.close()
+
+
+@pytest.mark.parametrize("sentence, question, names", [
+    ("SAML is available on the Business plan only; Team workspaces cannot enable it.", "Which plan has SAML?",
+     ["Business"]),
+    ("Only Business workspaces get SCIM, but Team workspaces do not.", "Who gets SCIM?", ["Business"]),
+    ("It was not designed by Ilse Brandt.", "Who designed it?", []),
+    ("The fix ships in SKY-5120 for Windows.", "Which fix?", ["SKY-5120", "Windows"]),
+    ("It is home to the Niagara Purple Eagles, who play in Atlantic Hockey.", "Which hockey team?",
+     ["Niagara Purple Eagles", "Atlantic"]),
+])
+def test_affirmed_names(sentence: str, question: str, names: list[str]) -> None:
+    assert affirmed_names(sentence, question) == names
+
+
+def test_the_row_of_the_entity_the_first_sentence_affirms(engine: Engine) -> None:
+    answer = engine.ask("What is the monthly per-seat price of the cheapest plan whose workspaces can enable OIDC "
+                        "single sign-on?")
+    assert not answer.refused
+    assert "Enterprise plan only" in answer.text and "21.40" in answer.text
+    assert "6.25" not in answer.text  # the Starter row shares as many words with the question
+    assert {c.doc_id for c in answer.citations} == {"sso.md", "prices.md"}
