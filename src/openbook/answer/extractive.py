@@ -36,8 +36,8 @@ from ..index.analyzer import Analyzer
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
 from .context import citation_for, superseded_docs
-from .refusal import (answerability, expected_answer_type, has_answer_type, question_language,
-                      refusal_sentence)
+from .refusal import (DENSE_SCALE, answerability, dense_scaled, expected_answer_type, expected_unit,
+                      has_answer_type, question_language, refusal_sentence, states_unit)
 
 QUESTION_WORDS_EN = (
     "what which who whom whose when where why how do does did can could should would may might must shall "
@@ -157,8 +157,13 @@ def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None
 
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
                       config: AnswerConfig, dense_threshold: float | None = None,
-                      embed: Embedder | None = None, versions: Mapping[str, str] | None = None) -> Answer:
+                      embed: Embedder | None = None, versions: Mapping[str, str] | None = None,
+                      embedder: str | None = None) -> Answer:
     """Answer ``question`` from ``passages`` by extraction, or refuse.
+
+    ``embedder``: the store's embedder name (hybrid store); with passages scored by the dense leg and a
+    ``refusal.DENSE_SCALE`` entry for it, the answerability score adds the dense features and uses the hybrid
+    model fitted for that embedder.
 
     Returns:
         An ``Answer`` whose text is one to ``config.max_sentences`` sentences, each followed by ``[n]``, and a
@@ -228,9 +233,10 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
                       notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
     candidates.sort(key=lambda c: -c.score)
+    dense = embedder if embedder in DENSE_SCALE and any("dense" in p.hit.legs for p in passages) else None
     features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
-                               stats, candidates)
-    confidence = answerability(features, language)
+                               stats, candidates, embedder=dense)
+    confidence = answerability(features, language, dense)
     if confidence < config.min_confidence:
         cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
         # lexical evidence cannot see a passage in another language or in other words: there the dense leg
@@ -284,6 +290,12 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         if c.passage.chunk.doc_id == top_doc and all(c.text != x.text for x in chosen) and \
                 not _echoes(c.text, question_terms, analyzer):
             chosen.append(c)
+    unit = expected_unit(question)
+    if unit is not None and not any(states_unit(c.text, unit) or states_unit(c.passage.chunk.text, unit)
+                                     for c in chosen):
+        # "What is the maximum file size I can upload?" answered from a passage about a link's expiry in days
+        return Answer(text=refusal.text, refused=True, passages=tuple(passages), confidence=confidence,
+                      notes=(f"refused: the question asks for a {unit} and the answering passages state none",))
     top = chosen[0]
     older_note = ""
     for c in candidates[1:]:  # name an older, superseded version of the top answer with its date
@@ -374,7 +386,7 @@ def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
                     passage_terms: Sequence[set[str]], passage_coverage: float, top: _Candidate,
                     kind: str | None, stats: TermStats,
-                    candidates: Sequence[_Candidate] = ()) -> dict[str, float]:
+                    candidates: Sequence[_Candidate] = (), embedder: str | None = None) -> dict[str, float]:
     """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
 
     ``rare_*``: idf-weighted share of the question's rarest content terms (the top third by idf, at least one)
@@ -386,7 +398,9 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     share of the names it states (``question_names``; 1 when none) found in the answering sentence plus the
     one other candidate sentence that adds most to it, each sentence counted with its document's title and
     heading (an answer composed of two sentences, as a multi-hop question needs, explains the whole question;
-    hard negatives on the same topic explain only a part).
+    hard negatives on the same topic explain only a part). With ``embedder`` (a hybrid store): ``dense_top``,
+    the best dense-leg cosine among the passages, and ``dense_answer``, that of the answering sentence's passage,
+    each rescaled to 0-1 (``refusal.dense_scaled``); 0 without.
     """
     total = float(weights.sum()) or 1.0
     order = np.argsort(-weights, kind="stable")
@@ -423,7 +437,15 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
         if g > gain:
             gain, second = g, c.terms | c.subject
     both = covered | second
+    dense_top = dense_answer = 0.0
+    if embedder is not None:
+        dense_top = dense_scaled(max((_passage_cosine(p) for p in passages if "dense" in p.hit.legs),
+                                     default=0.0), embedder)
+        dense_answer = dense_scaled(_passage_cosine(top.passage), embedder) if "dense" in top.passage.hit.legs \
+            else 0.0
     return {
+        "dense_top": dense_top,
+        "dense_answer": dense_answer,
         "two_sentences": min(top.coverage + gain, 1.0),
         "rare_two": sum(w for t, w in zip(rare, rare_w) if t in both) / rare_total,
         "names_two": (sum(1 for n in names if n <= both) / len(names)) if names else 1.0,
