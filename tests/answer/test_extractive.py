@@ -33,6 +33,12 @@ DOCS = {
     "hr/remote-old.md": "# Remote work rules\n\nStaff may work from home up to 2 days a week.\n",
     "facilities/kitchen.md": "# Kitchen\n\nThe kitchen is cleaned every Friday. Coffee is free for everyone. "
     "The fridge is emptied every Friday evening.\n",
+    "people/anna-brisk.md": "# Anna Brisk\n\nAnna Brisk (3 May 1881 - 1950) was a Welsh mountaineer. She "
+    "climbed in the Alps every summer.\n",
+    "people/tomas-keld.md": "# Tomas Keld\n\nTomas Keld (9 June 1902 - 1980) was a Danish sailor. He sailed "
+    "the Baltic every summer.\n",
+    "people/club.md": "# Harbour club\n\nThe harbour club was founded by friends of Anna Brisk and Tomas Keld, "
+    "who were both born by the sea.\n",
     "help/share-links.md": "# Uploading files on the Basic plan\n\nOn the Basic plan, a link to a file you upload "
     "expires after a maximum of 7 days. Upload files from the web app or the desktop client.\n",
 }
@@ -231,3 +237,10 @@ def test_dense_features_and_the_hybrid_model(engine: Engine, monkeypatch: pytest
     monkeypatch.setattr(extractive, "answer_features", spy)
     engine.ask("When was Debian 12 released?")
     assert seen["dense_top"] == 0.0 and seen["dense_answer"] == 0.0
+
+
+def test_a_comparison_answers_with_a_sentence_of_each_named_thing(engine: Engine) -> None:
+    answer = engine.ask("Who was born earlier, Anna Brisk or Tomas Keld?")
+    assert not answer.refused
+    assert "3 May 1881" in answer.text and "9 June 1902" in answer.text
+    assert answer.text.index("Anna Brisk (") < answer.text.index("Tomas Keld (")  # the question's order

@@ -290,6 +290,11 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         if c.passage.chunk.doc_id == top_doc and all(c.text != x.text for x in chosen) and \
                 not _echoes(c.text, question_terms, analyzer):
             chosen.append(c)
+    entities = _entity_sentences(question, candidates, analyzer)
+    if len(entities) >= 2 and config.max_sentences >= 2:
+        # a comparison of two named things ("Who was born earlier, Emma Bull or Virginia Woolf?"): one sentence
+        # from each one's own document, then what was chosen before in the slots left
+        chosen = (entities + [c for c in chosen if all(c.text != e.text for e in entities)])[:config.max_sentences]
     unit = expected_unit(question)
     if unit is not None and not any(states_unit(c.text, unit) or states_unit(c.passage.chunk.text, unit)
                                      for c in chosen):
@@ -381,6 +386,26 @@ def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer
         if typed is None and kind is not None and has_answer_type(c.text, kind, question):
             typed = c
     return best[1] if best is not None else typed
+
+
+def _entity_sentences(question: str, candidates: Sequence[_Candidate], analyzer: Analyzer) -> list[_Candidate]:
+    """For a question naming two or more things that each have a retrieved document of their own (the title's
+    terms are the name's: "Emma Bull or Virginia Woolf", "Eric Ambler and Carol Shields"), the best-scored
+    sentence of each one's document, in the question's order; [] when fewer than two such names."""
+    names = [set(analyzer.analyze(n)) for n in question_names(question)]
+    out: list[_Candidate] = []
+    used: set[str] = set()
+    for name in names:
+        if not name:
+            continue
+        for c in candidates:  # best first
+            title = set(analyzer.analyze(c.passage.chunk.title))
+            if title and (title <= name or name <= title) and len(title & name) >= min(2, len(name)) and \
+                    c.passage.chunk.doc_id not in used:
+                out.append(c)
+                used.add(c.passage.chunk.doc_id)
+                break
+    return out if len(out) >= 2 else []
 
 
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
