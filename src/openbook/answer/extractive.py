@@ -505,18 +505,21 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
 
 def question_names(question: str) -> list[str]:
     """Names the question states: runs of capitalised words (``Lewiston Maineiacs``), cut at "and"/"or" and
-    without a leading article, case-folded, without the question's first word unless the run goes on; quoted
+    without a leading article, case-folded, without the first word of each of the question's sentences (nor a
+    following "I") unless the run goes on; quoted
     titles whole (``"Kiss and Tell"``)."""
     names = [m.group(1) or m.group(2) for m in _QUOTED_RE.finditer(question)]
     unquoted = _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), question)
     for m in _NAME_RE.finditer(unquoted):
         run = m.group(0).strip(" .")
-        if m.start() == 0:
+        opens = m.start() == 0 or unquoted[:m.start()].rstrip().endswith((".", "!", "?", ":"))
+        if opens:  # the capital of a sentence's first word ("... months ago. Can I take ...") is no name
             first, _, run = run.partition(" ")
+            run = run[2:] if run == "I" or run.startswith("I ") else run
         # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
         for k, name in enumerate(_NAME_JOIN.split(run)):
             name = _ARTICLE.sub("", name)
-            if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
+            if len(name) >= 3 and " " in name or (len(name) >= 4 and (not opens or k > 0)):
                 names.append(name)
     return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
 
