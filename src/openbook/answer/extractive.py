@@ -501,6 +501,7 @@ _NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|va
 _QUOTED_RE = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”')
 _NAME_JOIN = re.compile(r"\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z])")
 
 
 def question_names(question: str) -> list[str]:
@@ -510,17 +511,17 @@ def question_names(question: str) -> list[str]:
     titles whole (``"Kiss and Tell"``)."""
     names = [m.group(1) or m.group(2) for m in _QUOTED_RE.finditer(question)]
     unquoted = _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), question)
-    for m in _NAME_RE.finditer(unquoted):
-        run = m.group(0).strip(" .")
-        opens = m.start() == 0 or unquoted[:m.start()].rstrip().endswith((".", "!", "?", ":"))
-        if opens:  # the capital of a sentence's first word ("... months ago. Can I take ...") is no name
-            first, _, run = run.partition(" ")
-            run = run[2:] if run == "I" or run.startswith("I ") else run
-        # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
-        for k, name in enumerate(_NAME_JOIN.split(run)):
-            name = _ARTICLE.sub("", name)
-            if len(name) >= 3 and " " in name or (len(name) >= 4 and (not opens or k > 0)):
-                names.append(name)
+    for part in _SENTENCE_END.split(unquoted):
+        for m in _NAME_RE.finditer(part):
+            run = m.group(0).strip(" .")
+            if m.start() == 0:  # the capital of a sentence's first word ("... ago. Can I take ...") is no name
+                first, _, run = run.partition(" ")
+                run = run[2:] if run == "I" or run.startswith("I ") else run
+            # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
+            for k, name in enumerate(_NAME_JOIN.split(run)):
+                name = _ARTICLE.sub("", name)
+                if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
+                    names.append(name)
     return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
 
 
