@@ -189,7 +189,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     notes: list[str] = []
 
     older = superseded_docs(passages, versions)
-    numbers = {t for t in terms if t.isdigit()}
+    # a number the question states on its own ("Debian 12") must be a number on its own in the sentence; one
+    # inside a code of the question ("E-2043", "SL-TEAM-700") is matched inside the code
+    numbers = {t for t in terms if t.isdigit()} & _standalone_numbers(question)
     question_terms = set(analyzer.analyze(question))
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
@@ -520,6 +522,8 @@ def question_names(question: str) -> list[str]:
             # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
             for k, name in enumerate(_NAME_JOIN.split(run)):
                 name = _ARTICLE.sub("", name)
+                if not any(ch.isupper() for ch in name):  # "9-hour", "1984": a measure or a year, no name
+                    continue
                 if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
                     names.append(name)
     return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
