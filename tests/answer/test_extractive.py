@@ -39,6 +39,8 @@ DOCS = {
     "the Baltic every summer.\n",
     "people/club.md": "# Harbour club\n\nThe harbour club was founded by friends of Anna Brisk and Tomas Keld, "
     "who were both born by the sea.\n",
+    "film/harbour-lights.md": "# Harbour Lights\n\nHarbour Lights is a 1999 drama film by Ana Ruiz. It follows a "
+    "lighthouse keeper and his family through a winter of storms on a small island.\n",
     "help/share-links.md": "# Uploading files on the Basic plan\n\nOn the Basic plan, a link to a file you upload "
     "expires after a maximum of 7 days. Upload files from the web app or the desktop client.\n",
 }
@@ -244,3 +246,10 @@ def test_a_comparison_answers_with_a_sentence_of_each_named_thing(engine: Engine
     assert not answer.refused
     assert "3 May 1881" in answer.text and "9 June 1902" in answer.text
     assert answer.text.index("Anna Brisk (") < answer.text.index("Tomas Keld (")  # the question's order
+
+
+def test_an_answer_sentence_that_leaves_its_subject_unnamed_gets_the_naming_sentence(engine: Engine) -> None:
+    answer = engine.ask("Which film follows a lighthouse keeper and his family through a winter of storms?")
+    assert not answer.refused
+    assert answer.text.startswith("It follows a lighthouse keeper")
+    assert "Harbour Lights is a 1999 drama film" in answer.text

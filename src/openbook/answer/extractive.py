@@ -297,6 +297,12 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         # a comparison of two named things ("Who was born earlier, Emma Bull or Virginia Woolf?"): one sentence
         # from each one's own document, then what was chosen before in the slots left
         chosen = (entities + [c for c in chosen if all(c.text != e.text for e in entities)])[:config.max_sentences]
+    else:
+        naming = _naming_sentence(chosen[0], candidates, analyzer, question_terms)
+        if naming is not None and len(chosen) < config.max_sentences and all(c.text != naming.text for c in chosen):
+            # "It follows the adventures of ..." under "The Spiderwick Chronicles": the sentence of the same
+            # document that names its subject takes a slot left, since the name may be what the question asks
+            chosen = [chosen[0], naming, *chosen[1:]]
     unit = expected_unit(question)
     if unit is not None and not any(states_unit(c.text, unit) or states_unit(c.passage.chunk.text, unit)
                                      for c in chosen):
@@ -390,24 +396,48 @@ def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer
     return best[1] if best is not None else typed
 
 
+_PAIR_GAP = re.compile(r"[\s,\"“”']*(?:and|or|vs\.?|versus)?[\s\"“”']*(?:the\s+)?")
+
+
 def _entity_sentences(question: str, candidates: Sequence[_Candidate], analyzer: Analyzer) -> list[_Candidate]:
     """For a question naming two or more things that each have a retrieved document of their own (the title's
     terms are the name's: "Emma Bull or Virginia Woolf", "Eric Ambler and Carol Shields"), the best-scored
     sentence of each one's document, in the question's order; [] when fewer than two such names."""
-    names = [set(analyzer.analyze(n)) for n in question_names(question)]
+    low = " ".join(question.casefold().split())
+    spans = sorted((low.index(n), low.index(n) + len(n), n) for n in question_names(question) if n in low)
+    # only names the question sets side by side ("A or B", "A and B", "A, B"), as a comparison does
+    paired: list[str] = []
+    for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+        if _PAIR_GAP.fullmatch(low[end:start]):
+            paired += [n for n in (a, b) if n not in paired]
+    names = [set(analyzer.analyze(n)) for n in paired]
     out: list[_Candidate] = []
     used: set[str] = set()
     for name in names:
         if not name:
             continue
-        for c in candidates:  # best first
-            title = set(analyzer.analyze(c.passage.chunk.title))
-            if title and (title <= name or name <= title) and len(title & name) >= min(2, len(name)) and \
-                    c.passage.chunk.doc_id not in used:
-                out.append(c)
-                used.add(c.passage.chunk.doc_id)
-                break
+        own = [c for c in candidates  # best first
+               if (title := set(analyzer.analyze(c.passage.chunk.title))) and (title <= name or name <= title)
+               and len(title & name) >= min(2, len(name)) and c.passage.chunk.doc_id not in used]
+        if own:  # the document's first choice that states the name ("Adeline Virginia Woolf (1882-1941) ...")
+            doc = own[0].passage.chunk.doc_id
+            pick = next((c for c in own if c.passage.chunk.doc_id == doc and name <= c.terms), own[0])
+            out.append(pick)
+            used.add(doc)
     return out if len(out) >= 2 else []
+
+
+def _naming_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
+                     question_terms: set[str]) -> _Candidate | None:
+    """When the answering sentence leaves its subject unnamed (its document's title is neither in it nor in the
+    question: "It follows the adventures of ..." under "The Spiderwick Chronicles"), the best-scored candidate
+    sentence of the same document that states the whole title; else None."""
+    title = set(analyzer.analyze(top.passage.chunk.title))
+    if not title or title <= top.terms or title <= question_terms:
+        return None
+    doc = top.passage.chunk.doc_id
+    return next((c for c in candidates if c.passage.chunk.doc_id == doc and c.text != top.text
+                 and title <= c.terms), None)
 
 
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
