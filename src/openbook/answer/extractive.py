@@ -9,17 +9,20 @@ passages and of the sentence itself::
 
 where ``Q`` is the question's distinct analyzer terms minus question words ("what", "how many", "多少", ...) and
 a term absent from the whole corpus gets the largest possible idf (df = 0); coverage of the rarest terms; the
-BM25 score over its bound; unseen words; names and answer type. The answer is refused when the score is below
-``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >= ``DENSE_SUPPORT`` of
-the embedder) where words cannot decide or both legs agree, or a passage holds every identifier the question
-names while words cannot decide.
+BM25 score over its bound; unseen words; names and answer type; on a hybrid store also the dense leg's best
+passage cosine and that of the answering passage (a model fitted on hybrid stores). The answer is refused when
+the score is below ``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >=
+``DENSE_SUPPORT`` of the embedder) where words cannot decide or both legs agree, or a passage holds every
+identifier the question names while words cannot decide. A question asking for a size or a price is refused
+when no chosen sentence or its passage states a value in bytes or a currency (``refusal.expected_unit``).
 
 Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
 section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
 bonus for the passage's rank, plus (with an embedder) its cosine to the question rescaled over the candidates, which lets a sentence in
 another language or with other words ("notebook computer" for "laptop") win; sentences of documents superseded by another retrieved document (``supersedes`` metadata, or the same
 title family with a later ``updated`` date) are demoted, so the newer value wins and the older one is named
-with its date.
+with its date. A comparison of two names set side by side ("A or B") answers with a sentence of each one's own
+document; a sentence that leaves its document's subject unnamed takes the sentence naming it in a slot left.
 """
 
 from __future__ import annotations
