@@ -63,7 +63,8 @@ def engine(tmp_path_factory) -> Engine:
     ("Who first climbed the mountain?", "person"), ("When was the bridge opened?", "date"),
     ("In what year did it close?", "date"), ("Where is the head office?", "place"),
     ("Which city hosts the fair?", "place"), ("How many seats does the arena have?", "number"),
-    ("How long are files kept?", "duration"), ("What is the leave policy?", None),
+    ("How long are files kept?", "duration"), ("How quickly must a lost badge be reported?", "duration"),
+    ("What is the leave policy?", None),
     ("谁是第一任校长？", "person"), ("这座桥是什么时候建成的？", "date"), ("总部在哪里？", "place"),
     ("有多少名员工？", "number"), ("保留多久？", "duration"),
 ])

@@ -45,7 +45,8 @@ from typing import Mapping  # noqa: E402
 ANSWER_TYPES = ("person", "date", "place", "number", "duration")
 
 _TYPE_PATTERNS_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("duration", re.compile(r"\bhow (long|old)\b|\bfor how many (years|days|months|weeks|hours)\b")),
+    ("duration", re.compile(r"\bhow (long|old|quickly|soon)\b|\bfor how many (years|days|months|weeks|hours)\b|"
+                            r"\bwithin (what|which) (time|period)\b")),
     ("number", re.compile(r"\bhow (many|much|large|big|tall|high|deep|far|wide)\b|\bwhat (number|percentage|"
                           r"population|amount)\b|\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(limit|"
                           r"maximum|minimum|price|cost|fee|quota)s?\b")),
