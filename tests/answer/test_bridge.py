@@ -53,3 +53,11 @@ def test_the_row_of_the_entity_the_first_sentence_affirms(engine: Engine) -> Non
     assert "Enterprise plan only" in answer.text and "21.40" in answer.text
     assert "6.25" not in answer.text  # the Starter row shares as many words with the question
     assert {c.doc_id for c in answer.citations} == {"sso.md", "prices.md"}
+
+
+def test_a_tie_of_rows_is_decided_by_the_name_another_passage_affirms(engine: Engine) -> None:
+    # both monthly rows share the question's words equally; only the bridge sentence tells them apart, and the
+    # row set aside must not come back as a near-tie of the answering row
+    answer = engine.ask("What is the monthly per-seat price of the plan whose workspaces can enable OIDC?")
+    assert not answer.refused
+    assert answer.text.startswith("Code: T-300") and "6.25" not in answer.text

@@ -19,12 +19,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["affirmed_names", "entity_sentence", "MIN_GAIN"]
+__all__ = ["affirmed_names", "entity_sentence", "row_by_bridge", "MIN_GAIN"]
 
 _CLAUSE_RE = re.compile(r";|:|\s+but\s+|,\s+(?:while|whereas|although)\s+", re.IGNORECASE)
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<![\w-])[A-Z][\w-]*")
 
+_ROW_RE = re.compile(r"[^:;]+: [^;]*(?:; [^:;]+: [^;]*)+")  # a table row as the answerer renders it: "Column: value; ..."
 MIN_GAIN = 0.15
 """The bridge sentence must add at least this idf-weighted share (0-1) of the question's terms that the first
 sentence lacks (the share ``extractive`` asks of any weaker sentence it stitches on)."""
@@ -94,3 +95,37 @@ def entity_sentence(top: Any, candidates: Sequence[Any], analyzer: Any, terms: S
         if gain >= MIN_GAIN and (best is None or gain > best[0] + 1e-9):
             best = (gain, c)
     return best[1] if best is not None else None
+
+
+def row_by_bridge(candidates: Sequence[Any], analyzer: Any, question: str,
+                  near_tie: float) -> tuple[Any, list[Any]]:
+    """The table row that answers when the best candidates are near-tied rows of one table.
+
+    Rows of a price list share the question's words equally ("monthly, per seat" in every plan's row), so word
+    overlap cannot choose between them. When a sentence from another document affirms a name (``affirmed_names``)
+    that exactly one of the tied rows holds ("... available on the Enterprise plan only"), that row answers.
+
+    Args:
+        candidates: the answerer's candidates, best first (``text``, ``terms``, ``score``, ``passage.chunk``).
+        analyzer: openbook's analyzer.
+        question: the question text.
+        near_tie: rows scoring at least this share of the best one are tied.
+    Returns:
+        ``(top, set_aside)``: the answering candidate and the other tied rows, which must not join the answer;
+        ``(candidates[0], [])`` when there is no tie of rows or no bridge decides it.
+    """
+    top = candidates[0]
+    doc = top.passage.chunk.doc_id
+    tied = [c for c in candidates if c.score >= near_tie * top.score and c.passage.chunk.doc_id == doc
+            and _ROW_RE.fullmatch(c.text)]
+    if len(tied) < 2 or not any(c is top for c in tied):
+        return top, []
+    asked = set(analyzer.analyze(question))
+    for other in candidates:
+        if other.passage.chunk.doc_id == doc:
+            continue
+        names = [frozenset(analyzer.analyze(n)) - asked for n in affirmed_names(other.text, question)]
+        rows = [c for c in tied if any(n and n <= c.terms for n in names)]
+        if len(rows) == 1:
+            return rows[0], [c for c in tied if c is not rows[0]]
+    return top, []

@@ -38,7 +38,7 @@ from ..config import AnswerConfig
 from ..index.analyzer import Analyzer
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
-from .bridge import entity_sentence
+from .bridge import entity_sentence, row_by_bridge
 from .context import citation_for, superseded_docs
 from .refusal import (DENSE_SCALE, answerability, dense_scaled, expected_answer_type, expected_unit,
                       has_answer_type, question_language, refusal_sentence, states_unit)
@@ -261,6 +261,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             notes.append(f"answered on semantic similarity (other words or language, or both legs agree): cosine "
                          f"{cosine:.3f} >= "
                          f"{dense_threshold:.3f} (answerability {confidence:.2f})")
+    row, set_aside = row_by_bridge(candidates, analyzer, question, NEAR_TIE)
+    if set_aside:  # tied rows of one table: the row of the entity another passage affirms answers
+        candidates = [row] + [c for c in candidates if c is not row and all(c is not x for x in set_aside)]
     chosen = [candidates[0]]
     covered = set(candidates[0].terms)
     top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
