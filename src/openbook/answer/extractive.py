@@ -264,14 +264,28 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     row, set_aside = row_by_bridge(candidates, analyzer, question, NEAR_TIE)
     if set_aside:  # tied rows of one table: the row of the entity another passage affirms answers
         candidates = [row] + [c for c in candidates if c is not row and all(c is not x for x in set_aside)]
+    current = [c for c in candidates if c.passage.chunk.doc_id not in older]
+    hop = _bridge_sentence(candidates[0], current, analyzer, terms, weights, kind, question)
+    if hop is None:  # the bridge named as an entity, not a title: the row of the plan the answer names
+        hop = entity_sentence(candidates[0], current, analyzer, terms, weights, question, coverage)
+    if hop is None and kind is not None and config.max_sentences > 1:
+        # multi-hop: a sentence of another document explains more of the question but lacks the asked value
+        # ("SAML ... is available on the Business plan only" for "the price of the cheapest plan that supports
+        # SAML"); the name it affirms leads to the sentence or row that holds the value
+        for b in candidates[1:]:
+            if b.score < 0.4 * candidates[0].score:
+                break
+            if b.coverage <= candidates[0].coverage or b.passage.chunk.doc_id in older or \
+                    has_answer_type(b.text, kind, question):
+                continue
+            value = entity_sentence(b, current, analyzer, terms, weights, question, coverage)
+            if value is not None and has_answer_type(value.text, kind, question):
+                candidates = [b] + [c for c in candidates if c is not b]
+                hop = value
+            break
     chosen = [candidates[0]]
     covered = set(candidates[0].terms)
     top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
-    hop = _bridge_sentence(candidates[0], [c for c in candidates if c.passage.chunk.doc_id not in older],
-                           analyzer, terms, weights, kind, question)
-    if hop is None:  # the bridge named as an entity, not a title: the row of the plan the answer names
-        hop = entity_sentence(candidates[0], [c for c in candidates if c.passage.chunk.doc_id not in older],
-                              analyzer, terms, weights, question, coverage)
     if hop is not None and config.max_sentences > 1:
         chosen.append(hop)
         covered |= hop.terms
