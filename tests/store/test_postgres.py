@@ -16,6 +16,7 @@ from openbook.errors import StoreError, StoreVersionError  # noqa: E402
 from openbook.index.analyzer import Analyzer  # noqa: E402
 from openbook.index.sparse import BM25Index  # noqa: E402
 from openbook.store.base import IndexSettings, Visibility, weighted_terms  # noqa: E402
+from openbook.store import postgres  # noqa: E402
 from openbook.store.postgres import SCHEMA_VERSION, PostgresStore  # noqa: E402
 from openbook.types import Chunk, Document, make_chunk_id  # noqa: E402
 
@@ -199,6 +200,23 @@ def test_hnsw_is_built_after_the_ingest_and_rebuilt_after_a_bulk_one(store, docs
     meta = store.document_metadata()
     hits = store.vector_top_k(q, 10, vis)
     assert all(len(h) == 10 for h in hits) and all(vis.allows(h.doc_id, meta[h.doc_id]) for hs in hits for h in hs)
+
+
+def test_hnsw_interrupted_build_is_made_by_the_next_writer_session(store, docs, monkeypatch):
+    # an ingest stopped during the graph build (Ctrl-C, a killed process) leaves its batches committed and no
+    # graph; the same command run again finds every file unchanged and writes nothing, yet must build the graph
+    store.configure(IndexSettings(analyzer=ANALYZER.settings(), ann_threshold=50))
+    emb = TableVectors([c.indexed_text() for d in docs for c in chunks_of(d)])
+    with monkeypatch.context() as m:
+        m.setattr(postgres, "HNSW_M", 1)  # the build fails (pgvector wants m >= 2) after the batches committed
+        with pytest.raises(Exception, match="m"):
+            ingest(store, docs[:60], embedder=emb)
+    assert store.count() == (60, 120)
+    assert not store.embedding().ann
+    with store.write_lock():  # the resumed ingest: nothing to write
+        pass
+    assert store.embedding().ann
+    assert store.conn.execute("SELECT to_regclass('openbook.index_rows_hnsw')").fetchone()[0] is not None
 
 
 def test_readers_never_see_half_a_batch(store, postgres_url, docs):

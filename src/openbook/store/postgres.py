@@ -727,10 +727,13 @@ class PostgresStore:
         """After an ingest (the writer lock released, or a commit without it): build the HNSW graph when the index
         holds ``ann_threshold`` rows with vectors and has none (a new store that grew past the threshold, or a
         graph dropped by a bulk ingest). One transaction: the graph and ``ann`` in the manifest appear together;
-        readers search exactly until then and are not blocked by the build (it locks out writers only)."""
+        readers search exactly until then and are not blocked by the build (it locks out writers only). Under the
+        writer lock a graph that is wanted and missing is built even when this session wrote nothing: an ingest
+        interrupted during the build (or after a bulk ingest dropped the graph) is resumed by the same command,
+        which finds every file unchanged."""
         wrote, self._wrote_index = self._wrote_index, False
         self._graph_base, self._graph_added = None, 0
-        if not wrote or self._write_tx or self.conn.closed:
+        if not (wrote or self._locks) or self._write_tx or self.conn.closed:
             return
         emb = (self._manifest() or {}).get("embedding")
         rows = self._stats()[0]
