@@ -98,6 +98,14 @@ def test_every_hop_applies_roles(engine: Engine) -> None:
     assert "secret.md" in docs_of(engine.search(QUESTION, k=10, hops=2, roles=["finance"]))
 
 
+def test_every_hop_applies_where_and_exclusions(engine: Engine) -> None:
+    # varga.md is the bridge document only the second hop finds: a filter that hides it must hide it on both hops
+    hidden = ["doc_id!=varga.md"]
+    assert "varga.md" not in docs_of(engine.search(QUESTION, k=10, hops=2, where=hidden))
+    assert "varga.md" not in docs_of(engine.search(QUESTION, k=10, hops=2, exclude_docs={"varga.md"}))
+    assert "varga.md" not in docs_of(engine.search(QUESTION, k=10, hops=2, where=hidden, roles=["finance"]))
+
+
 def test_hops_are_validated(engine: Engine) -> None:
     with pytest.raises(QueryError, match="hops"):
         engine.search(QUESTION, hops=3)
