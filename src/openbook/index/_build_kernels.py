@@ -38,11 +38,13 @@ def kernels() -> dict[str, Any]:
     if not _kernels:
         from numba import njit
 
+        built: dict[str, Any] = {}
         for name, fn in (("scan", _scan), ("rehash", _rehash), ("count", _count), ("postings", _postings)):
             try:
-                _kernels[name] = njit(cache=True, nogil=True)(fn)
+                built[name] = njit(cache=True, nogil=True)(fn)
             except RuntimeError:  # no writable cache folder: compile in each process rather than fail
-                _kernels[name] = njit(nogil=True)(fn)
+                built[name] = njit(nogil=True)(fn)
+        _kernels.update(built)  # all at once: another thread never sees a half-filled table
     return _kernels
 
 
