@@ -147,35 +147,7 @@ def _top_k_scan(indptr, indices, weights, ids, qtf, mask, use_mask, scores, heap
         for d in range(b0, b1):
             s = scores[d]
             if s > threshold:  # rows come in ascending order: a tie with the worst never displaces it
-                if size < k:
-                    pos = size
-                    size += 1
-                    while pos > 0:
-                        parent = (pos - 1) // 2
-                        if _worse(s, d, heap_s[parent], heap_r[parent]):
-                            heap_s[pos] = heap_s[parent]
-                            heap_r[pos] = heap_r[parent]
-                            pos = parent
-                        else:
-                            break
-                    heap_s[pos] = s
-                    heap_r[pos] = d
-                else:
-                    pos = 0
-                    while True:
-                        c = 2 * pos + 1
-                        if c >= size:
-                            break
-                        if c + 1 < size and _worse(heap_s[c + 1], heap_r[c + 1], heap_s[c], heap_r[c]):
-                            c += 1
-                        if _worse(heap_s[c], heap_r[c], s, d):
-                            heap_s[pos] = heap_s[c]
-                            heap_r[pos] = heap_r[c]
-                            pos = c
-                        else:
-                            break
-                    heap_s[pos] = s
-                    heap_r[pos] = d
+                size = _push(s, d, heap_s, heap_r, size)  # inlined by numba (inline="always")
                 if size == k:
                     threshold = heap_s[0]
     scores[:] = 0.0
