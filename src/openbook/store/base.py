@@ -56,8 +56,9 @@ never from a store (the retriever checks ``embedding().model``). Messages name t
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Collection, ContextManager, Iterable, Mapping, Protocol, Sequence,
+from typing import (Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Protocol, Sequence,
                     runtime_checkable)
 
 import numpy as np
@@ -409,3 +410,16 @@ class Store(Protocol):
     def vocabulary(self) -> Mapping[str, int]:
         """Every indexed term -> a backend-defined integer id (callers use membership and ``len``)."""
         ...
+
+
+@contextmanager
+def write_transaction(store: Any) -> Iterator[None]:
+    """``store.begin()``; ``store.commit()`` on success, ``store.rollback()`` on any exception (re-raised): the
+    ``Store.transaction`` of every backend (what begin and commit mean is the backend's own)."""
+    store.begin()
+    try:
+        yield
+    except BaseException:
+        store.rollback()
+        raise
+    store.commit()

@@ -37,7 +37,7 @@ import sqlite3
 from contextlib import contextmanager
 from urllib.parse import quote
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Sequence
 
 import filelock
 import numpy as np
@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import StoreError, StoreVersionError
 from ..retrieve.filters import acl_roles
 from ..types import Chunk, Document, Hit
-from .base import empty_store_error
+from .base import empty_store_error, write_transaction
 from .base import CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource, Visibility
 from .generations import INDEX_FORMAT, GenerationWrite, LoadedIndex, write_generation
 from .generations import write_json_atomic  # noqa: F401 - re-exported (server.keys)
@@ -265,17 +265,9 @@ class EmbeddedStore:
         return self.path / f"gen-{gen:06d}"
 
     # ------------------------------------------------------------------ transactions
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> ContextManager[None]:
         """One write transaction (``BEGIN IMMEDIATE``): all or nothing."""
-        self.begin()
-        try:
-            yield
-        except BaseException:
-            self.rollback()
-            raise
-        else:
-            self.commit()
+        return write_transaction(self)
 
     def begin(self) -> None:
         """Start a write transaction (``BEGIN IMMEDIATE``); hold ``write_lock`` first."""

@@ -49,7 +49,7 @@ from __future__ import annotations
 import json
 import zlib
 from contextlib import contextmanager
-from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
@@ -66,7 +66,7 @@ from ..errors import StoreError, StoreVersionError
 from ..retrieve.filters import acl_roles
 from ..types import Chunk, Document, Hit
 from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource,
-                   Visibility, empty_store_error)
+                   Visibility, empty_store_error, write_transaction)
 
 SCHEMA = "openbook"
 SCHEMA_VERSION = 2
@@ -375,16 +375,9 @@ class PostgresStore:
             if not self.conn.closed:
                 self.conn.execute("ROLLBACK")
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> ContextManager[None]:
         """``begin``; ``commit`` on success, ``rollback`` on any exception (re-raised)."""
-        self.begin()
-        try:
-            yield
-        except BaseException:
-            self.rollback()
-            raise
-        self.commit()
+        return write_transaction(self)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
