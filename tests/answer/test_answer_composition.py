@@ -8,7 +8,8 @@ import pytest
 
 from openbook.answer.extractive import question_names
 from openbook.api import Engine
-from openbook.config import Config
+
+from helpers.stores import bm25_engine
 
 DOCS = {
     # the answering sentence names its subject only through the title ("Its parent company ...")
@@ -30,13 +31,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
-    root = tmp_path_factory.mktemp("composition")
-    docs = root / "docs"
-    for name, text in DOCS.items():
-        (docs / name).parent.mkdir(parents=True, exist_ok=True)
-        (docs / name).write_text(text, encoding="utf-8")
-    e = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
-    assert e.ingest([docs]).ok
+    e = bm25_engine(tmp_path_factory.mktemp("composition"), DOCS)
     yield e
     e.close()
 

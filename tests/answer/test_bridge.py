@@ -7,7 +7,8 @@ import pytest
 
 from openbook.answer.bridge import affirmed_names
 from openbook.api import Engine
-from openbook.config import Config
+
+from helpers.stores import bm25_engine
 
 DOCS = {
     "sso.md": "# Single sign-on\n\nOIDC single sign-on is available on the Enterprise plan only; Starter "
@@ -22,13 +23,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
-    root = tmp_path_factory.mktemp("bridge")
-    docs = root / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    e = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
-    assert e.ingest([docs]).ok
+    e = bm25_engine(tmp_path_factory.mktemp("bridge"), DOCS)
     yield e
     e.close()
 
@@ -66,16 +61,12 @@ def test_a_tie_of_rows_is_decided_by_the_name_another_passage_affirms(engine: En
 def test_a_bridge_sentence_without_the_value_leads_to_the_row_that_holds_it(tmp_path) -> None:
     # the price question's best-typed sentence states a number ("version 2") but not the plan; the sentence that
     # explains more of the question names the plan and no price, and its name leads to the row with the price
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "sso.md").write_text(
-        "# Admin guide\n\nOIDC single sign-on support is available on the Enterprise plan only; Starter "
+    e = bm25_engine(tmp_path, {
+        "sso.md": "# Admin guide\n\nOIDC single sign-on support is available on the Enterprise plan only; Starter "
         "workspaces cannot enable it. Supported single sign-on providers include Okta and any OIDC provider that "
-        "supports PKCE version 2.\n", encoding="utf-8")
-    (docs / "prices.md").write_text(DOCS["prices.md"], encoding="utf-8")
-    e = Engine.open(tmp_path / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
+        "supports PKCE version 2.\n",
+        "prices.md": DOCS["prices.md"]})
     try:
-        assert e.ingest([docs]).ok
         answer = e.ask("What is the monthly per-seat price of the cheapest plan that supports OIDC single sign-on?")
         assert not answer.refused
         assert "Enterprise plan only" in answer.text and "21.40" in answer.text and "6.25" not in answer.text

@@ -3,7 +3,6 @@ question the corpus merely touches, the right table row, capped sentences, multi
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -13,6 +12,8 @@ from openbook.answer.refusal import (HYBRID_ANSWERABILITY_MODEL, answerability, 
                                      expected_unit, has_answer_type, states_unit)
 from openbook.api import Engine
 from openbook.config import Config
+
+from helpers.stores import bm25_engine
 
 DOCS = {
     "finance/capital-budget.md": "# Capital budget\n\nThe capital budget for new servers is approved by the "
@@ -48,13 +49,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
-    root = tmp_path_factory.mktemp("answers")
-    docs = root / "docs"
-    for name, text in DOCS.items():
-        (docs / name).parent.mkdir(parents=True, exist_ok=True)
-        (docs / name).write_text(text, encoding="utf-8")
-    e = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
-    assert e.ingest([docs]).ok
+    e = bm25_engine(tmp_path_factory.mktemp("answers"), DOCS)
     yield e
     e.close()
 

@@ -1,0 +1,21 @@
+"""A small real BM25-only store built from a dict of file texts (the answer tests' common setup)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from openbook.api import Engine
+from openbook.config import Config
+
+
+def bm25_engine(root: Path, docs: Mapping[str, str]) -> Engine:
+    """Write ``docs`` (relative path -> text) under ``root/docs``, ingest them into a new store at ``root/store``
+    with embedding off, and return the open engine (the caller closes it). Fails the test if ingest fails."""
+    folder = root / "docs"
+    for name, text in docs.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    engine = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
+    assert engine.ingest([folder]).ok
+    return engine
