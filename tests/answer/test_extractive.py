@@ -3,7 +3,6 @@ question the corpus merely touches, the right table row, capped sentences, multi
 
 from __future__ import annotations
 
-
 import pytest
 
 import openbook.answer.extractive as extractive
