@@ -90,6 +90,18 @@ def test_store_from_environment_and_config_file(lab_store):
         (lab_store / "openbook.toml").unlink()
 
 
+def test_store_and_config_options_on_either_side_of_the_subcommand(lab_store, tmp_path):
+    config = tmp_path / "other.toml"
+    config.write_text('store = "s"\n')
+    for args in (("--store", "s", "stats", "--json"), ("stats", "--store", "s", "--json"),
+                 ("--config", str(config), "stats", "--json"), ("stats", "--config", str(config), "--json")):
+        r = run(*args, cwd=lab_store)
+        assert r.returncode == 0 and json.loads(r.stdout)["documents"] == 30, (args, r.stderr)
+    # the subcommand's own --store wins over the group's
+    r = run("--store", "nowhere", "stats", "--store", "s", "--json", cwd=lab_store)
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.mark.parametrize("args,needle", [
     (("search", "x", "--store", "nowhere"), "no openbook store"),
     (("search", "   ", "--store", "s"), "empty query"),

@@ -30,7 +30,7 @@ EXIT_INTERRUPTED = 130
 
 # ---------------------------------------------------------------------- shared options
 def _config(ctx: click.Context, store: str | None, extra: dict[str, Any] | None = None) -> Config:
-    flags = {"store": store, **(extra or {})}
+    flags = {"store": store or ctx.obj.get("store"), **(extra or {})}
     return load_config(ctx.obj.get("config_path"), environ=os.environ, flags=flags)
 
 
@@ -45,9 +45,31 @@ def _engine(cfg: Config, create: bool = False) -> Iterator[Any]:
         engine.close()
 
 
-store_option = click.option("--store", "store", default=None, metavar="DIR|URL",
-                            help="Store folder, or postgresql://USER@HOST:PORT/DB (default ./.openbook, or "
-                                 "$OPENBOOK_STORE, or [store] url in openbook.toml).")
+_STORE_HELP = ("Store folder, or postgresql://USER@HOST:PORT/DB (default ./.openbook, or $OPENBOOK_STORE, or "
+               "[store] url in openbook.toml).")
+_CONFIG_HELP = "TOML config file (default ./openbook.toml if present)."
+
+
+def _remember(key: str) -> Any:
+    """Option callback keeping a value in the shared ``ctx.obj``, so that ``--config`` and ``--store`` are
+    accepted both before the subcommand (group options) and after it (subcommand options)."""
+    def callback(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+        if value is not None:
+            ctx.ensure_object(dict)[key] = value
+        return value
+    return callback
+
+
+_subcommand_config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+                                         expose_value=False, callback=_remember("config_path"), help=_CONFIG_HELP)
+
+
+def store_option(f: Any) -> Any:
+    """``--store DIR|URL`` for a subcommand, plus ``--config FILE`` so either order of options works."""
+    f = click.option("--store", "store", default=None, metavar="DIR|URL", help=_STORE_HELP)(f)
+    return _subcommand_config_option(f)
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 role_option = click.option("--role", "roles", multiple=True, metavar="ROLE",
                            help="An access role the user holds (repeatable). No role: public documents only.")
@@ -76,14 +98,15 @@ def _transform_flags(transform: str | None) -> dict[str, Any]:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="TOML config file (default ./openbook.toml if present).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help=_CONFIG_HELP)
+@click.option("--store", "store", default=None, metavar="DIR|URL", help=_STORE_HELP)
 @click.version_option(package_name="openbook")
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None) -> None:
+def cli(ctx: click.Context, config_path: str | None, store: str | None) -> None:
     """openbook: answers from your own documents, with citations, or an honest refusal."""
     ctx.ensure_object(dict)
     ctx.obj["config_path"] = config_path
+    ctx.obj["store"] = store
 
 
 # ---------------------------------------------------------------------- ingest / delete
