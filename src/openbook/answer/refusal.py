@@ -120,15 +120,16 @@ _UNIT_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
                         r"limit|quota|space|capacity)\b|\bhow (much|big|large) (of )?(a |an |the )?(file|upload|"
                         r"attachment|storage|disk space|space|memory|ram)\b|文件大小|存储空间|容量")),
     ("money", re.compile(r"\bhow much (does|do|did|is|are|will|would)\b.*\b(cost|pay|charge|price|fee)s?\b|"
-                         r"\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(price|cost|fee)s?\b|多少钱|价格|费用")),
+                         r"\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(price|cost|fee)s?\b|多少钱|价格|费用|"
+                         r"いくら|料金|値段|価格|費用")),
 )
 _UNIT_WORDS: dict[str, re.Pattern[str]] = {
     "size": re.compile(r"(?<![^\W\d_])(?:[KMGTP]i?B|bytes?|kilobytes?|megabytes?|gigabytes?|terabytes?)"
                        r"(?![a-z])|字节", re.I),
-    "money": re.compile(r"[$€£¥₹]|\b(?:USD|EUR|GBP|JPY|CNY|RMB|CHF|dollars?|euros?|pounds?|yen)\b|元|美元|欧元",
-                        re.I),
+    "money": re.compile(r"[$€£¥₹₩]|\b(?:USD|EUR|GBP|JPY|CNY|RMB|CHF|KRW|dollars?|euros?|pounds?|yen|won)\b|"
+                       r"元|美元|欧元|円|ドル|ユーロ|ポンド|원", re.I),
 }
-_FREE_RE = re.compile(r"\bfree\b|免费", re.I)
+_FREE_RE = re.compile(r"\bfree\b|免费|無料", re.I)
 
 
 def expected_unit(question: str) -> str | None:
