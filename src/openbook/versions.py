@@ -19,7 +19,9 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
         docs: doc id -> (title, metadata).
 
     A document supersedes another when its metadata names it in ``supersedes`` (by doc id, part of a doc id,
-    title, or title family), or when both share a title family (the title without version marks such as "v2",
+    title, or title family), when its body says it supersedes a phrase naming the other's title family of two
+    words or more (``supersedes_text``, read at ingest by ``openbook.ingest.body_dates``), or when both share a
+    title family (the title without version marks such as "v2",
     "1.3", "(draft)" and without a trailing "| Site name") and it has the later ``updated`` date. Runs in
     about linear time, so the store records the links for the whole corpus at ingest.
     """
@@ -34,12 +36,23 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
     for newer, (_, meta) in docs.items():
         sup = meta.get("supersedes")
         names = [sup] if isinstance(sup, str) else list(sup or [])
+        if meta.get("supersedes_text") and not names:
+            names = [meta["supersedes_text"]]
+        mine = str(meta.get("updated") or "")
         for name in names:
             key = str(name).casefold().strip()
             if not key:
                 continue
             targets = set(by_title.get(key, [])) | set(by_family.get(_family(key), []))
             targets |= {d for d in docs if key in d.casefold()} if len(key) >= 4 else set()
+            if not targets:
+                # a phrase ("the VPN access guide of March 2022") names the documents whose title family it
+                # contains, a family of two words or more so that one common word never links unrelated ones,
+                # and never a document dated later than this one
+                said = _family(key)
+                targets = {older for family, members in by_family.items() if " " in family
+                           and re.search(rf"(?<!\w){re.escape(family)}(?!\w)", said) for older in members
+                           if not (mine and str(docs[older][1].get("updated") or "") > mine)}
             for older in targets - {newer}:
                 out[older] = newer
     for members in by_family.values():

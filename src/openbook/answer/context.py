@@ -62,15 +62,18 @@ def format_sources(citations: Sequence[Citation]) -> str:
 
 def superseded_docs(passages: Sequence[Passage], recorded: Mapping[str, str] | None = None) -> dict[str, str]:
     """``version_links`` among the passages' documents, plus links ``recorded`` at ingest for them, plus what
-    their text says: "replaces / supersedes / obsoletes NAME" names an older document, and an "effective
-    DATE" (or "valid from", "as of") stands in for a missing ``updated`` date."""
+    their text says: "replaces / supersedes / obsoletes NAME" names an older document, and a labelled date
+    ("Effective date:", "valid from", "as of", "Last updated" ...: ``ingest.body_dates.labelled_date``) stands
+    in for a missing ``updated`` date."""
     docs: dict[str, tuple[str, Mapping[str, Any]]] = {}
     for p in passages:
         meta = dict(p.chunk.metadata)
         if not meta.get("updated"):
-            m = _EFFECTIVE_RE.search(p.chunk.text)
-            if m:
-                meta["updated"] = m.group(1)
+            from ..ingest.body_dates import labelled_date
+
+            stated = labelled_date(p.chunk.text)
+            if stated:
+                meta["updated"] = stated
         said = [m.group(1).strip(" .,;:\"'“”") for m in _REPLACES_RE.finditer(p.chunk.text)]
         if said and not meta.get("supersedes"):
             meta["supersedes"] = said
@@ -81,6 +84,4 @@ def superseded_docs(passages: Sequence[Passage], recorded: Mapping[str, str] | N
     return out
 
 
-_EFFECTIVE_RE = re.compile(r"\b(?:effective|valid from|as of|in force from)\s*(?:from|on|as of)?\s*:?\s*"
-                           r"(\d{4}-\d{2}-\d{2})", re.I)
 _REPLACES_RE = re.compile(r"\b(?:replaces|supersedes|obsoletes|supercedes)\s+(?:the\s+)?([^.;\n]{3,80})", re.I)

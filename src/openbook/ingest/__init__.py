@@ -12,6 +12,7 @@ subclass) means the file was skipped: an unsupported type, or binary content in 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Callable, Sequence
 from ..errors import IngestError, UnsupportedFormatError
 from ..types import Document
 from ._common import binary_kind, read_bytes
+from .body_dates import body_metadata
 from .beir import iter_beir, load_beir
 from .epub import load_epub
 from .html import load_html
@@ -142,6 +144,12 @@ def _own_folders(root: Path) -> set[str]:
         dirs[:] = [d for d in dirs if not d.startswith(".")]
     return own
 
+def _with_body_metadata(doc: Document) -> Document:
+    """``doc`` with the version facts its opening text states and its metadata lacks (``body_metadata``)."""
+    extra = body_metadata(doc.text, doc.metadata)
+    return dataclasses.replace(doc, metadata={**doc.metadata, **extra}) if extra else doc
+
+
 def load_file(path: Path, doc_id: str) -> list[Document]:
     """Parse one file into documents: one per file, or one per line of a BEIR ``corpus.jsonl``.
 
@@ -189,7 +197,7 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
                 raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":
             return load_beir(path)
-        return [_LOADERS[inner](path, doc_id)]
+        return [_with_body_metadata(_LOADERS[inner](path, doc_id))]
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc
     except OSError as exc:

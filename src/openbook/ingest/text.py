@@ -22,17 +22,12 @@ from pathlib import Path
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import iso_date, normalise_metadata, read_text, tidy, title_from_path
+from ._common import normalise_metadata, read_text, tidy, title_from_path
+from .body_dates import labelled_date
 from .frontmatter import split_front_matter
 
 _HEADER_LINES = 12
 _MAX_TITLE_CHARS = 120
-_DATE_LABEL = re.compile(
-    r"(?:^|[|;,\s])(?:last[ \t]+updated|updated|last[ \t]+revised|revised|last[ \t]+reviewed|reviewed|revision|"
-    r"last[ \t]+modified|modified)\b[ \t]*(?:on|date)?[ \t]*[:：\-–]?[ \t]*(?P<value>[^|;\n]+)"
-    r"|(?:更新日期|更新时间|更新時間|最后更新|最後更新|修订日期|修訂日期|更新日)[ \t]*[:：]?[ \t　]*(?P<cjk>[^|;\n　]+)",
-    re.IGNORECASE,
-)
 _ACCESS_LINE = re.compile(r"^\s*(?:acls?|allowed[ _-]roles)\s*[:=：]\s*(.*?)\s*$", re.IGNORECASE)
 _TITLE_LINE = re.compile(r"^\s*title\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^([ \t]*)[*•·][ \t]+")
@@ -41,16 +36,9 @@ _NUMBERED = re.compile(r"^(?:section|chapter|part|article|appendix)\s+[\dA-Z]+\b
 
 
 def find_updated(text: str) -> str | None:
-    """ISO date of the first "updated"-style header line among the first lines of ``text``, or None."""
-    for line in text.split("\n")[:_HEADER_LINES]:
-        for m in _DATE_LABEL.finditer(line):
-            value = (m["value"] or m["cjk"] or "").strip()
-            # "Revision: 2024-09-02" but not "Revision 3" or "Version 3.2"
-            if re.search(r"\d{4}|\d{1,2}\s+[A-Za-z]{3,}|[A-Za-z]{3,}\.?\s+\d{1,2}", value):
-                parsed = iso_date(value)
-                if parsed:
-                    return parsed
-    return None
+    """ISO date of the latest "updated"-style label among the first lines of ``text`` (``labelled_date``), or
+    None."""
+    return labelled_date("\n".join(text.split("\n")[:_HEADER_LINES]))
 
 
 def _is_heading(line: str) -> int:

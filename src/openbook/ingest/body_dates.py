@@ -1,0 +1,81 @@
+"""Version facts a document states in its own opening text, for documents whose metadata lacks them.
+
+Many policies, guides and release notes carry no front matter but open with "Effective date: 2024-06-01",
+"Last updated 12 March 2024" or "This version supersedes the VPN guide of March 2022". ``body_metadata`` reads
+those from the head of the cleaned text so that ``openbook.versions.version_links`` can tell the newer version:
+
+- ``updated``: the date after a label such as "effective date", "effective from", "last updated", "revised",
+  "version date", "release date", "published", a "Date:" line, "生效日期", "更新日期", "最終更新", "改訂日", "施行日" in the first ``HEAD_CHARS`` characters;
+  the latest one when several are stated (a revision history lists the newest change last or first);
+- ``supersedes_text``: what the document says it supersedes or replaces ("This version supersedes X",
+  "Supersedes: X", "replaces X", "取代X", "代替X"), a short phrase that ``version_links`` matches against other
+  documents' titles.
+
+Front matter always wins: a key the loader already set is never replaced.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from ._common import iso_date
+
+HEAD_CHARS = 1500
+"""How much of a document's opening text is read for its version facts (characters)."""
+
+_DATE_TOKEN = (r"(\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2}|\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日?|"
+               r"\d{1,2}\.?\s+[A-Z][a-z]{2,8}\.?,?\s+\d{4}|[A-Z][a-z]{2,8}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})")
+_DATE_LABELS = re.compile(
+    r"(?:\b(?:effective(?:\s+(?:date|from|as\s+of|on))?|valid\s+from|in\s+force\s+from|as\s+of|"
+    r"last\s+(?:updated|revised|modified|reviewed)|(?:date\s+)?(?:updated|revised|reviewed|modified)(?:\s+on)?|"
+    r"revision(?:\s+date)?|version\s+date|date\s+of\s+issue|issued(?:\s+on)?|publication\s+date)|"
+    r"(?m:^\s*date(?=\s*:))|生效日期|更新日期|更新时间|更新時間|最后更新|最後更新|修订日期|修訂日期|発効日|"
+    r"最終更新日?|改訂日|施行日|更新日)"
+    r"\s*[:：\-–]?\s*(?:on\s+)?" + _DATE_TOKEN,
+    re.IGNORECASE,
+)
+# A release date is not an "updated" date: release notes of 5.2 and 5.3 are two documents, not two versions of
+# one, and dating them would mark the 5.2 notes as superseded.
+_SUPERSEDES = re.compile(
+    r"(?:\b(?:supersedes|replaces)\s*:?\s+|\bsupersedes\s*:\s*|取代|替代|代替|に代わる)"
+    r"(?P<what>[^.\n;。；]{3,160})",
+    re.IGNORECASE,
+)
+# "replaces" is ordinary prose ("the new pump replaces the old one"); only a document speaking of itself
+# (this version/policy/guide/document ..., or a "Supersedes:" label) states a version fact
+_SELF = re.compile(r"(?:\b(?:this|the\s+present|the\s+current)\s+(?:\w+\s+){0,2}?(?:version|edition|revision|"
+                   r"release|policy|guide|document|procedure|standard|manual|handbook|page|plan|agreement|"
+                   r"guideline|guidelines|notice)\b[^.\n]{0,40}$|^\s*$|本(?:版|文件|政策|规定|规范)\s*$)",
+                   re.IGNORECASE)
+
+
+def labelled_date(text: str) -> str | None:
+    """The latest date ``text`` states after a date label ("Effective date:", "Last updated", "Revised on",
+    "更新日期：" ...; see the module docstring), as ISO ``YYYY-MM-DD``, or None."""
+    dates = [d for d in (iso_date(m.group(1)) for m in _DATE_LABELS.finditer(text)) if d]
+    return max(dates) if dates else None
+
+
+def body_metadata(text: str, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The version facts ``text`` states in its head that ``metadata`` lacks (see the module docstring).
+
+    Returns:
+        A dict with ``updated`` (ISO ``YYYY-MM-DD``) and/or ``supersedes_text`` (str), only for keys absent
+        from ``metadata`` (``supersedes`` in front matter also suppresses ``supersedes_text``); empty when the
+        head states neither.
+    """
+    head = text[:HEAD_CHARS]
+    out: dict[str, Any] = {}
+    if not metadata.get("updated"):
+        date = labelled_date(head)
+        if date:
+            out["updated"] = date
+    if not metadata.get("supersedes") and not metadata.get("supersedes_text"):
+        for m in _SUPERSEDES.finditer(head):
+            before = head[max(0, m.start() - 80):m.start()]
+            line_start = before.rfind("\n")
+            if _SELF.search(before[line_start + 1:] if line_start >= 0 else before):
+                out["supersedes_text"] = " ".join(m.group("what").split())
+                break
+    return out

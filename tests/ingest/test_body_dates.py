@@ -1,0 +1,51 @@
+"""Version facts read from a document's opening text (``ingest.body_dates``) and the links they make."""
+
+from __future__ import annotations
+
+import pytest
+
+from openbook.ingest import load_file
+from openbook.ingest.body_dates import body_metadata
+from openbook.versions import version_links
+
+
+@pytest.mark.parametrize("head,updated", [
+    ("# Guide\n\nEffective date: 2024-06-01\n\nText.", "2024-06-01"),
+    ("Last updated 12 March 2024. Revised: June 3, 2024.", "2024-06-03"),  # the latest stated date
+    ("MEETING NOTES\nDate: 2024-07-09\nChair: Ana", "2024-07-09"),
+    ("RELEASE NOTES\nRelease date: 2024-09-17\n", None),  # notes of two releases are not two versions
+    ("差旅政策\n生效日期：2024年3月1日\n", "2024-03-01"),
+    ("We met on 2024-01-01 to plan the move.", None),  # a date without a label is not the document's
+])
+def test_labelled_dates_in_the_head(head: str, updated: str | None) -> None:
+    assert body_metadata(head, {}).get("updated") == updated
+
+
+def test_front_matter_wins_and_only_self_statements_supersede() -> None:
+    assert body_metadata("Effective date: 2024-06-01", {"updated": "2023-01-01"}) == {}
+    said = body_metadata("This version supersedes the VPN access guide of March 2022.", {})
+    assert said == {"supersedes_text": "the VPN access guide of March 2022"}
+    assert body_metadata("Supersedes: Travel Guidelines 2019\n", {}) == {"supersedes_text": "Travel Guidelines 2019"}
+    assert body_metadata("The new pump replaces the old one every spring.", {}) == {}
+
+
+def test_a_body_statement_links_the_older_version(tmp_path) -> None:
+    (tmp_path / "vpn-1.md").write_text("# VPN access guide\n\nEffective date: 2022-03-01\n\nSessions time out "
+                                       "after 8 hours.\n")
+    (tmp_path / "vpn-2.md").write_text("# VPN access guide v2\n\nThis version supersedes the VPN access guide of "
+                                       "March 2022.\n\nSessions time out after 2 hours.\n")
+    (tmp_path / "faq.md").write_text("# Guide FAQ\n\nQuestions about the guide.\n")
+    docs = {}
+    for name in ("vpn-1.md", "vpn-2.md", "faq.md"):
+        doc = load_file(tmp_path / name, name)[0]
+        docs[name] = (doc.title, doc.metadata)
+    assert docs["vpn-1.md"][1]["updated"] == "2022-03-01"
+    assert version_links(docs) == {"vpn-1.md": "vpn-2.md"}  # the one-word family "guide faq" is not named
+
+
+def test_a_later_dated_document_is_never_the_older_one() -> None:
+    docs = {"a": ("Travel policy v2", {"updated": "2023-01-01", "supersedes_text": "the Travel policy v1"}),
+            "b": ("Travel policy v3", {"updated": "2024-01-01"}),
+            "c": ("Travel policy v1", {"updated": "2021-01-01"})}
+    links = version_links(docs)
+    assert links.get("b") is None and links["c"] in ("a", "b")
