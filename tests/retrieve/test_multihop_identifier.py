@@ -94,6 +94,14 @@ def test_the_identifier_leads_to_the_passage_that_fixes_it(engine: Engine) -> No
     assert "id-hop" in two[1].legs and two[0].score >= two[1].score >= two[2].score
 
 
+@pytest.mark.parametrize("hidden", [dict(exclude_docs={"gateway-4.7.md"}), dict(where=["doc_id!=gateway-4.7.md"])])
+def test_the_identifier_hop_applies_filters(engine: Engine, hidden: dict) -> None:
+    explain: list[dict] = []
+    hits = engine.search_batch([QUESTION], k=10, hops=2, explain=explain, **hidden)[0]
+    assert explain[0]["identifier_query"] == "ORB-7731" and explain[0]["identifier_link"] is None
+    assert "gateway-4.7.md" not in docs_of(hits)
+
+
 def test_the_answer_quotes_the_fix_line_after_its_title(engine: Engine) -> None:
     answer = engine.ask(QUESTION)
     assert not answer.refused
