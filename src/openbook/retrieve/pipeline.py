@@ -254,9 +254,9 @@ class Retriever:
     def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
                      mode: str | None, rerank: str | None, exclude_docs: Collection[str] = (),
                      explain: list[dict[str, Any]] | None = None) -> list[list[Hit]]:
-        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop); with
-        ``[retrieval] llm_follow_up`` and ``[llm] backend`` the model also writes one follow-up query per question
-        (``llm_follow_up``)."""
+        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop, the
+        identifier hop's included); with ``[retrieval] llm_follow_up`` and ``[llm] backend`` the model also
+        writes one follow-up query per question (``llm_follow_up``)."""
         from .multihop import MultiHopSettings, hop_queries, identifier_query, link_identifier, rank_pairs
 
         settings = MultiHopSettings()
