@@ -42,7 +42,8 @@ def test_search_has_the_cli_json_shape(served):
                         "suspect_instructions"}
     assert out["applied"] == {"transforms": [], "hops": 2, "expansions": [], "contextualized": False,
                               "raptor": None, "follow_up_queries": ["annual leave Leave Policy"],
-                              "reordered": False, "llm_query": None, "llm_note": ""}  # two hops by default
+                              "reordered": False, "identifier_query": None, "identifier_link": None,
+                              "llm_query": None, "llm_note": ""}  # two hops by default
 
 
 def test_ask_json_and_sse_stream(served):

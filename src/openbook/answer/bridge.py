@@ -8,18 +8,26 @@ another plan's row. Here the row (or sentence) must hold the *bridge entity*: a 
 affirms and the question does not state. A name in a negated clause ("Team workspaces cannot ...") is not
 affirmed.
 
-``entity_sentence`` is used by ``openbook.answer.extractive`` when the title-based bridge
-(``_bridge_sentence``: the answering passage names another passage's document title) finds nothing.
+The bridge may also be an identifier (``code_sentence``): the answering passage says "This defect is tracked as
+SKY-5120", and the release notes list "SKY-5120: the client now waits between retries ...". That line does not
+say which release it is in: its document's title does ("... DESKTOP 5.3 - RELEASE NOTES"), so it is quoted
+after the title.
+
+``entity_sentence``, then ``code_sentence``, are used by ``openbook.answer.extractive`` when the title-based
+bridge (``_bridge_sentence``: the answering passage names another passage's document title) finds nothing.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["affirmed_names", "entity_sentence", "row_by_bridge", "MIN_GAIN"]
+from ..retrieve.multihop import asked_value, identifiers, states_value
+
+__all__ = ["affirmed_names", "entity_sentence", "code_sentence", "row_by_bridge", "MIN_GAIN"]
 
 _CLAUSE_RE = re.compile(r";|:|\s+but\s+|,\s+(?:while|whereas|although)\s+", re.IGNORECASE)
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
@@ -95,6 +103,40 @@ def entity_sentence(top: Any, candidates: Sequence[Any], analyzer: Any, terms: S
         if gain >= MIN_GAIN and (best is None or gain > best[0] + 1e-9):
             best = (gain, c)
     return best[1] if best is not None else None
+
+
+def code_sentence(top: Any, candidates: Sequence[Any], question: str) -> Any | None:
+    """The sentence of another document that an identifier of the answering passage leads to, when it states the
+    value the question asks for and the answering sentence does not.
+
+    Args:
+        top: the answering candidate (``text``, ``passage.chunk``), from ``extractive``.
+        candidates: candidates best first, same shape (dataclasses).
+        question: the question text.
+
+    Returns:
+        The best-scored candidate from another document holding an identifier (``multihop.identifiers``) of
+        ``top``'s passage that the question lacks, whose text read after its document's title states a value of
+        the kind the question asks for (``multihop.asked_value``: a version, a date, a number); returned as a
+        copy whose text is ``"title: sentence"`` when the title is not in the sentence. None when the question
+        asks for no such value, ``top``'s sentence states one, or no candidate qualifies.
+    """
+    kind = asked_value(question)
+    if kind is None or states_value(top.text, kind, question):
+        return None
+    asked = set(identifiers(question))
+    codes = set(identifiers(top.passage.chunk.text)) - asked
+    if not codes:
+        return None
+    top_doc = top.passage.chunk.doc_id
+    for c in candidates:  # best first
+        if c.passage.chunk.doc_id == top_doc or not codes & set(identifiers(c.text)):
+            continue
+        title = " ".join(c.passage.chunk.title.split())
+        text = f"{title}: {c.text}" if title and title not in c.text else c.text
+        if states_value(text, kind, question):
+            return replace(c, text=text) if text != c.text else c
+    return None
 
 
 def row_by_bridge(candidates: Sequence[Any], analyzer: Any, question: str,

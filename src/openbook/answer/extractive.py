@@ -38,7 +38,7 @@ from ..config import AnswerConfig
 from ..index.analyzer import Analyzer
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
-from .bridge import entity_sentence, row_by_bridge
+from .bridge import code_sentence, entity_sentence, row_by_bridge
 from .context import citation_for, superseded_docs
 from .refusal import (DENSE_SCALE, answerability, dense_scaled, expected_answer_type, expected_unit,
                       has_answer_type, question_language, refusal_sentence, states_unit)
@@ -268,6 +268,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     hop = _bridge_sentence(candidates[0], current, analyzer, terms, weights, kind, question)
     if hop is None:  # the bridge named as an entity, not a title: the row of the plan the answer names
         hop = entity_sentence(candidates[0], current, analyzer, terms, weights, question, coverage)
+    if hop is None:  # ... or as an identifier ("tracked as SKY-5120"): the line that lists it, after its title
+        hop = code_sentence(candidates[0], current, question)
     if hop is None and kind is not None and config.max_sentences > 1:
         # multi-hop: a sentence of another document explains more of the question but lacks the asked value
         # ("SAML ... is available on the Business plan only" for "the price of the cheapest plan that supports

@@ -22,6 +22,17 @@ unchanged. When pairs count, the documents of the best pairs move to the front (
 placed) and the first hop's hits follow in their order. Nothing here needs an LLM or an embedder beyond what
 the first hop used.
 
+**The identifier link.** A question may need a second document that the first one names by an identifier, not
+a title: a post-mortem says "This defect is tracked as SKY-5120", and only the release notes that list SKY-5120
+as fixed say in which version. ``identifier_query`` follows such a code when all of these hold: the question asks
+for a value (a version, a date, a number: ``asked_value``) that the first hop's top passage does not state; the
+top passage holds a code of an identifier's shape (``identifiers``: capitals, a hyphen, three or more digits, as
+SKY-5120, E-2043, SL-PRO-500, CVE-2024-3094) that the question does not; and then (``link_identifier``) the
+code, searched on its own, is held by at most ``max_code_docs`` other documents, one of whose passages states
+a value of the asked kind and is not already among the first ``lead`` hits. That passage moves to just below
+the top passage. A claim (SciFact) asks for no value, a protein name (IL-18, HIV-1) is not of the identifier
+shape, and a code many documents share links none of them; then the ranking is left unchanged.
+
 With an LLM configured (``[llm] backend``) and ``[retrieval] llm_follow_up = true``, the model also writes
 one follow-up query from the first hop's best passages (``llm_follow_up``); its hits are fused by RRF with the
 pair ranking (one hit per document kept). Off by default: one LLM call per search, and its effect on quality
@@ -42,9 +53,24 @@ from typing import Any, Callable, Sequence
 
 from ..types import Hit
 
-__all__ = ["MultiHopSettings", "rank_pairs", "hop_queries", "llm_follow_up", "FOLLOW_UP_SYSTEM"]
+__all__ = ["MultiHopSettings", "rank_pairs", "hop_queries", "asked_value", "states_value", "identifiers",
+           "identifier_query", "link_identifier", "llm_follow_up", "FOLLOW_UP_SYSTEM"]
 
 _WORD = re.compile(r"\w+")
+_CODE = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{3,}(?![\w-])")
+"""An identifier: a capital, capitals or digits, hyphen-joined parts, the last one three or more digits."""
+MAX_CODES = 3
+"""Identifiers of the top passage followed at most (the first ones in its text)."""
+# what a question asks for, and what states it: (kind, question pattern, value pattern)
+_ASKED: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
+    ("version", re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:version|release|build)s?\b", re.I),
+     re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+(?![\w.])", re.I)),
+    ("date", re.compile(r"(?:^|[,;]\s*|\band\s+)when\b|\b(?:which|what)\s+(?:date|day|year|month)\b", re.I),
+     re.compile(r"\b(?:1[5-9]|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d", re.I)),
+    ("number", re.compile(r"\bhow\s+(?:many|much|long|often)\b|\bwhat\s+(?:percentage|share|number|amount)\b",
+                          re.I),
+     re.compile(r"(?<![\w-])\d+(?:[.,]\d+)*")),  # not the digits of a name (IL-18)
+)
 _PAREN_SUFFIX = re.compile(r"\s*\([^)]*\)\s*$")
 
 
@@ -63,6 +89,8 @@ class MultiHopSettings:
             unseen term (so "Summary" or "Anxiety" never links two documents).
         min_gain: a pair counts only when it covers more than this share (idf-weighted, 0-1) of the question's
             terms beyond what the first hop's best document covers alone.
+        max_code_docs: an identifier links the top passage to another document only when at most this many
+            other documents hold it (a code many documents share is a common name, not a reference).
     """
 
     follow: int = 8
@@ -77,6 +105,7 @@ class MultiHopSettings:
     gated: bool = True
     title_rarity: float = 0.45
     min_gain: float = 0.04
+    max_code_docs: int = 3
 
 
 def _phrase(text: str) -> str:
@@ -110,6 +139,104 @@ def hop_queries(question: str, first: Sequence[Hit], settings: MultiHopSettings 
     """
     docs = _distinct(first)[: settings.follow]
     return [f"{question} {h.chunk.title if h.chunk else ''}".strip() for h in docs]
+
+
+def asked_value(question: str) -> str | None:
+    """The kind of value a question asks for: ``version`` ("in which version"), ``date`` ("when", "what
+    year"), ``number`` ("how many", "what share"), or None (a claim, a "what is" question)."""
+    for kind, asks, _ in _ASKED:
+        if asks.search(question):
+            return kind
+    return None
+
+
+def states_value(text: str, kind: str, question: str) -> bool:
+    """Whether ``text`` states a value of ``kind`` (``asked_value``) that ``question`` does not: a version
+    number (5.3, v2.10.1), a year or a month and day, or a number; the digits of an identifier (SKY-5120) are
+    no value."""
+    pattern = next(v for k, _, v in _ASKED if k == kind)
+    asked = set(pattern.findall(_CODE.sub(" ", question)))
+    return any(m not in asked for m in pattern.findall(_CODE.sub(" ", text)))
+
+
+def identifiers(text: str) -> list[str]:
+    """Identifiers in ``text`` (``SKY-5120``, ``E-2043``, ``SL-PRO-500``, ``CVE-2024-3094``; not ``IL-18``
+    or ``HIV-1``), distinct, in order of first occurrence."""
+    return list(dict.fromkeys(_CODE.findall(text)))
+
+
+def identifier_query(question: str, first: Sequence[Hit]) -> str | None:
+    """The identifier hop's query: the codes of the first hop's top passage that the question lacks, when the
+    question asks for a value (``asked_value``) that passage and its title do not state; else None.
+
+    Args:
+        question: the user's question.
+        first: first-hop hits with chunks loaded, best first.
+
+    Returns:
+        At most ``MAX_CODES`` identifiers joined by spaces ("SKY-5120"), or None.
+    """
+    kind = asked_value(question)
+    top = first[0].chunk if first else None
+    if kind is None or top is None or states_value(f"{top.title}\n{top.text}", kind, question):
+        return None
+    asked = set(identifiers(question))
+    codes = [c for c in identifiers(top.text) if c not in asked][:MAX_CODES]
+    return " ".join(codes) or None
+
+
+def link_identifier(question: str, ranked: Sequence[Hit], first: Sequence[Hit], found: Sequence[Hit], *,
+                    k: int, settings: MultiHopSettings = MultiHopSettings()) -> tuple[list[Hit], str | None]:
+    """Place the passage an identifier leads to just below the first hop's top passage.
+
+    Args:
+        question: the user's question.
+        ranked: the ranking so far (``rank_pairs``' result), best first.
+        first: first-hop hits, best first, chunks loaded (``first[0]`` is the passage holding the codes).
+        found: the hits of ``identifier_query(question, first)``, best first, chunks loaded.
+        k: hits to return.
+
+    Returns:
+        ``(hits, doc_id)``: at most ``k`` hits, best first, and the linked document's id. The linked passage is
+        the best-ranked one of ``found`` from another document that holds one of the codes, where that code is
+        held by at most ``settings.max_code_docs`` documents besides the top one, and that states a value of the
+        asked kind (its title counted). It goes right after the top passage, scored halfway between its
+        neighbours' scores, with an ``id-hop`` leg (rank, score in ``found``). ``(list(ranked[:k]), None)``
+        when there is no such passage or a passage of its document holding the code is already among the
+        first ``settings.lead`` hits.
+    """
+    query = identifier_query(question, first)
+    kind = asked_value(question)
+    if query is None or kind is None or not ranked:
+        return list(ranked[:k]), None
+    top = first[0]
+    holders: dict[str, set[str]] = {}  # code -> other documents holding it
+    for h in found:
+        if h.chunk is not None and h.doc_id != top.doc_id:
+            for c in set(identifiers(h.chunk.text)) & set(query.split()):
+                holders.setdefault(c, set()).add(h.doc_id)
+    codes = {c for c, docs in holders.items() if len(docs) <= settings.max_code_docs}
+    pick: tuple[int, Hit] | None = None
+    for rank, h in enumerate(found, start=1):
+        c = h.chunk
+        if c is not None and h.doc_id != top.doc_id and codes & set(identifiers(c.text)) and \
+                states_value(f"{c.title}\n{c.text}", kind, question):
+            pick = (rank, h)
+            break
+    if pick is None:
+        return list(ranked[:k]), None
+    rank, hit = pick
+    if any(h.doc_id == hit.doc_id and h.chunk is not None and codes & set(identifiers(h.chunk.text))
+           for h in ranked[: settings.lead]):
+        return list(ranked[:k]), None  # the linked passage is already near the top
+    rest = [h for h in ranked if h.chunk_id != hit.chunk_id]
+    if not rest:
+        return list(ranked[:k]), None
+    at = next((i + 1 for i, h in enumerate(rest) if h.chunk_id == top.chunk_id), 1)
+    above = rest[at - 1].score
+    below = rest[at].score if at < len(rest) else above
+    linked = replace(hit, score=(above + below) / 2, legs={"id-hop": (rank, hit.score)})
+    return (rest[:at] + [linked] + rest[at:])[:k], hit.doc_id
 
 
 def rank_pairs(question: str, first: Sequence[Hit], second: Sequence[Sequence[Hit]], *,

@@ -156,8 +156,9 @@ class Retriever:
             dense_texts: one text per query that the dense leg embeds (as a document) instead of the query
                 (HyDE); single-hop only.
             explain: a list that receives one dict per query with what the second hop did (``hops``,
-                ``follow_up_queries``, ``reordered``: whether the pair ranking moved any document, ``llm_query``,
-                ``llm_note``); see ``search_explained``.
+                ``follow_up_queries``, ``reordered``: whether the pair ranking moved any document,
+                ``identifier_query`` and ``identifier_link``: the codes followed and the document they led to, or
+                None, ``llm_query``, ``llm_note``); see ``search_explained``.
 
         Returns:
             One list per query of at most ``k`` hits. ``Hit.score`` is raw BM25 (``bm25``), cosine
@@ -253,17 +254,18 @@ class Retriever:
     def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
                      mode: str | None, rerank: str | None, exclude_docs: Collection[str] = (),
                      explain: list[dict[str, Any]] | None = None) -> list[list[Hit]]:
-        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop); with
-        ``[retrieval] llm_follow_up`` and ``[llm] backend`` the model also writes one follow-up query per question
-        (``llm_follow_up``)."""
-        from .multihop import MultiHopSettings, hop_queries, rank_pairs
+        """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop, the
+        identifier hop's included); with ``[retrieval] llm_follow_up`` and ``[llm] backend`` the model also
+        writes one follow-up query per question (``llm_follow_up``)."""
+        from .multihop import MultiHopSettings, hop_queries, identifier_query, link_identifier, rank_pairs
 
         settings = MultiHopSettings()
         # each hop is a plain search: the query transforms, when configured, already ran on the question
         opts = dict(where=where, roles=roles, mode=mode, hops=1, exclude_docs=exclude_docs, transforms=())
         first = self.search_batch(queries, max(k, 30), rerank=rerank, **opts)  # [:k] is the one-hop result
         follow = [hop_queries(q, hits, settings) for q, hits in zip(queries, first)]
-        flat = [x for qs in follow for x in qs]
+        codes = [identifier_query(q, hits) for q, hits in zip(queries, first)]
+        flat = [x for qs in follow for x in qs] + [c for c in codes if c]
         # second-hop queries name an entity (question + a title): the BM25 leg finds it as well as hybrid search
         # does (HotpotQA, hybrid store: full-support recall@2 0.756 vs 0.748) at a twentieth of the cost (no
         # query embeddings: 42 vs 840 ms a question under load)
@@ -273,12 +275,18 @@ class Retriever:
             out.append(rank_pairs(q, hits, second[i : i + len(qs)], terms=lambda t: set(self.query_terms(t)),
                                   idf=self.idf, k=k, settings=settings))
             i += len(qs)
+        linked: list[str | None] = [None] * len(queries)
+        for j, (q, hits, code) in enumerate(zip(queries, first, codes)):
+            if code:  # the identifier hop (multihop.link_identifier)
+                out[j], linked[j] = link_identifier(q, out[j], hits, second[i], k=k, settings=settings)
+                i += 1
         written: list[tuple[str | None, str]] = [(None, "")] * len(queries)
         if self.config.retrieval.llm_follow_up and self.config.llm.backend:
             out, written = self._llm_hop(queries, first, out, k, opts)
         if explain is not None:
-            explain.extend({"hops": 2, "follow_up_queries": qs, "reordered": o != f[:k], "llm_query": w[0],
-                            "llm_note": w[1]} for qs, w, o, f in zip(follow, written, out, first))
+            explain.extend({"hops": 2, "follow_up_queries": qs, "reordered": o != f[:k], "identifier_query": c,
+                            "identifier_link": d, "llm_query": w[0], "llm_note": w[1]}
+                           for qs, c, d, w, o, f in zip(follow, codes, linked, written, out, first))
         return out
 
     def _llm_hop(self, queries: Sequence[str], first: list[list[Hit]], ranked: list[list[Hit]], k: int,
