@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from openbook.answer.extractive import _focus_terms, _units
+from openbook.answer.extractive import _focus_terms, _units, question_names
 from openbook.api import Engine
 from openbook.config import Config
 from openbook.index.analyzer import Analyzer
@@ -36,6 +36,13 @@ DOCS = {
     "switch on Use cellular data.\n",
     "notes/product-meeting.md": "# Product meeting, 3 March\n\nComplaints from mobile users that photo backup "
     "drains mobile data. Decision: add a monthly reminder.\n",
+    "support/sla.md": "# Support targets\n\nEvery ticket gets an automatic confirmation.\n\n"
+    "| plan | priority | first_response_target |\n|---|---|---|\n"
+    "| Starter | P1 | 8 business hours for every customer |\n| Premier | P1 | 1 hour |\n"
+    "| Premier | P2 | 4 hours |\n",
+    "help/icons.md": "# Status icons\n\nEach file in the Orbit folder shows a status icon:\n\n"
+    "| Icon | Meaning |\n|---|---|\n| Blue arrows | The file is syncing. |\n| Grey cloud | The file is "
+    "online-only. |\n",
     "finance/fy2030.md": "# FY2030 Budget Allocation\n\nThe Design increase funds two new studios and a "
     "design system. About 0.4M of the Design budget is held back until the mid-year review.\n\n"
     "| Team | FY2029 actual | FY2030 budget |\n|---|---|---|\n| Design | 2.1M | 2.7M |\n"
@@ -101,3 +108,23 @@ def test_the_row_that_states_the_question_beats_sentences_that_inherit_it(engine
     answer = engine.ask("What is the FY2030 Design budget?")
     assert not answer.refused
     assert answer.text.startswith("Team: Design; FY2029 actual: 2.1M; FY2030 budget: 2.7M")
+
+
+def test_the_row_of_the_value_the_question_names(engine: Engine) -> None:
+    # "Premier" names the plan column's value: the Starter row, which shares "business" and "customer" in
+    # another cell, and the Premier P2 row are about something else
+    answer = engine.ask("What is the first-response target for a P1 ticket from a Premier plan business customer?")
+    assert not answer.refused
+    assert answer.text.startswith("plan: Premier; priority: P1; first_response_target: 1 hour")
+    assert "P2" not in answer.text
+
+
+def test_a_sentence_ending_in_a_colon_is_not_added(engine: Engine) -> None:
+    answer = engine.ask("What does a grey cloud status icon on a file mean?")
+    assert "online-only" in answer.text
+    assert "shows a status icon:" not in answer.text
+
+
+def test_an_amount_in_the_question_is_no_name() -> None:
+    assert question_names("I paid USD 450 for a licence of Debian 12 at the Orbit Store. What happens?") == [
+        "debian 12", "orbit store"]

@@ -209,12 +209,12 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         units = _units(p)
         headings = {u.heading: frozenset(analyzer.analyze_document(f"{doc_subject} {u.heading}"))
                     for u in units}
-        entries = [(u.text, frozenset(analyzer.analyze_document(u.text)), headings[u.heading], False)
+        entries = [(u.text, frozenset(analyzer.analyze_document(u.text)), headings[u.heading], False, u.cells)
                    for u in units]
         if how_to:  # a how-to question asks for a procedure: the steps of a list whose topic the question names
-            entries += [(text, frozenset(analyzer.analyze_document(text)), subject, True)
+            entries += [(text, frozenset(analyzer.analyze_document(text)), subject, True, ())
                         for text, subject in _procedures(units, analyzer, set(terms), headings)]
-        for sent, st, subject, steps in entries:
+        for sent, st, subject, steps, cells in entries:
             if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
                 st = st - (numbers - _standalone_numbers(sent))
             # (only a sentence that shares a term with the question itself is a candidate)
@@ -229,7 +229,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             own = OWN_WEIGHT * coverage(terms, weights, st) if scov > 0 else 0.0
             lexical = scov + own + 0.3 * pcov + 0.05 / (rank + 1) - (0.5 if p.chunk.doc_id in older else 0.0)
             lexical -= ECHO_PENALTY if _echoes(sent, question_terms, analyzer) else 0.0
-            pool.append((lexical, scov, p, sent, st, subject, typed, steps))
+            pool.append((lexical, scov, p, sent, st, subject, typed, steps, cells))
+    # a table row whose cell the question names whole ("a Business plan customer" -> plan: Business) sets the
+    # value of that column: rows of the same table with another value there (plan: Team) are about something
+    # else, whatever words they share with the question in other cells ("8 business hours")
+    named = _named_values([(x[2].chunk.doc_id, x[8]) for x in pool], question_terms, analyzer)
+    pool = [(x[0] - (ROW_MISMATCH if any(h in named.get(x[2].chunk.doc_id, {}) and v not in named[x[2].chunk.doc_id][h]
+                                         for h, v in x[8]) else 0.0), *x[1:8]) for x in pool]
     # the answer type of a how-to question is a procedure: when one is on offer, it alone takes the type bonus
     procedure = any(x[7] and x[1] > 0 for x in pool)
     pool = [(lexical + (typed if not procedure or steps else 0.0), scov, p, sent, st, subject, steps)
@@ -322,8 +328,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         if c.score < 0.4 * chosen[0].score or any(c.text in x.text for x in chosen) or \
                 older.get(c.passage.chunk.doc_id) == top_doc:
             continue
-        if _echoes(c.text, question_terms, analyzer):
-            continue
+        if _echoes(c.text, question_terms, analyzer) or c.text.endswith((":", "：")):
+            continue  # (a sentence ending in a colon introduces what follows it and says nothing alone)
         if len(set(terms) & c.terms) < 2 and all(c.passage.n != x.passage.n for x in chosen):
             continue  # from another passage, a sentence sharing one word with the question is unrelated
         adds = {t for t in terms if t in c.terms and t not in covered}
@@ -341,7 +347,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         if len(chosen) >= slots or c.score < NEAR_TIE * chosen[0].score:
             break
         if c.passage.chunk.doc_id == top_doc and all(c.text not in x.text for x in chosen) and \
-                not _echoes(c.text, question_terms, analyzer):
+                not _echoes(c.text, question_terms, analyzer) and not c.text.endswith((":", "：")):
             chosen.append(c)
     entities = _entity_sentences(question, candidates, analyzer)
     if len(entities) >= 2 and slots >= 2:
@@ -385,6 +391,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
 TYPE_BONUS = 0.3
 OWN_WEIGHT = 0.15  # weight of a sentence's coverage by its own words, added to that read with its subject
+ROW_MISMATCH = 0.5  # demotion of a table row whose value differs in a column the question names a value of
 FOCUS_BONUS = 0.3  # a sentence naming the asked attribute ("limit") itself and a value of the asked type
 _FOCUS_RE = re.compile(r"\bwhat(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the|a|an)\s+((?:[\w-]+\s+){0,3}?[\w-]+)"
                        r"\s*(?:\b(?:for|of|in|on|per|to|at|from|with|when|if|that|by|under|after|before)\b|[?,.]|$)",
@@ -400,6 +407,21 @@ def _focus_terms(question: str, analyzer: Analyzer) -> set[str]:
     "What is the API rate limit for a single access token?"); empty for any other question form."""
     m = _FOCUS_RE.search(question)
     return set(analyzer.analyze(m.group(1).split()[-1])) if m else set()
+
+
+def _named_values(rows: Sequence[tuple[str, Sequence[tuple[str, str]]]], question_terms: set[str],
+                  analyzer: Analyzer) -> dict[str, dict[str, set[str]]]:
+    """Per document, the table columns whose value the question names whole in some row (every term of the
+    cell is a term of the question: "Business" in "a Business plan customer"), each with the values named:
+    ``{doc_id: {header: {value, ...}}}``. ``rows`` are ``(doc_id, (header, value) pairs)``; sentences have no
+    pairs."""
+    named: dict[str, dict[str, set[str]]] = {}
+    for doc, cells in rows:
+        for h, v in cells:
+            t = set(analyzer.analyze_document(strip_emphasis(v)))
+            if h and t and t <= question_terms:
+                named.setdefault(doc, {}).setdefault(h, set()).add(v)
+    return named
 
 
 def _procedures(units: Sequence[_Unit], analyzer: Analyzer, terms: set[str],
@@ -624,6 +646,7 @@ SECOND_SENTENCES = 40  # candidates searched for the second sentence of ``two_se
 _NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
 
 
+_AMOUNT_RE = re.compile(r"[A-Z]{3}\s*\d[\d.,]*(?:\s*(?:k|K|m|M|bn))?")  # a currency code and an amount
 _QUOTED_RE = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”')
 _NAME_JOIN = re.compile(r"\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
@@ -646,8 +669,8 @@ def question_names(question: str) -> list[str]:
             # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
             for k, name in enumerate(_NAME_JOIN.split(run)):
                 name = _ARTICLE.sub("", name)
-                if not any(ch.isupper() for ch in name):  # "9-hour", "1984": a measure or a year, no name
-                    continue
+                if not any(ch.isupper() for ch in name) or _AMOUNT_RE.fullmatch(name):
+                    continue  # "9-hour", "1984", "USD 450": a measure, a year or an amount, no name
                 if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
                     names.append(name)
     return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
@@ -707,6 +730,7 @@ class _Unit:
     heading: str = ""
     run: int = -1
     step: int = 0
+    cells: tuple[tuple[str, str], ...] = ()  # a table row's (header, value) pairs, in column order
 
 
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
@@ -754,7 +778,7 @@ def _units(p: Passage) -> list[_Unit]:
                 continue
             pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells) if v]
             pairs += [v for v in cells[len(header):] if v]
-            out.append(_Unit("; ".join(pairs), heading))
+            out.append(_Unit("; ".join(pairs), heading, cells=tuple((h, v) for h, v in zip(header, cells) if v)))
             continue
         header = None if stripped else header
         if stripped.startswith("#"):
