@@ -128,3 +128,4 @@ def test_a_sentence_ending_in_a_colon_is_not_added(engine: Engine) -> None:
 def test_an_amount_in_the_question_is_no_name() -> None:
     assert question_names("I paid USD 450 for a licence of Debian 12 at the Orbit Store. What happens?") == [
         "debian 12", "orbit store"]
+

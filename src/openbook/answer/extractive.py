@@ -23,6 +23,17 @@ another language or with other words ("notebook computer" for "laptop") win; sen
 title family with a later ``updated`` date) are demoted, so the newer value wins and the older one is named
 with its date. A comparison of two names set side by side ("A or B") answers with a sentence of each one's own
 document; a sentence that leaves its document's subject unnamed takes the sentence naming it in a slot left.
+
+What a sentence is (``_units``): a markdown list item and a line opening with a bold label start one of their own,
+a table row reads as ``header: value; ...``, and a heading inside the passage is the subject of what sits under
+it. A sentence's own words count a little over those it inherits (``OWN_WEIGHT``); one that names the attribute a
+"what is the X" question asks for and a value of the asked type wins (``FOCUS_BONUS``: "Standard limit: 600
+requests per minute" for "What is the API rate limit ...?"); a table row whose value differs in a column where
+the question names a value ("a Business plan customer" -> plan: Business) is demoted (``ROW_MISMATCH``). A how-to
+question ("How do I ...") is answered by a procedure when one is on offer: the numbered steps of a list whose
+heading or introduction shares a term with the question, quoted whole and alone. A further sentence joins only
+when it adds question terms that the chosen sentences and the subjects they inherit lack; never one ending in a
+colon, nor one of another document without the identifier the question names.
 """
 
 from __future__ import annotations
@@ -332,6 +343,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             continue  # (a sentence ending in a colon introduces what follows it and says nothing alone)
         if len(set(terms) & c.terms) < 2 and all(c.passage.n != x.passage.n for x in chosen):
             continue  # from another passage, a sentence sharing one word with the question is unrelated
+        if pinned and not codes <= c.terms and c.passage.chunk.doc_id != top_doc:
+            continue  # the question's identifier pins the subject: another document without it is about another
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
             continue
