@@ -43,6 +43,9 @@ DOCS = {
     "help/icons.md": "# Status icons\n\nEach file in the Orbit folder shows a status icon:\n\n"
     "| Icon | Meaning |\n|---|---|\n| Blue arrows | The file is syncing. |\n| Grey cloud | The file is "
     "online-only. |\n",
+    "it/catalog.md": "# Equipment catalogue\n\n| item | model | notes |\n|---|---|---|\n"
+    "| Notebook | Aster 14 Pro | Replaced after 36 months |\n| Monitor | Vista 27 | Replaced after 60 months |\n",
+    "hr/part-time.md": "# Part-time work\n\nPart-time employees receive a pro-rated amount of leave.\n",
     "finance/fy2030.md": "# FY2030 Budget Allocation\n\nThe Design increase funds two new studios and a "
     "design system. About 0.4M of the Design budget is held back until the mid-year review.\n\n"
     "| Team | FY2029 actual | FY2030 budget |\n|---|---|---|\n| Design | 2.1M | 2.7M |\n"
@@ -129,3 +132,10 @@ def test_an_amount_in_the_question_is_no_name() -> None:
     assert question_names("I paid USD 450 for a licence of Debian 12 at the Orbit Store. What happens?") == [
         "debian 12", "orbit store"]
 
+
+
+def test_a_name_the_row_affirms_does_not_bring_a_sentence_sharing_one_word(engine: Engine) -> None:
+    # "Pro" of the row's model matches "pro-rated" in another document, which shares only "employees"
+    answer = engine.ask("How often are employee notebooks replaced?")
+    assert answer.text.startswith("item: Notebook; model: Aster 14 Pro; notes: Replaced after 36 months")
+    assert {c.doc_id for c in answer.citations} == {"it/catalog.md"}

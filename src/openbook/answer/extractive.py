@@ -307,6 +307,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     hop = _bridge_sentence(candidates[0], current, analyzer, terms, weights, kind, question)
     if hop is None:  # the bridge named as an entity, not a title: the row of the plan the answer names
         hop = entity_sentence(candidates[0], current, analyzer, terms, weights, question, coverage)
+        if hop is not None and len(set(terms) & hop.terms) < 2:
+            hop = None  # as for any sentence of another passage: one sharing one word with the question is unrelated
     if hop is None:  # ... or as an identifier ("tracked as SKY-5120"): the line that lists it, after its title
         hop = code_sentence(candidates[0], current, question)
     if hop is None and kind is not None and config.max_sentences > 1:
