@@ -245,8 +245,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     # value of that column: rows of the same table with another value there (plan: Team) are about something
     # else, whatever words they share with the question in other cells ("8 business hours")
     named = _named_values([(x[2].chunk.doc_id, x[8]) for x in pool], question_terms, analyzer)
-    pool = [(x[0] - (ROW_MISMATCH if any(h in named.get(x[2].chunk.doc_id, {}) and v not in named[x[2].chunk.doc_id][h]
-                                         for h, v in x[8]) else 0.0), *x[1:8]) for x in pool]
+    pool = [(x[0] - ROW_MISMATCH if _mismatched(x[8], named.get(x[2].chunk.doc_id, {})) else x[0], *x[1:8])
+            for x in pool]
     # the answer type of a how-to question is a procedure: when one is on offer, it alone takes the type bonus
     procedure = any(x[7] and x[1] > 0 for x in pool)
     pool = [(lexical + (typed if not procedure or steps else 0.0), scov, p, sent, st, subject, steps)
@@ -437,6 +437,12 @@ def _named_values(rows: Sequence[tuple[str, Sequence[tuple[str, str]]]], questio
             if h and t and t <= question_terms:
                 named.setdefault(doc, {}).setdefault(h, set()).add(v)
     return named
+
+
+def _mismatched(cells: Sequence[tuple[str, str]], named: Mapping[str, set[str]]) -> bool:
+    """Whether a table row (its ``(header, value)`` pairs) holds another value in a column where the question
+    names one (``named``, from ``_named_values`` for the row's document)."""
+    return any(h in named and v not in named[h] for h, v in cells)
 
 
 def _procedures(units: Sequence[_Unit], analyzer: Analyzer, terms: set[str],
