@@ -23,6 +23,17 @@ another language or with other words ("notebook computer" for "laptop") win; sen
 title family with a later ``updated`` date) are demoted, so the newer value wins and the older one is named
 with its date. A comparison of two names set side by side ("A or B") answers with a sentence of each one's own
 document; a sentence that leaves its document's subject unnamed takes the sentence naming it in a slot left.
+
+What a sentence is (``_units``): a markdown list item and a line opening with a bold label start one of their own,
+a table row reads as ``header: value; ...``, and a heading inside the passage is the subject of what sits under
+it. A sentence's own words count a little over those it inherits (``OWN_WEIGHT``); one that names the attribute a
+"what is the X" question asks for and a value of the asked type wins (``FOCUS_BONUS``: "Standard limit: 600
+requests per minute" for "What is the API rate limit ...?"); a table row whose value differs in a column where
+the question names a value ("a Business plan customer" -> plan: Business) is demoted (``ROW_MISMATCH``). A how-to
+question ("How do I ...") is answered by a procedure when one is on offer: the numbered steps of a list whose
+heading or introduction shares a term with the question, quoted whole and alone. A further sentence joins only
+when it adds question terms that the chosen sentences and the subjects they inherit lack; never one ending in a
+colon, nor one of another document without the identifier the question names.
 """
 
 from __future__ import annotations
@@ -82,6 +93,7 @@ class _Candidate:
     coverage: float
     terms: frozenset[str]
     subject: frozenset[str] = frozenset()
+    procedure: bool = False  # the numbered steps of a list, for a how-to question
 
 
 def content_terms(question: str, analyzer: Analyzer) -> list[str]:
@@ -197,21 +209,48 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     # inside a code of the question ("E-2043", "SL-TEAM-700") is matched inside the code
     numbers = {t for t in terms if t.isdigit()} & _standalone_numbers(question)
     question_terms = set(analyzer.analyze(question))
+    focus = _focus_terms(question, analyzer) & set(terms) if kind is not None else set()
+    how_to = bool(_HOW_TO_RE.search(question))
     pool = []
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
-        # a sentence inherits its document's subject (title and section heading): "Its headquarters are in
-        # Murray Hill." under "Nokia Bell Labs" answers a question naming Bell Labs and headquarters
-        subject = frozenset(analyzer.analyze_document(" ".join(x for x in (p.chunk.title, p.chunk.section) if x)))
-        for sent in _sentences(p):
-            st = frozenset(analyzer.analyze_document(sent))
+        # a sentence inherits its document's subject (title and section heading, and the heading inside the
+        # passage it sits under): "Its headquarters are in Murray Hill." under "Nokia Bell Labs" answers a
+        # question naming Bell Labs and headquarters
+        doc_subject = " ".join(x for x in (p.chunk.title, p.chunk.section) if x)
+        units = _units(p)
+        headings = {u.heading: frozenset(analyzer.analyze_document(f"{doc_subject} {u.heading}"))
+                    for u in units}
+        entries = [(u.text, frozenset(analyzer.analyze_document(u.text)), headings[u.heading], False, u.cells)
+                   for u in units]
+        if how_to:  # a how-to question asks for a procedure: the steps of a list whose topic the question names
+            entries += [(text, frozenset(analyzer.analyze_document(text)), subject, True, ())
+                        for text, subject in _procedures(units, analyzer, set(terms), headings)]
+        for sent, st, subject, steps, cells in entries:
             if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
                 st = st - (numbers - _standalone_numbers(sent))
             # (only a sentence that shares a term with the question itself is a candidate)
             scov = coverage(terms, weights, st | subject) if set(terms) & st else 0.0
             typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
-            lexical = scov + 0.3 * pcov + 0.05 / (rank + 1) + typed - (0.5 if p.chunk.doc_id in older else 0.0)
+            # a sentence that names the asked attribute itself and states a value of the asked type ("Standard
+            # limit: 600 requests per minute" for "What is the API rate limit ...?") answers it, unlike one that
+            # has the attribute only from its document's title
+            typed += FOCUS_BONUS if typed and focus and focus <= st else 0.0
+            # what the sentence states itself counts a little more than what it inherits from its subject: of
+            # sentences under one title, the one that names what the question names answers it
+            own = OWN_WEIGHT * coverage(terms, weights, st) if scov > 0 else 0.0
+            lexical = scov + own + 0.3 * pcov + 0.05 / (rank + 1) - (0.5 if p.chunk.doc_id in older else 0.0)
             lexical -= ECHO_PENALTY if _echoes(sent, question_terms, analyzer) else 0.0
-            pool.append((lexical, scov, p, sent, st, subject))
+            pool.append((lexical, scov, p, sent, st, subject, typed, steps, cells))
+    # a table row whose cell the question names whole ("a Business plan customer" -> plan: Business) sets the
+    # value of that column: rows of the same table with another value there (plan: Team) are about something
+    # else, whatever words they share with the question in other cells ("8 business hours")
+    named = _named_values([(x[2].chunk.doc_id, x[8]) for x in pool], question_terms, analyzer)
+    pool = [(x[0] - ROW_MISMATCH if _mismatched(x[8], named.get(x[2].chunk.doc_id, {})) else x[0], *x[1:8])
+            for x in pool]
+    # the answer type of a how-to question is a procedure: when one is on offer, it alone takes the type bonus
+    procedure = any(x[7] and x[1] > 0 for x in pool)
+    pool = [(lexical + (typed if not procedure or steps else 0.0), scov, p, sent, st, subject, steps)
+            for lexical, scov, p, sent, st, subject, typed, steps in pool]
     # the embedder reads only the few strongest sentences (lexical score plus their passage's cosine from the
     # dense leg, which costs nothing): embedding is the slow part of an offline answer on a hybrid store
     pool.sort(key=lambda x: -(x[0] + _passage_cosine(x[2])))
@@ -230,11 +269,11 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     codes = {t for t in terms if _CODE_RE.match(t)}
     pinned = bool(codes) and any(codes <= x[4] for x in pool)
     candidates: list[_Candidate] = []
-    for (lexical, scov, p, sent, st, subject), sem in zip(pool, semantic):
+    for (lexical, scov, p, sent, st, subject, steps), sem in zip(pool, semantic):
         if scov <= 0 and sem < 0.5:
             continue
         score = lexical + SEMANTIC_WEIGHT * sem - (1.0 if pinned and not codes <= st else 0.0)
-        candidates.append(_Candidate(p, sent, score, scov, st, subject))
+        candidates.append(_Candidate(p, sent, score, scov, st, subject, steps))
     if not candidates:
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
                       notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
@@ -268,6 +307,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     hop = _bridge_sentence(candidates[0], current, analyzer, terms, weights, kind, question)
     if hop is None:  # the bridge named as an entity, not a title: the row of the plan the answer names
         hop = entity_sentence(candidates[0], current, analyzer, terms, weights, question, coverage)
+        if hop is not None and len(set(terms) & hop.terms) < 2:
+            hop = None  # as for any sentence of another passage: one sharing one word with the question is unrelated
     if hop is None:  # ... or as an identifier ("tracked as SKY-5120"): the line that lists it, after its title
         hop = code_sentence(candidates[0], current, question)
     if hop is None and kind is not None and config.max_sentences > 1:
@@ -286,21 +327,26 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                 hop = value
             break
     chosen = [candidates[0]]
-    covered = set(candidates[0].terms)
+    # what the answer already says: its sentences and the subject each inherits (title, headings)
+    covered = set(candidates[0].terms) | candidates[0].subject
+    # a procedure is the whole answer to a how-to question: no sentence is stitched to it
+    slots = 1 if candidates[0].procedure else config.max_sentences
     top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
-    if hop is not None and config.max_sentences > 1:
+    if hop is not None and slots > 1:
         chosen.append(hop)
-        covered |= hop.terms
+        covered |= hop.terms | hop.subject
     for c in candidates[1:]:
-        if len(chosen) >= config.max_sentences:
+        if len(chosen) >= slots:
             break
-        if c.score < 0.4 * chosen[0].score or any(c.text == x.text for x in chosen) or \
+        if c.score < 0.4 * chosen[0].score or any(c.text in x.text for x in chosen) or \
                 older.get(c.passage.chunk.doc_id) == top_doc:
             continue
-        if _echoes(c.text, question_terms, analyzer):
-            continue
+        if _echoes(c.text, question_terms, analyzer) or c.text.endswith((":", "：")):
+            continue  # (a sentence ending in a colon introduces what follows it and says nothing alone)
         if len(set(terms) & c.terms) < 2 and all(c.passage.n != x.passage.n for x in chosen):
             continue  # from another passage, a sentence sharing one word with the question is unrelated
+        if pinned and not codes <= c.terms and c.passage.chunk.doc_id != top_doc:
+            continue  # the question's identifier pins the subject: another document without it is about another
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
             continue
@@ -310,22 +356,22 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         if c.coverage < STITCH_RATIO * top_cov or (c.score < 0.6 * chosen[0].score and gain < 0.15):
             continue
         chosen.append(c)
-        covered |= c.terms
+        covered |= c.terms | c.subject
     for c in candidates[1:]:  # a slot left over goes to a near-tie of the first sentence in its document,
         # which words alone cannot tell apart from it ("X is ..." and "X was ..." covering the same terms)
-        if len(chosen) >= config.max_sentences or c.score < NEAR_TIE * chosen[0].score:
+        if len(chosen) >= slots or c.score < NEAR_TIE * chosen[0].score:
             break
-        if c.passage.chunk.doc_id == top_doc and all(c.text != x.text for x in chosen) and \
-                not _echoes(c.text, question_terms, analyzer):
+        if c.passage.chunk.doc_id == top_doc and all(c.text not in x.text for x in chosen) and \
+                not _echoes(c.text, question_terms, analyzer) and not c.text.endswith((":", "：")):
             chosen.append(c)
     entities = _entity_sentences(question, candidates, analyzer)
-    if len(entities) >= 2 and config.max_sentences >= 2:
+    if len(entities) >= 2 and slots >= 2:
         # a comparison of two named things ("Who was born earlier, Emma Bull or Virginia Woolf?"): one sentence
         # from each one's own document, then what was chosen before in the slots left
-        chosen = (entities + [c for c in chosen if all(c.text != e.text for e in entities)])[:config.max_sentences]
+        chosen = (entities + [c for c in chosen if all(c.text != e.text for e in entities)])[:slots]
     else:
         naming = _naming_sentence(chosen[0], candidates, analyzer, question_terms)
-        if naming is not None and len(chosen) < config.max_sentences and all(c.text != naming.text for c in chosen):
+        if naming is not None and len(chosen) < slots and all(naming.text not in c.text for c in chosen):
             # "It follows the adventures of ..." under "The Spiderwick Chronicles": the sentence of the same
             # document that names its subject takes a slot left, since the name may be what the question asks
             chosen = [chosen[0], naming, *chosen[1:]]
@@ -359,6 +405,71 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
 
 
 TYPE_BONUS = 0.3
+OWN_WEIGHT = 0.15  # weight of a sentence's coverage by its own words, added to that read with its subject
+ROW_MISMATCH = 0.5  # demotion of a table row whose value differs in a column the question names a value of
+FOCUS_BONUS = 0.3  # a sentence naming the asked attribute ("limit") itself and a value of the asked type
+_FOCUS_RE = re.compile(r"\bwhat(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the|a|an)\s+((?:[\w-]+\s+){0,3}?[\w-]+)"
+                       r"\s*(?:\b(?:for|of|in|on|per|to|at|from|with|when|if|that|by|under|after|before)\b|[?,.]|$)",
+                       re.I)
+_HOW_TO_RE = re.compile(r"\bhow\s+(?:do|can|should|could|would|must|may|shall)\s+(?:i|we|you|one|users?)\b|"
+                        r"\bhow\s+to\b|\bwhat\s+are\s+the\s+steps\b|如何|怎么|怎样|どうやって|どうすれば", re.I)
+PROCEDURE_MAX_STEPS = 12
+PROCEDURE_MAX_CHARS = 1200
+
+
+def _focus_terms(question: str, analyzer: Analyzer) -> set[str]:
+    """The attribute a "what is the X" question asks for: the analyzer terms of the last word of X ("limit" in
+    "What is the API rate limit for a single access token?"); empty for any other question form."""
+    m = _FOCUS_RE.search(question)
+    return set(analyzer.analyze(m.group(1).split()[-1])) if m else set()
+
+
+def _named_values(rows: Sequence[tuple[str, Sequence[tuple[str, str]]]], question_terms: set[str],
+                  analyzer: Analyzer) -> dict[str, dict[str, set[str]]]:
+    """Per document, the table columns whose value the question names whole in some row (every term of the
+    cell is a term of the question: "Business" in "a Business plan customer"), each with the values named:
+    ``{doc_id: {header: {value, ...}}}``. ``rows`` are ``(doc_id, (header, value) pairs)``; sentences have no
+    pairs."""
+    named: dict[str, dict[str, set[str]]] = {}
+    for doc, cells in rows:
+        for h, v in cells:
+            t = set(analyzer.analyze_document(strip_emphasis(v)))
+            if h and t and t <= question_terms:
+                named.setdefault(doc, {}).setdefault(h, set()).add(v)
+    return named
+
+
+def _mismatched(cells: Sequence[tuple[str, str]], named: Mapping[str, set[str]]) -> bool:
+    """Whether a table row (its ``(header, value)`` pairs) holds another value in a column where the question
+    names one (``named``, from ``_named_values`` for the row's document)."""
+    return any(h in named and v not in named[h] for h, v in cells)
+
+
+def _procedures(units: Sequence[_Unit], analyzer: Analyzer, terms: set[str],
+                subjects: Mapping[str, frozenset[str]]) -> list[tuple[str, frozenset[str]]]:
+    """The procedures of a passage for a how-to question: each list whose topic (the heading it sits under or
+    the sentence that introduces it with a colon) shares a term with the question, as ``(text, subject)``:
+    its steps numbered in order ("1. Open ... 2. Untick ..."), and the terms of its document's subject, heading
+    and introduction. A list of more than ``PROCEDURE_MAX_STEPS`` steps or ``PROCEDURE_MAX_CHARS`` characters
+    is no procedure to quote whole."""
+    out: list[tuple[str, frozenset[str]]] = []
+    for run in sorted({u.run for u in units if u.run >= 0}):
+        items = [u for u in units if u.run == run]
+        first = units.index(items[0])
+        intro = units[first - 1].text if first > 0 and units[first - 1].run < 0 and \
+            units[first - 1].text.endswith(":") else ""
+        topic = set(analyzer.analyze_document(f"{items[0].heading} {intro}"))
+        steps: dict[int, list[str]] = {}
+        for u in items:
+            steps.setdefault(u.step, []).append(u.text)
+        if not topic & terms or len(steps) < 2 or len(steps) > PROCEDURE_MAX_STEPS:
+            continue
+        text = " ".join(f"{i}. {' '.join(parts)}" for i, parts in enumerate(steps.values(), 1))
+        if len(text) <= PROCEDURE_MAX_CHARS:
+            out.append((text, subjects[items[0].heading] | frozenset(analyzer.analyze_document(intro))))
+    return out
+
+
 NEAR_TIE = 0.9  # a second sentence of the top document scoring at least this share of the first joins it
 ECHO_PENALTY = 0.5
 _QUESTION_END = re.compile(r"[?？؟]\W*$")
@@ -556,6 +667,7 @@ SECOND_SENTENCES = 40  # candidates searched for the second sentence of ``two_se
 _NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
 
 
+_AMOUNT_RE = re.compile(r"[A-Z]{3}\s*\d[\d.,]*(?:\s*(?:k|K|m|M|bn))?")  # a currency code and an amount
 _QUOTED_RE = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”')
 _NAME_JOIN = re.compile(r"\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
@@ -578,8 +690,8 @@ def question_names(question: str) -> list[str]:
             # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
             for k, name in enumerate(_NAME_JOIN.split(run)):
                 name = _ARTICLE.sub("", name)
-                if not any(ch.isupper() for ch in name):  # "9-hour", "1984": a measure or a year, no name
-                    continue
+                if not any(ch.isupper() for ch in name) or _AMOUNT_RE.fullmatch(name):
+                    continue  # "9-hour", "1984", "USD 450": a measure, a year or an amount, no name
                 if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
                     names.append(name)
     return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
@@ -629,28 +741,56 @@ def _cap(text: str, limit: int = MAX_SENTENCE_CHARS) -> list[str]:
     return [text[i:i + limit] for i in range(0, len(text), limit)]
 
 
-def _sentences(p: Passage) -> list[str]:
-    """Sentences of a passage; a table row becomes ``header: value; ...`` so it reads on its own."""
-    text = p.chunk.text
-    lines = text.split("\n")
-    out: list[str] = []
+@dataclass(frozen=True)
+class _Unit:
+    """A sentence of a passage as the answerer reads it: its text, the heading inside the passage it sits under
+    ('' when none), and for a list item the list it belongs to (``run``, counted per passage) and its place in
+    it (``step``, from 0); ``run`` is -1 outside a list."""
+
+    text: str
+    heading: str = ""
+    run: int = -1
+    step: int = 0
+    cells: tuple[tuple[str, str], ...] = ()  # a table row's (header, value) pairs, in column order
+
+
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_ORDERED_RE = re.compile(r"^\s*\d{1,3}[.)]\s+")
+_LABEL_LINE_RE = re.compile(r"^\s*(?:\*\*|__)[^*_\n]{1,60}?(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:)")
+
+
+def _units(p: Passage) -> list[_Unit]:
+    """Sentences of a passage, in order. A table row becomes ``header: value; ...`` so it reads on its own; a
+    markdown list item and a line that opens with a bold label (``**Standard limit:** 600 ...``) start a
+    sentence of their own even without sentence punctuation before them; a heading inside the passage is no
+    sentence but the subject of the sentences under it."""
+    out: list[_Unit] = []
     header: list[str] | None = None
-    prose: list[str] = []
+    heading = ""
+    block: list[str] = []
+    block_run = -1
+    runs = 0
+    step = 0
+    in_list = False  # the list goes on across blank lines until a heading, a paragraph or a table ends it
 
     def flush() -> None:
-        if prose:
-            block = "\n".join(prose)
-            for s, e in split_sentences(block):
-                for piece in _cap(block[s:e]):
+        nonlocal block_run
+        if block:
+            text = "\n".join(block)
+            text = _LIST_ITEM_RE.sub("", text, count=1) if block_run >= 0 else text
+            for s, e in split_sentences(text):
+                for piece in _cap(text[s:e]):
                     sent = strip_emphasis(" ".join(piece.split()))
-                    if sent and not sent.startswith("#"):
-                        out.append(sent.lstrip("- ").strip())
-            prose.clear()
+                    sent = sent if block_run >= 0 else sent.lstrip("- ")
+                    if sent.strip() and not sent.startswith("#"):
+                        out.append(_Unit(sent.strip(), heading, block_run, step))
+            block.clear()
 
-    for line in lines:
+    for line in p.chunk.text.split("\n"):
         stripped = line.strip()
         if stripped.startswith("|"):
             flush()
+            in_list, block_run = False, -1
             cells = [c.strip() for c in stripped.strip("|").split("|")]
             if _TABLE_SEP_RE.match(stripped):
                 continue
@@ -659,12 +799,29 @@ def _sentences(p: Passage) -> list[str]:
                 continue
             pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells) if v]
             pairs += [v for v in cells[len(header):] if v]
-            out.append("; ".join(pairs))
-        else:
-            header = None if stripped else header
-            if stripped.startswith("#"):
-                flush()
-                continue
-            prose.append(line)
+            out.append(_Unit("; ".join(pairs), heading, cells=tuple((h, v) for h, v in zip(header, cells) if v)))
+            continue
+        header = None if stripped else header
+        if stripped.startswith("#"):
+            flush()
+            in_list, block_run = False, -1
+            heading = stripped.lstrip("#").strip()
+            continue
+        if not stripped:
+            flush()
+            continue
+        if _LIST_ITEM_RE.match(line):
+            flush()
+            if not in_list:
+                runs += 1
+                in_list, step = True, 0
+            else:
+                step += 1
+            block_run = runs - 1
+        elif _LABEL_LINE_RE.match(line) or (in_list and not block):
+            # a bold label opens a sentence; a paragraph after the list (a blank line before it) ends the list
+            flush()
+            in_list, block_run = False, -1
+        block.append(line)
     flush()
     return out
