@@ -13,11 +13,12 @@ from openbook.api import Engine
 from openbook.config import Config
 
 DOCS = {
-    "ja/parking.md": "---\ntitle: 駐車場の利用規則\n---\n# 駐車場の利用規則\n\n社員用駐車場は地下二階にあります。"
-    "駐車許可証の申請は総務部で受け付けています。月額の駐車料金は8,000円です。来客用のスペースは三台分あり、"
-    "前日までに受付に予約してください。\n",
-    "zh/services.md": "---\ntitle: 员工服务指南\n---\n# 员工服务指南\n\n员工食堂位于二号楼一层。午餐每份十五元，可以用工卡"
-    "支付。班车每天早上七点从地铁站出发。健身房晚上十点关闭。快递统一寄到前台。\n",
+    "ja/parking.md": "---\ntitle: 駐車場の利用規則\n---\n# 駐車場の利用規則\n\n"
+    "社員用駐車場は地下二階にあります。駐車許可証の申請は総務部で受け付けています。月額の駐車料金は8,000円です。"
+    "来客用のスペースは三台分あり、前日までに受付に予約してください。\n",
+    "zh/services.md": "---\ntitle: 员工服务指南\n---\n# 员工服务指南\n\n"
+    "员工食堂位于二号楼一层。午餐每份十五元，可以用工卡支付。班车每天早上七点从地铁站出发。健身房晚上十点关闭。"
+    "快递统一寄到前台。\n",
     "en/travel.md": "---\ntitle: Travel policy\n---\n# Travel policy\n\nBook flights through the travel portal at "
     "least 14 days before departure. Economy class is required for flights under six hours. Hotel costs are "
     "reimbursed up to USD 180 per night.\n",

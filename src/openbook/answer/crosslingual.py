@@ -145,7 +145,8 @@ def cross_sentence(question: str, language: str, passages: Sequence[Passage],
 
     ``sentences``: each passage's sentences (as the answerer reads them), parallel to ``passages``; ``own``:
     the word-based answer's sentence, whose margin in its own language is compared; ``shared``: the idf share
-    (0-1) of the question's terms a sentence holds (identifiers and numbers, the same in every language). Embeds at most ``MAX_SENTENCES`` sentences.
+    (0-1) of the question's terms a sentence holds (identifiers and numbers, the same in every language).
+    Embeds at most ``MAX_SENTENCES`` sentences.
     """
     if embedder not in MARGIN or dense_first(passages) is None:
         return None
