@@ -27,7 +27,8 @@ drops out). A cross-language sentence answers when all of these hold:
    near misses 0.03-0.05), so where the assumption fails it fails towards refusing.
 
 It then replaces the word-based answer when that one is refused, or when it stands out less in its own language
-(a smaller margin) than the cross-language sentence does in its own.
+(a smaller margin) than the cross-language sentence does in its own *and* the dense leg ranks the other-language
+passage first of all, in spite of the lower cosines across languages (``CrossSentence.first_overall``).
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ class CrossSentence:
     ``cosine``: its cosine to the question; ``margin``: ``cosine`` minus the mean cosine of the other sentences
     of its language (module docstring); ``own_margin``: the same statistic for the word-based answer's
     sentence in the question's language (None when it was not given); ``answers``: whether the rule holds;
-    ``why``: a one-line reason either way.
+    ``why``: a one-line reason either way; ``first_overall``: whether the dense leg ranks its passage first among
+    all the retrieved passages, the question's language included.
     """
 
     passage: Passage
@@ -103,6 +105,7 @@ class CrossSentence:
     own_margin: float | None
     answers: bool
     why: str
+    first_overall: bool = False
 
 
 def cosines(question: str, sentences: Sequence[str], embed: Embedder) -> np.ndarray:
@@ -191,4 +194,6 @@ def cross_sentence(question: str, language: str, passages: Sequence[Passage],
         answers, why = False, f"margin {m:.3f} < {MARGIN[embedder]:.3f}"
     else:
         answers, why = True, f"margin {m:.3f} >= {MARGIN[embedder]:.3f}, its passage first on the dense leg"
-    return CrossSentence(p, text, float(cos[j]), m, own_margin, answers, why)
+    overall = dense_first(passages)
+    return CrossSentence(p, text, float(cos[j]), m, own_margin, answers, why,
+                         first_overall=overall is not None and overall.n == p.n)

@@ -251,8 +251,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
                                    stats, candidates, embedder=dense)
         confidence = answerability(features, language, dense)
-    if cross is not None and cross.answers and (confidence < config.min_confidence or cross.own_margin is None
-                                                or cross.margin > cross.own_margin):
+    if cross is not None and cross.answers and (confidence < config.min_confidence or cross.own_margin is None or (
+            cross.first_overall and cross.margin > cross.own_margin)):
         top_score = max((c.score for c in candidates), default=1.0)
         candidates.insert(0, _Candidate(cross.passage, cross.text, 10.0 * max(top_score, 1.0), 1.0,
                                         frozenset(analyzer.analyze_document(cross.text))))
