@@ -51,6 +51,7 @@ from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
 from .bridge import code_sentence, entity_sentence, row_by_bridge
 from .context import citation_for, superseded_docs
+from .crosslingual import cross_sentence
 from .refusal import (DENSE_SCALE, answerability, dense_scaled, expected_answer_type, expected_unit,
                       has_answer_type, question_language, refusal_sentence, states_unit)
 
@@ -274,15 +275,28 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             continue
         score = lexical + SEMANTIC_WEIGHT * sem - (1.0 if pinned and not codes <= st else 0.0)
         candidates.append(_Candidate(p, sent, score, scov, st, subject, steps))
-    if not candidates:
+    candidates.sort(key=lambda c: -c.score)
+    # a passage in another language: its best sentence competes on dense evidence (answer/crosslingual.py)
+    cross = cross_sentence(question, language, passages, [[u.text for u in _units(p)] for p in passages], embed,
+                           embedder, kind, own=candidates[0].text if candidates else None,
+                           shared=lambda s: coverage(terms, weights, set(analyzer.analyze_document(s)))) \
+        if embed is not None and embedder is not None else None
+    if not candidates and not (cross and cross.answers):
         return Answer(text=refusal.text, refused=True, passages=tuple(passages),
                       notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
-    candidates.sort(key=lambda c: -c.score)
-    dense = embedder if embedder in DENSE_SCALE and any("dense" in p.hit.legs for p in passages) else None
-    features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
-                               stats, candidates, embedder=dense)
-    confidence = answerability(features, language, dense)
-    if confidence < config.min_confidence:
+    confidence = 0.0
+    if candidates:
+        dense = embedder if embedder in DENSE_SCALE and any("dense" in p.hit.legs for p in passages) else None
+        features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
+                                   stats, candidates, embedder=dense)
+        confidence = answerability(features, language, dense)
+    if cross is not None and cross.answers and (confidence < config.min_confidence or cross.own_margin is None or (
+            cross.first_overall and cross.margin > cross.own_margin)):
+        top_score = max((c.score for c in candidates), default=1.0)
+        candidates.insert(0, _Candidate(cross.passage, cross.text, 10.0 * max(top_score, 1.0), 1.0,
+                                        frozenset(analyzer.analyze_document(cross.text))))
+        notes.append(f"answered from a passage in another language: {cross.why}")
+    elif confidence < config.min_confidence:
         cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
         # lexical evidence cannot see a passage in another language or in other words: there the dense leg
         # decides, and an identifier (E-4410, SL-PRO-500), the same in every language, held by a passage shows
@@ -294,6 +308,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         elif dense_threshold is None or cosine is None or cosine < dense_threshold or not (
                 dense_decides or _legs_agree(passages)):
             why = f"answerability {confidence:.2f} < {config.min_confidence:.2f}"
+            why += f"; another language's best sentence: {cross.why}" if cross is not None else ""
             return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
                           confidence=confidence)
         else:
@@ -774,7 +789,6 @@ def _units(p: Passage) -> list[_Unit]:
     in_list = False  # the list goes on across blank lines until a heading, a paragraph or a table ends it
 
     def flush() -> None:
-        nonlocal block_run
         if block:
             text = "\n".join(block)
             text = _LIST_ITEM_RE.sub("", text, count=1) if block_run >= 0 else text

