@@ -12,7 +12,6 @@ import os
 import sys
 import tempfile
 from contextlib import contextmanager
-from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator, Sequence
