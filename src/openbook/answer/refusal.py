@@ -195,16 +195,18 @@ def answerability(features: Mapping[str, float], language: str, embedder: str | 
 # "complete answer" judgement, off-topic negatives), with the default retrieval (two hops). The bias is shifted
 # so that 0.5 is the operating point chosen there by one rule: per language, the threshold at which 93% of the
 # calibration positives with gold answers are answered, three points above the reported target of 90%
-# (``--answered 0.93``). ``bridge_coverage`` is left out: it rewards how HotpotQA questions are written (two
+# (``--answered 0.93``; hybrid stores). On a BM25-only store no point with 90% answered reaches the 80%-refused
+# target on the calibration split (HotpotQA: 78.7%), so the margin buys nothing there and the operating point
+# is the stated aim, 95% answered (``--answered 0.95``). ``bridge_coverage`` is left out: it rewards how HotpotQA questions are written (two
 # linked Wikipedia pages) and cost 12 points of answered Cranfield positives at that point. Command and
 # figures in BENCHMARKS.md.
 ANSWERABILITY_MODEL: dict[str, dict[str, float]] = {
     "en": {
-        "bias": -6.3971, "bm25_norm": 0.361, "few_terms": -2.1797, "union_coverage": 1.3478, "names_found": 2.9081,
+        "bias": -6.0142, "bm25_norm": 0.361, "few_terms": -2.1797, "union_coverage": 1.3478, "names_found": 2.9081,
         "two_sentences": 2.7148, "rare_two": 1.319, "names_two": 0.3672,
     },
     "zh": {
-        "bias": -6.3017, "passage_coverage": 0.3697, "sentence_coverage": 4.8256, "rare_in_passage": 1.3614,
+        "bias": -5.964, "passage_coverage": 0.3697, "sentence_coverage": 4.8256, "rare_in_passage": 1.3614,
         "bm25_norm": 2.5414, "few_terms": -0.7675, "union_coverage": 0.1677, "two_sentences": 3.323,
         "rare_two": 1.9957,
     },
