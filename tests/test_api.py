@@ -239,8 +239,11 @@ def test_dense_mode_on_a_bm25_only_store_says_how_to_embed(tmp_path, docs):
 
 
 def test_versions_are_recorded_at_ingest(tmp_path, docs):
-    write(docs, "travel-v1.md", "---\ntitle: Travel Policy v1.3\nupdated: 2022-01-10\n---\nHotels up to USD 180.\n")
-    write(docs, "travel-v2.md", "---\ntitle: Travel Policy\nupdated: 2024-03-01\n---\nHotels up to USD 210.\n")
+    # the sentence names what the question asks (a hotel limit): an answer, not a neighbour, on any store
+    write(docs, "travel-v1.md", "---\ntitle: Travel Policy v1.3\nupdated: 2022-01-10\n---\nThe hotel limit is USD 180 "
+          "a night.\n")
+    write(docs, "travel-v2.md", "---\ntitle: Travel Policy\nupdated: 2024-03-01\n---\nThe hotel limit is USD 210 "
+          "a night.\n")
     write(docs, "faq-new.md", "---\ntitle: FAQ\nsupersedes: faq-old\n---\nAnswers, revised.\n")
     write(docs, "faq-old.md", "---\ntitle: Frequently asked\n---\nAnswers.\n")
     with open_engine(tmp_path) as e:

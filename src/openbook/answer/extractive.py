@@ -175,12 +175,13 @@ def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
                       config: AnswerConfig, dense_threshold: float | None = None,
                       embed: Embedder | None = None, versions: Mapping[str, str] | None = None,
-                      embedder: str | None = None) -> Answer:
+                      embedder: str | None = None, cosines: Mapping[str, float] | None = None) -> Answer:
     """Answer ``question`` from ``passages`` by extraction, or refuse.
 
     ``embedder``: the store's embedder name (hybrid store); with passages scored by the dense leg and a
     ``refusal.DENSE_SCALE`` entry for it, the answerability score adds the dense features and uses the hybrid
-    model fitted for that embedder.
+    model fitted for that embedder. ``cosines``: chunk id -> the question's cosine to a passage the dense leg
+    did not score (``answer.pipeline.question_cosines``: a second-hop passage), read by the dense features.
 
     Returns:
         An ``Answer`` whose text is one to ``config.max_sentences`` sentences, each followed by ``[n]``, and a
@@ -288,7 +289,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if candidates:
         dense = embedder if embedder in DENSE_SCALE and any("dense" in p.hit.legs for p in passages) else None
         features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
-                                   stats, candidates, embedder=dense)
+                                   stats, candidates, embedder=dense, cosines=cosines)
         confidence = answerability(features, language, dense)
     if cross is not None and cross.answers and (confidence < config.min_confidence or cross.own_margin is None or (
             cross.first_overall and cross.margin > cross.own_margin)):
@@ -595,7 +596,8 @@ def _naming_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
                     passage_terms: Sequence[set[str]], passage_coverage: float, top: _Candidate,
                     kind: str | None, stats: TermStats,
-                    candidates: Sequence[_Candidate] = (), embedder: str | None = None) -> dict[str, float]:
+                    candidates: Sequence[_Candidate] = (), embedder: str | None = None,
+                    cosines: Mapping[str, float] | None = None) -> dict[str, float]:
     """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
 
     ``rare_*``: idf-weighted share of the question's rarest content terms (the top third by idf, at least one)
@@ -609,7 +611,8 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     heading (an answer composed of two sentences, as a multi-hop question needs, explains the whole question;
     hard negatives on the same topic explain only a part). With ``embedder`` (a hybrid store): ``dense_top``,
     the best dense-leg cosine among the passages, and ``dense_answer``, that of the answering sentence's passage,
-    each rescaled to 0-1 (``refusal.dense_scaled``); 0 without.
+    each rescaled to 0-1 (``refusal.dense_scaled``); 0 without. A passage the dense leg did not score (a
+    second-hop passage) counts with its cosine from ``cosines`` (chunk id -> cosine), else not at all.
     """
     total = float(weights.sum()) or 1.0
     order = np.argsort(-weights, kind="stable")
@@ -648,9 +651,11 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     both = covered | second
     dense_top = dense_answer = 0.0
     if embedder is not None:
-        dense_top = dense_scaled(max((_passage_cosine(p) for p in passages if "dense" in p.hit.legs),
+        cos = {p.hit.chunk_id: _passage_cosine(p) for p in passages if "dense" in p.hit.legs}
+        cos.update({c: v for c, v in (cosines or {}).items() if c not in cos})
+        dense_top = dense_scaled(max((cos[p.hit.chunk_id] for p in passages if p.hit.chunk_id in cos),
                                      default=0.0), embedder)
-        dense_answer = dense_scaled(_passage_cosine(top.passage), embedder) if "dense" in top.passage.hit.legs \
+        dense_answer = dense_scaled(cos[top.passage.hit.chunk_id], embedder) if top.passage.hit.chunk_id in cos \
             else 0.0
     return {
         "dense_top": dense_top,

