@@ -17,7 +17,7 @@ pytest.importorskip("psycopg")
 from openbook.api import Engine  # noqa: E402
 from openbook.store.postgres import PostgresStore  # noqa: E402
 
-from test_embedded import BM25, ENV, SLOW_INGEST, SLOWER_INGEST, cli, finish, folder  # noqa: E402
+from test_embedded import BM25, ENV, INTERRUPTED_INGEST, SLOWER_INGEST, cli, finish, folder  # noqa: E402
 
 
 def counts(url: str) -> tuple[int, int, int]:
@@ -90,8 +90,8 @@ def test_the_same_folder_ingested_twice_at_once_is_stored_once(tmp_path, postgre
 
 def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path, postgres_url):
     docs = folder(tmp_path, "docs", 150, "Alpha")
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_INGEST, str(docs), postgres_url], cwd=tmp_path, env=ENV,
-                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_INGEST, str(docs), postgres_url], cwd=tmp_path,
+                            env=ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait for two committed batches, as a reader sees them
         time.sleep(0.1)
