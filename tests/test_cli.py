@@ -102,6 +102,20 @@ def test_store_and_config_options_on_either_side_of_the_subcommand(lab_store, tm
     assert r.returncode == 0, r.stderr
 
 
+def test_eval_writes_the_store_given_on_either_side_of_the_subcommand(tmp_path):
+    data = tmp_path / "tiny"
+    (data / "qrels").mkdir(parents=True)
+    (data / "corpus.jsonl").write_text('{"_id": "d1", "title": "Bees", "text": "Honey bees make honey."}\n'
+                                       '{"_id": "d2", "title": "Ants", "text": "Ants live in colonies."}\n')
+    (data / "queries.jsonl").write_text('{"_id": "q1", "text": "What do honey bees make?"}\n')
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    for store, args in (("before", ("--store", "before", "eval", "retrieval")),
+                        ("after", ("eval", "retrieval", "--store", "after"))):
+        r = run(*args, "--dataset", str(data), "--no-embed", "--out", "out", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert (tmp_path / store).is_dir(), args  # not a throw-away store
+
+
 @pytest.mark.parametrize("args,needle", [
     (("search", "x", "--store", "nowhere"), "no openbook store"),
     (("search", "   ", "--store", "s"), "empty query"),

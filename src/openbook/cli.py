@@ -471,6 +471,12 @@ def eval() -> None:  # noqa: A001 - the subcommand is called "eval"
     """Measure retrieval (BEIR datasets) or answers (lab questions)."""
 
 
+def _eval_store(ctx: click.Context, store: str | None) -> str | None:
+    """The store an eval writes: ``--store`` given before or after the subcommand, else None (a throw-away
+    store; never the configured default, which a dataset's corpus would fill)."""
+    return store or ctx.obj.get("store") or None
+
+
 @eval.command("retrieval")
 @click.option("--dataset", type=click.Path(exists=True, file_okay=False), required=True,
               help="BEIR folder with corpus.jsonl, queries.jsonl, qrels/test.tsv.")
@@ -504,7 +510,7 @@ def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: st
     flags.update({**_transform_flags(transform), **_llm_flags(llm, base_url), "ingest.contextualize": contextualize,
                   "index.raptor": raptor})
     cfg = _config(ctx, None, flags)
-    report = run_retrieval_eval(Path(dataset), store or None, cfg, mode, Path(out_dir),
+    report = run_retrieval_eval(Path(dataset), _eval_store(ctx, store), cfg, mode, Path(out_dir),
                                 Path(baseline) if baseline else None, tolerance, progress=sys.stderr.isatty())
     click.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else format_retrieval_report(report))
     if not report.ok:
@@ -543,13 +549,13 @@ def eval_answers(ctx: click.Context, dataset: str | None, sample: int | None, se
     if dataset is not None:
         if questions or docs:
             raise click.UsageError("give either --dataset or --questions/--docs, not both")
-        qa = run_qa_eval(Path(dataset), store or None, cfg, sample, seed, Path(out_dir),
+        qa = run_qa_eval(Path(dataset), _eval_store(ctx, store), cfg, sample, seed, Path(out_dir),
                          progress=sys.stderr.isatty())
         click.echo(json.dumps(qa.to_dict(), ensure_ascii=False) if as_json else format_qa_report(qa))
         return
     if not questions or not docs:
         raise click.UsageError("give --dataset BEIR_DIR, or --questions FILE and --docs DIR for a lab")
-    report = run_answer_eval(Path(questions), Path(docs), store or None, cfg)
+    report = run_answer_eval(Path(questions), Path(docs), _eval_store(ctx, store), cfg)
     click.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else format_answer_report(report))
     if not report.ok:
         ctx.exit(EXIT_ERROR)

@@ -19,10 +19,11 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
         docs: doc id -> (title, metadata).
 
     A document supersedes another when its metadata names it in ``supersedes`` (by doc id, part of a doc id,
-    title, or title family), when its body says it supersedes a phrase naming the other's title family of two
-    words or more (``supersedes_text``, read at ingest by ``openbook.ingest.body_dates``), or when both share a
-    title family (the title without version marks such as "v2",
-    "1.3", "(draft)" and without a trailing "| Site name") and it has the later ``updated`` date. Runs in
+    title, or title family), when its body says it supersedes the other's title or title family, or a phrase
+    naming a title family of two words or more (``supersedes_text``, read at ingest by
+    ``openbook.ingest.body_dates``; never by doc id, and never a document with a later ``updated`` date), or
+    when both share a title family (the title without version marks such as "v2", "1.3", "(draft)" and without
+    a trailing "| Site name") and it has the later ``updated`` date. Runs in
     about linear time, so the store records the links for the whole corpus at ingest.
     """
     out: dict[str, str] = {}
@@ -36,7 +37,9 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
     for newer, (_, meta) in docs.items():
         sup = meta.get("supersedes")
         names = [sup] if isinstance(sup, str) else list(sup or [])
-        if meta.get("supersedes_text") and not names:
+        # what the body says (untrusted text, "Supersedes: notes") names titles, never file paths
+        from_body = bool(meta.get("supersedes_text")) and not names
+        if from_body:
             names = [meta["supersedes_text"]]
         mine = str(meta.get("updated") or "")
         for name in names:
@@ -44,15 +47,15 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
             if not key:
                 continue
             targets = set(by_title.get(key, [])) | set(by_family.get(_family(key), []))
-            targets |= {d for d in docs if key in d.casefold()} if len(key) >= 4 else set()
+            targets |= {d for d in docs if key in d.casefold()} if len(key) >= 4 and not from_body else set()
             if not targets:
                 # a phrase ("the VPN access guide of March 2022") names the documents whose title family it
-                # contains, a family of two words or more so that one common word never links unrelated ones,
-                # and never a document dated later than this one
+                # contains, a family of two words or more so that one common word never links unrelated ones
                 said = _family(key)
                 targets = {older for family, members in by_family.items() if " " in family
-                           and re.search(rf"(?<!\w){re.escape(family)}(?!\w)", said) for older in members
-                           if not (mine and str(docs[older][1].get("updated") or "") > mine)}
+                           and re.search(rf"(?<!\w){re.escape(family)}(?!\w)", said) for older in members}
+            if from_body:  # and never a document dated later than this one
+                targets = {d for d in targets if not (mine and str(docs[d][1].get("updated") or "") > mine)}
             for older in targets - {newer}:
                 out[older] = newer
     for members in by_family.values():

@@ -24,6 +24,9 @@ DOCS = {
     "reimbursed up to USD 180 per night.\n",
     "en/badge.md": "# Badge rules\n\nWear your badge visibly at all times in the office. Report a lost badge to "
     "reception on the same day.\n",
+    # only the hr role may read it: a question without that role never sees its (Japanese) answer
+    "ja/housing.md": "---\ntitle: 住宅手当\nacl: [hr]\n---\n# 住宅手当\n\n住宅手当は月額30,000円です。"
+    "申請は人事部で受け付けています。転居した場合は一か月以内に届け出てください。\n",
     "en/leave.md": "# Annual leave\n\nFull-time employees get 25 days of annual leave per year. Unused leave "
     "expires at the end of March of the following year.\n",
 }
@@ -108,3 +111,20 @@ def test_a_sentence_in_another_language_outranks_a_lexical_near_miss(engine: Eng
         answerer.config = saved
     assert answer.text.startswith("月額の駐車料金は8,000円です。"), answer.text
     assert "Hotel" not in answer.text
+
+
+@pytest.mark.parametrize("question,hidden,access", [
+    ("How much is the monthly housing allowance?", "ja/housing.md", {}),  # acl: [hr], no role given
+    ("How much does employee parking cost per month?", "ja/parking.md", {"where": ["doc_id!=ja/parking.md"]}),
+    ("How much does employee parking cost per month?", "ja/parking.md", {"exclude_docs": {"ja/parking.md"}}),
+])
+def test_a_hidden_document_never_answers_across_languages(engine: Engine, question: str, hidden: str,
+                                                          access: dict) -> None:
+    answer = engine.ask(question, **access)
+    assert hidden not in {c.doc_id for c in answer.citations} | {p.chunk.doc_id for p in answer.passages}
+    assert "円" not in answer.text, answer.text
+
+
+def test_the_role_that_may_read_it_is_answered_from_it(engine: Engine) -> None:
+    answer = engine.ask("How much is the monthly housing allowance?", roles=["hr"])
+    assert "ja/housing.md" in {p.chunk.doc_id for p in answer.passages}  # the test above is not vacuous

@@ -49,3 +49,17 @@ def test_a_later_dated_document_is_never_the_older_one() -> None:
             "c": ("Travel policy v1", {"updated": "2021-01-01"})}
     links = version_links(docs)
     assert links.get("b") is None and links["c"] in ("a", "b")
+
+
+def test_a_body_statement_names_titles_never_file_paths() -> None:
+    # "Supersedes: notes" in a document's text is no claim over every file whose path holds "notes"
+    docs = {"notes/a.md": ("Canteen menu", {}), "notes/b.md": ("Parking permit", {}),
+            "x.md": ("Office notes", {"supersedes_text": "notes"})}
+    assert version_links(docs) == {}
+
+
+def test_a_body_statement_naming_a_family_never_makes_a_later_version_older() -> None:
+    docs = {"a": ("Travel policy v2", {"updated": "2023-01-01", "supersedes_text": "Travel policy"}),
+            "b": ("Travel policy v3", {"updated": "2024-01-01"}),
+            "c": ("Travel policy v1", {"updated": "2021-01-01"})}
+    assert version_links(docs) == {"c": "a", "a": "b"}

@@ -30,6 +30,9 @@ DOCS = {
     **{f"gateway-4.{v}.md": f"# Orbit gateway 4.{v} release notes\n\nRelease date: 2025-0{v - 3}-01\n\n## Fixes\n"
        f"- ORB-74{v}0: An upload fix for the gateway: resumed uploads no longer restart from zero after an outage "
        f"of the network.\n" for v in (4, 5, 6)},
+    # a fix line only the staff role may read: never linked, cited or shown to a question without that role
+    "gateway-4.8-staff.md": "---\nacl: [staff]\n---\n# Orbit gateway 4.8 release notes\n\n## Fixes\n- ORB-7731: "
+    "The gateway keeps live sessions in its cache when an upload outage peaks.\n",
     # lab-unrelated names with letters and digits: a cytokine (IL-18) and a drug code (ARRY-142886) that many
     # abstracts share
     **{f"abstract-{i}.md": f"# Lewis lung carcinoma study {i}\n\nIL-18 levels rose in treated mice. The MEK "
@@ -100,6 +103,17 @@ def test_the_identifier_hop_applies_filters(engine: Engine, hidden: dict) -> Non
     hits = engine.search_batch([QUESTION], k=10, hops=2, explain=explain, **hidden)[0]
     assert explain[0]["identifier_query"] == "ORB-7731" and explain[0]["identifier_link"] is None
     assert "gateway-4.7.md" not in docs_of(hits)
+
+
+def test_the_identifier_hop_never_reaches_a_document_the_roles_cannot_see(engine: Engine) -> None:
+    hidden = "gateway-4.8-staff.md"
+    explain: list[dict] = []
+    hits = engine.search_batch([QUESTION], k=10, hops=2, explain=explain)[0]
+    assert explain[0]["identifier_query"] == "ORB-7731" and explain[0]["identifier_link"] != hidden
+    assert hidden not in docs_of(hits)
+    answer = engine.ask(QUESTION)
+    assert hidden not in {c.doc_id for c in answer.citations} | {p.chunk.doc_id for p in answer.passages}
+    assert hidden in docs_of(engine.search_batch([QUESTION], k=10, hops=2, roles=["staff"])[0])  # not vacuous
 
 
 def test_the_answer_quotes_the_fix_line_after_its_title(engine: Engine) -> None:

@@ -775,7 +775,6 @@ class _Unit:
 
 
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-_ORDERED_RE = re.compile(r"^\s*\d{1,3}[.)]\s+")
 _LABEL_LINE_RE = re.compile(r"^\s*(?:\*\*|__)[^*_\n]{1,60}?(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:)")
 
 

@@ -30,11 +30,17 @@ def question_cosines(question: str, passages: Sequence[Passage], store: Any,
     features read its real cosine from here instead of nothing.
 
     Args:
+        question: the question, embedded once as a query.
+        passages: the passages the answerer reads (already filtered by roles, ``where`` and exclusions: only
+            their own vectors are read).
+        store: the open store (``vectors(chunk_ids) -> float32 [n, dim]``, ``StoreError`` for an id it does not
+            index).
         embed: ``(texts, "query" | "passage") -> float [n, dim]``, the store's embedder.
 
     Returns:
         chunk id -> cosine in [-1, 1] for each passage without a ``dense`` leg (empty when every passage has
-        one, or the store cannot give a passage's vector, e.g. a RAPTOR summary).
+        one, or the store cannot give a passage's vector, e.g. a RAPTOR summary: the ``StoreError`` is not
+        raised).
     """
     missing = list(dict.fromkeys(p.hit.chunk_id for p in passages if "dense" not in p.hit.legs))
     if not missing:
