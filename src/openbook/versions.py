@@ -21,7 +21,7 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
     A document supersedes another when its metadata names it in ``supersedes`` (by doc id, part of a doc id,
     title, or title family), when its body says it supersedes the other's title or title family, or a phrase
     naming a title family of two words or more (``supersedes_text``, read at ingest by
-    ``openbook.ingest.body_dates``; never by doc id, and never a document with a later ``updated`` date), or
+    ``openbook.dates``; never by doc id, and never a document with a later ``updated`` date), or
     when both share a title family (the title without version marks such as "v2", "1.3", "(draft)" and without
     a trailing "| Site name") and it has the later ``updated`` date. Runs in
     about linear time, so the store records the links for the whole corpus at ingest.
@@ -93,6 +93,11 @@ _SITE_SUFFIX_RE = re.compile(r"\s+[|–—-]\s+[^|–—-]+$")
 
 
 def _family(title: str) -> str:
-    """A title without version marks and without a trailing ``| Site name`` / ``- Site name``."""
-    base = _SITE_SUFFIX_RE.sub("", title.casefold()) if _SITE_SUFFIX_RE.search(title) else title.casefold()
+    """A title without version marks and without a trailing ``| Site name`` / ``- Site name``.
+
+    A trailing part with a digit or a colon ("- Chapter 2: File Versions", "- Part 3") names a part of the
+    work, not a site, and stays: chapters of one manual are not versions of each other."""
+    suffix = _SITE_SUFFIX_RE.search(title)
+    site = suffix is not None and not re.search(r"[\d:：]", suffix.group(0))
+    base = _SITE_SUFFIX_RE.sub("", title.casefold()) if site else title.casefold()
     return _WS_RE.sub(" ", _VERSION_RE.sub(" ", base)).strip(" -–—:|")

@@ -1,18 +1,18 @@
-"""Version facts read from a document's opening text (``ingest.body_dates``) and the links they make."""
+"""Version facts read from a document's opening text (``openbook.dates``) and the links they make."""
 
 from __future__ import annotations
 
 import pytest
 
 from openbook.ingest import load_file
-from openbook.ingest.body_dates import body_metadata
+from openbook.dates import body_metadata
 from openbook.versions import version_links
 
 
 @pytest.mark.parametrize("head,updated", [
     ("# Guide\n\nEffective date: 2024-06-01\n\nText.", "2024-06-01"),
     ("Last updated 12 March 2024. Revised: June 3, 2024.", "2024-06-03"),  # the latest stated date
-    ("MEETING NOTES\nDate: 2024-07-09\nChair: Ana", "2024-07-09"),
+    ("MEETING NOTES\nDate: 2024-07-09\nChair: Ana", None),  # notes of one series are not versions
     ("RELEASE NOTES\nRelease date: 2024-09-17\n", None),  # notes of two releases are not two versions
     ("差旅政策\n生效日期：2024年3月1日\n", "2024-03-01"),
     ("We met on 2024-01-01 to plan the move.", None),  # a date without a label is not the document's
@@ -63,3 +63,11 @@ def test_a_body_statement_naming_a_family_never_makes_a_later_version_older() ->
             "b": ("Travel policy v3", {"updated": "2024-01-01"}),
             "c": ("Travel policy v1", {"updated": "2021-01-01"})}
     assert version_links(docs) == {"c": "a", "a": "b"}
+
+
+def test_chapters_of_one_manual_are_not_versions_of_each_other() -> None:
+    docs = {"ch1": ("Manual - Chapter 1: Getting Started", {"updated": "2024-01-01"}),
+            "ch2": ("Manual - Chapter 2: File Versions", {"updated": "2023-01-01"}),
+            "p-old": ("Travel policy | Intranet", {"updated": "2022-01-01"}),
+            "p-new": ("Travel policy | Intranet", {"updated": "2024-03-01"})}
+    assert version_links(docs) == {"p-old": "p-new"}  # a site-name suffix still goes

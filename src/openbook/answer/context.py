@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
+from ..dates import labelled_date
 from ..types import Citation, Hit, Passage
 from ..versions import version_links  # noqa: F401 - re-exported: answerers import it from here
 
@@ -63,14 +64,12 @@ def format_sources(citations: Sequence[Citation]) -> str:
 def superseded_docs(passages: Sequence[Passage], recorded: Mapping[str, str] | None = None) -> dict[str, str]:
     """``version_links`` among the passages' documents, plus links ``recorded`` at ingest for them, plus what
     their text says: "replaces / supersedes / obsoletes NAME" names an older document, and a labelled date
-    ("Effective date:", "valid from", "as of", "Last updated" ...: ``ingest.body_dates.labelled_date``) stands
+    ("Effective date:", "valid from", "as of", "Last updated" ...: ``dates.labelled_date``) stands
     in for a missing ``updated`` date."""
     docs: dict[str, tuple[str, Mapping[str, Any]]] = {}
     for p in passages:
         meta = dict(p.chunk.metadata)
         if not meta.get("updated"):
-            from ..ingest.body_dates import labelled_date
-
             stated = labelled_date(p.chunk.text)
             if stated:
                 meta["updated"] = stated

@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 from ..errors import IngestError, UnsupportedFormatError
 from ..types import Document
 from ._common import binary_kind, read_bytes
-from .body_dates import body_metadata
+from ..dates import body_metadata
 from .beir import iter_beir, load_beir
 from .epub import load_epub
 from .html import load_html

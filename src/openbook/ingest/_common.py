@@ -8,8 +8,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from dateutil import parser as _dateparser
-
+from ..dates import iso_date  # noqa: F401 - re-exported: the loaders import it from here
 from ..errors import IngestError
 
 logger = logging.getLogger("openbook.ingest")
@@ -25,38 +24,8 @@ RESERVED_KEYS = frozenset(
 # Spellings of the access list; every one is read as ``acl``.
 ACCESS_KEYS = frozenset({"acl", "acls", "allowed_roles"})
 
-_CJK_DATE = re.compile(r"(\d{4})\s*[年./-]\s*(\d{1,2})\s*[月./-]\s*(\d{1,2})\s*[日号]?")
-_ISO_PREFIX = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})(?:$|[T\s])")
 _ID_PREFIX = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[-_ ]+|(?:[A-Za-z]{1,5}[-_])?\d{2,}[-_ ]+(?=\D))")
 _BLANK_RUN = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
-
-
-def iso_date(value: Any) -> str | None:
-    """Return ``value`` as an ISO ``YYYY-MM-DD`` string, or None when it is not a recognisable date.
-
-    Accepts ``date``/``datetime`` objects, ISO strings, Chinese/Japanese dates (``2024年5月1日``) and
-    anything ``dateutil`` parses (``1 May 2024``, ``May 1, 2024``, ``2024/05/01``; ambiguous ``01/05/2024``
-    is read month first, as dateutil does).
-    """
-    if isinstance(value, _dt.datetime):
-        return value.date().isoformat()
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    m = _ISO_PREFIX.match(text) or _CJK_DATE.search(text)
-    if m:
-        try:
-            return _dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
-        except ValueError:
-            return None
-    if not re.search(r"\d", text):
-        return None  # dateutil would fill a bare month name with today's year and day
-    try:
-        return _dateparser.parse(text, default=_dt.datetime(2000, 1, 1)).date().isoformat()
-    except (ValueError, OverflowError):
-        return None
 
 
 def _jsonable(value: Any) -> Any:

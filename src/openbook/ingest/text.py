@@ -23,7 +23,7 @@ from pathlib import Path
 from ..errors import IngestError
 from ..types import Document
 from ._common import normalise_metadata, read_text, tidy, title_from_path
-from .body_dates import labelled_date
+from ..dates import labelled_date
 from .frontmatter import split_front_matter
 
 _HEADER_LINES = 12

@@ -1,12 +1,17 @@
-"""Version facts a document states in its own opening text, for documents whose metadata lacks them.
+"""Dates in text: ``iso_date`` (any date value to ISO), and the version facts a document states in its own
+opening text, for documents whose metadata lacks them. Neutral ground, like ``openbook.versions``: the loaders
+and the answerers both read it without importing each other.
 
 Many policies, guides and release notes carry no front matter but open with "Effective date: 2024-06-01",
 "Last updated 12 March 2024" or "This version supersedes the VPN guide of March 2022". ``body_metadata`` reads
 those from the head of the cleaned text so that ``openbook.versions.version_links`` can tell the newer version:
 
-- ``updated``: the date after a label such as "effective date", "effective from", "last updated", "revised",
-  "version date", "release date", "published", a "Date:" line, "生效日期", "更新日期", "最終更新", "改訂日", "施行日" in the first ``HEAD_CHARS`` characters;
-  the latest one when several are stated (a revision history lists the newest change last or first);
+- ``updated``: the date after a label such as "effective date", "effective from", "valid from", "as of",
+  "last updated", "revised", "reviewed", "revision", "version date", "date of issue", "生效日期", "更新日期",
+  "最終更新", "改訂日", "施行日" in the first ``HEAD_CHARS`` characters; the latest one when several are stated
+  (a revision history lists the newest change last or first). Not a release date (the notes of two releases
+  are two documents, not two versions of one) and not a bare "Date:" line (meeting notes of one series share a
+  title but do not supersede each other);
 - ``supersedes_text``: what the document says it supersedes or replaces ("This version supersedes X",
   "Supersedes: X", "replaces X", "取代X", "代替X"), a short phrase that ``version_links`` matches against other
   documents' titles.
@@ -16,10 +21,42 @@ Front matter always wins: a key the loader already set is never replaced.
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from typing import Any, Mapping
 
-from ._common import iso_date
+from dateutil import parser as _dateparser
+
+_CJK_DATE = re.compile(r"(\d{4})\s*[年./-]\s*(\d{1,2})\s*[月./-]\s*(\d{1,2})\s*[日号]?")
+_ISO_PREFIX = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})(?:$|[T\s])")
+
+
+def iso_date(value: Any) -> str | None:
+    """Return ``value`` as an ISO ``YYYY-MM-DD`` string, or None when it is not a recognisable date.
+
+    Accepts ``date``/``datetime`` objects, ISO strings, Chinese/Japanese dates (``2024年5月1日``) and
+    anything ``dateutil`` parses (``1 May 2024``, ``May 1, 2024``, ``2024/05/01``; ambiguous ``01/05/2024``
+    is read month first, as dateutil does).
+    """
+    if isinstance(value, _dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    m = _ISO_PREFIX.match(text) or _CJK_DATE.search(text)
+    if m:
+        try:
+            return _dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+        except ValueError:
+            return None
+    if not re.search(r"\d", text):
+        return None  # dateutil would fill a bare month name with today's year and day
+    try:
+        return _dateparser.parse(text, default=_dt.datetime(2000, 1, 1)).date().isoformat()
+    except (ValueError, OverflowError):
+        return None
 
 HEAD_CHARS = 1500
 """How much of a document's opening text is read for its version facts (characters)."""
@@ -30,7 +67,7 @@ _DATE_LABELS = re.compile(
     r"(?:\b(?:effective(?:\s+(?:date|from|as\s+of|on))?|valid\s+from|in\s+force\s+from|as\s+of|"
     r"last\s+(?:updated|revised|modified|reviewed)|(?:date\s+)?(?:updated|revised|reviewed|modified)(?:\s+on)?|"
     r"revision(?:\s+date)?|version\s+date|date\s+of\s+issue|issued(?:\s+on)?|publication\s+date)|"
-    r"(?m:^\s*date(?=\s*:))|生效日期|更新日期|更新时间|更新時間|最后更新|最後更新|修订日期|修訂日期|発効日|"
+    r"生效日期|更新日期|更新时间|更新時間|最后更新|最後更新|修订日期|修訂日期|発効日|"
     r"最終更新日?|改訂日|施行日|更新日)"
     r"\s*[:：\-–]?\s*(?:on\s+)?" + _DATE_TOKEN,
     re.IGNORECASE,
