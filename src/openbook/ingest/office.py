@@ -83,8 +83,15 @@ _TEMPLATE_DATES = frozenset({
 })
 
 
+_TEMPLATE_AUTHORS = frozenset({"python-docx"})  # python-docx's default.docx names itself as the author
+
+
 def _is_template_date(value: Any) -> bool:
     return isinstance(value, datetime.datetime) and value.replace(tzinfo=None) in _TEMPLATE_DATES
+
+
+def _is_template_value(source: str, value: Any) -> bool:
+    return _is_template_date(value) or (source == "author" and value in _TEMPLATE_AUTHORS)
 
 
 def _core_metadata(core: Any, path: Path) -> dict[str, Any]:
@@ -92,7 +99,7 @@ def _core_metadata(core: Any, path: Path) -> dict[str, Any]:
     for source, target in (("title", "title"), ("author", "author"), ("subject", "subject"), ("category", "category"),
                            ("created", "created"), ("modified", "updated")):
         value = getattr(core, source, None)
-        if value not in (None, "") and not _is_template_date(value):
+        if value not in (None, "") and not _is_template_value(source, value):
             raw[target] = value
     keywords = getattr(core, "keywords", "") or ""
     if keywords.strip():
