@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..types import Passage
-from .refusal import has_answer_type
+from .refusal import _HAN, _KANA, has_answer_type
 
 Embedder = Callable[[list[str], str], np.ndarray]  # (texts, "query" | "passage") -> float [n, dim]
 
@@ -64,8 +64,6 @@ SHARED_BONUS = 0.05
 """Cosine units times the idf share of the question's terms a sentence shares with it in spite of the language
 (identifiers, numbers: E-4410 and 2024 are the same in every language)."""
 
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -169,20 +167,19 @@ def cross_sentence(question: str, language: str, passages: Sequence[Passage],
     sent_langs = [lang for _, _, lang in flat] + ([language] if own is not None and own_at is None else [])
     marg = margins(cos, sent_langs)
     own_margin = None if own is None else float(marg[own_at if own_at is not None else len(texts) - 1])
-    best: tuple[float, int] | None = None
+    best: tuple[float, int, bool] | None = None  # (score, index in flat, holds the answer type)
     for j, (i, s, lang) in enumerate(flat):
         if lang == language:
             continue
         typed = has_answer_type(s, kind, question) or (kind in ("person", "place") and lang != "en")
         score = float(marg[j]) + (TYPE_BONUS if typed else 0.0) + SHARED_BONUS * (shared(s) if shared else 0.0)
         if best is None or score > best[0]:
-            best = (score, j)
+            best = (score, j, typed)
     if best is None:
         return None
-    j = best[1]
+    _, j, typed = best
     i, text, lang = flat[j]
     p = passages[i]
-    typed = has_answer_type(text, kind, question) or (kind in ("person", "place") and lang != "en")
     first = dense_first([q for q, lang_q in zip(passages, langs) if lang_q != language])
     m = float(marg[j])
     if first is None or first.n != p.n:

@@ -214,12 +214,14 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     focus = _focus_terms(question, analyzer) & set(terms) if kind is not None else set()
     how_to = bool(_HOW_TO_RE.search(question))
     pool = []
+    passage_units: list[list[_Unit]] = []  # each passage's sentences, read once (the cross-language check reuses them)
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
         # a sentence inherits its document's subject (title and section heading, and the heading inside the
         # passage it sits under): "Its headquarters are in Murray Hill." under "Nokia Bell Labs" answers a
         # question naming Bell Labs and headquarters
         doc_subject = " ".join(x for x in (p.chunk.title, p.chunk.section) if x)
         units = _units(p)
+        passage_units.append(units)
         headings = {u.heading: frozenset(analyzer.analyze_document(f"{doc_subject} {u.heading}"))
                     for u in units}
         entries = [(u.text, frozenset(analyzer.analyze_document(u.text)), headings[u.heading], False, u.cells)
@@ -278,8 +280,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         candidates.append(_Candidate(p, sent, score, scov, st, subject, steps))
     candidates.sort(key=lambda c: -c.score)
     # a passage in another language: its best sentence competes on dense evidence (answer/crosslingual.py)
-    cross = cross_sentence(question, language, passages, [[u.text for u in _units(p)] for p in passages], embed,
-                           embedder, kind, own=candidates[0].text if candidates else None,
+    cross = cross_sentence(question, language, passages, [[u.text for u in units] for units in passage_units],
+                           embed, embedder, kind, own=candidates[0].text if candidates else None,
                            shared=lambda s: coverage(terms, weights, set(analyzer.analyze_document(s)))) \
         if embed is not None and embedder is not None else None
     if not candidates and not (cross and cross.answers):

@@ -54,6 +54,21 @@ def question_cosines(question: str, passages: Sequence[Passage], store: Any,
     return {cid: float(c) for cid, c in zip(missing, vectors @ q / norms)}
 
 
+def _question_once(embedder: Any) -> Callable[[list[str], str], np.ndarray]:
+    """``(texts, kind) -> float [n, dim]`` over ``embedder.embed`` that embeds a one-text query (the question)
+    only once: the second-hop cosines, the sentence choice and the cross-language check all ask for it."""
+    queries: dict[str, np.ndarray] = {}
+
+    def embed(texts: list[str], kind: str) -> np.ndarray:
+        if kind != "query" or len(texts) != 1:
+            return embedder.embed(texts, kind=kind)
+        if texts[0] not in queries:
+            queries[texts[0]] = embedder.embed(texts, kind=kind)
+        return queries[texts[0]]
+
+    return embed
+
+
 class Answerer:
     """Answers questions from one retriever's store with one configuration (``config.answer``, ``config.llm``)."""
 
@@ -109,8 +124,7 @@ class Answerer:
             embed = None
             cosines: dict[str, float] = {}
             if vectors is not None:
-                embedder = self.retriever.embedder()
-                embed = lambda texts, kind: embedder.embed(texts, kind=kind)  # noqa: E731
+                embed = _question_once(self.retriever.embedder())
                 cosines = question_cosines(question, passages, self.store, embed)
             return answer_extractive(question, passages, self.retriever, self.config.answer,
                                      dense_threshold=threshold, embed=embed, versions=self.store.versions(),
