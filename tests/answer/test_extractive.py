@@ -10,7 +10,6 @@ from openbook.answer.extractive import _cap, _standalone_numbers
 from openbook.answer.refusal import (HYBRID_ANSWERABILITY_MODEL, answerability, dense_scaled, expected_answer_type,
                                      expected_unit, has_answer_type, states_unit)
 from openbook.api import Engine
-from openbook.config import Config
 
 from helpers.stores import bm25_engine
 
@@ -148,12 +147,7 @@ ECHO_DOCS = {
 
 @pytest.fixture(scope="module")
 def echo_engine(tmp_path_factory) -> Engine:
-    root = tmp_path_factory.mktemp("echo")
-    for name, text in ECHO_DOCS.items():
-        (root / "docs").mkdir(exist_ok=True)
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    e = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
-    assert e.ingest([root / "docs"]).ok
+    e = bm25_engine(tmp_path_factory.mktemp("echo"), ECHO_DOCS)
     yield e
     e.close()
 

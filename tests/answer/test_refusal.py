@@ -4,7 +4,6 @@ leg did not score (a second hop), and the shipped operating point on answerable 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -14,6 +13,8 @@ from openbook.answer.pipeline import question_cosines
 from openbook.answer.refusal import answerability, dense_scaled
 from openbook.api import Engine
 from openbook.config import Config
+
+from helpers.stores import hybrid_engine
 
 DOCS = {
     "laptops.md": "# Notebook computers\n\nEvery employee receives a managed notebook computer. A lost or stolen "
@@ -29,12 +30,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root: Path = tmp_path_factory.mktemp("refusal")
-    for name, text in DOCS.items():
-        (root / "docs").mkdir(exist_ok=True)
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    engine = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": True}), create=True)
-    assert engine.ingest([root / "docs"]).ok
+    engine = hybrid_engine(tmp_path_factory.mktemp("refusal"), DOCS)
     yield engine
     engine.close()
 

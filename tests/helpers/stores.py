@@ -9,13 +9,24 @@ from openbook.api import Engine
 from openbook.config import Config
 
 
-def bm25_engine(root: Path, docs: Mapping[str, str]) -> Engine:
+def docs_engine(root: Path, docs: Mapping[str, str], *, embedding: bool) -> Engine:
     """Write ``docs`` (relative path -> text) under ``root/docs``, ingest them into a new store at ``root/store``
-    with embedding off, and return the open engine (the caller closes it). Fails the test if ingest fails."""
+    (``embedding``: with the default embedder, a hybrid store; else BM25 only), and return the open engine (the
+    caller closes it). Fails the test if ingest fails."""
     folder = root / "docs"
     for name, text in docs.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
-    engine = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
+    engine = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": embedding}), create=True)
     assert engine.ingest([folder]).ok
     return engine
+
+
+def bm25_engine(root: Path, docs: Mapping[str, str]) -> Engine:
+    """``docs_engine`` with embedding off: a BM25-only store."""
+    return docs_engine(root, docs, embedding=False)
+
+
+def hybrid_engine(root: Path, docs: Mapping[str, str]) -> Engine:
+    """``docs_engine`` with the default embedder: a hybrid store."""
+    return docs_engine(root, docs, embedding=True)
