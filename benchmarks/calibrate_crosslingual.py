@@ -36,7 +36,7 @@ from calibrate_answers import calibration_split  # noqa: E402
 
 from openbook.answer.crosslingual import TYPE_BONUS, cosines, dense_first, margins  # noqa: E402
 from openbook.answer.extractive import _sentences  # noqa: E402
-from openbook.answer.refusal import expected_answer_type, has_answer_type, question_language  # noqa: E402
+from openbook.question import expected_answer_type, has_answer_type, question_language  # noqa: E402
 from openbook.api import Engine  # noqa: E402
 from openbook.config import Config  # noqa: E402
 from openbook.eval.answers import contains_gold, load_qa_questions  # noqa: E402

@@ -45,7 +45,7 @@ def test_text_language_by_script_share() -> None:
     assert text_language("社員用駐車場は地下二階にあります。") == "ja"
     assert text_language("员工食堂位于二号楼一层。") == "zh"
     assert text_language("Full-time employees get 25 days of annual leave per year.") == "en"
-    # one Han name does not make an English sentence Chinese (unlike refusal.question_language)
+    # one Han name does not make an English sentence Chinese (unlike question.question_language)
     assert text_language("The office of 李明 is on the second floor of the north building.") == "en"
 
 

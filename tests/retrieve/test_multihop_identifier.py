@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from openbook.api import Engine
-from openbook.retrieve.multihop import (MultiHopSettings, asked_value, identifier_query, identifiers,
-                                        link_identifier, states_value)
+from openbook.retrieve.multihop import MultiHopSettings, identifier_query, link_identifier
 from openbook.types import Chunk, Hit
 
 from helpers.stores import bm25_engine
@@ -51,33 +50,6 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     e = bm25_engine(tmp_path_factory.mktemp("idhop"), DOCS)
     yield e
     e.close()
-
-
-@pytest.mark.parametrize("text, codes", [
-    ("This defect is tracked as SKY-5120; see E-2043 and SL-PRO-500.", ["SKY-5120", "E-2043", "SL-PRO-500"]),
-    ("Patched CVE-2024-3094 (and CVE-2024-3094 again).", ["CVE-2024-3094"]),
-    ("IL-18, HIV-1 and COX-2 are names, not identifiers; nor is x-1234 or ABC-12a.", []),
-])
-def test_identifiers(text: str, codes: list[str]) -> None:
-    assert identifiers(text) == codes
-
-
-@pytest.mark.parametrize("question, kind", [
-    (QUESTION, "version"),
-    ("What release of the client fixed it?", "version"),
-    ("When did the fix ship?", "date"),
-    ("How many users were affected?", "number"),
-    ("IL-18 rises when tumours grow in treated mice.", None),  # a claim asks for nothing
-    ("What is the root cause of the outage?", None),
-])
-def test_asked_value(question: str, kind: str | None) -> None:
-    assert asked_value(question) == kind
-
-
-def test_states_value_ignores_what_the_question_states() -> None:
-    assert states_value("Orbit gateway 4.7 release notes", "version", "in which version?")
-    assert not states_value("It affects 4.7 only.", "version", "Is it fixed in version 4.7?")
-    assert not states_value("The root cause was the cache. Tracked as ORB-7731.", "version", QUESTION)
 
 
 def docs_of(hits: list[Hit]) -> list[str]:

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..retrieve.multihop import asked_value, identifiers, states_value
+from ..question import asked_value, identifiers, states_value
 
 __all__ = ["affirmed_names", "entity_sentence", "code_sentence", "row_by_bridge", "MIN_GAIN"]
 
@@ -115,9 +115,9 @@ def code_sentence(top: Any, candidates: Sequence[Any], question: str) -> Any | N
         question: the question text.
 
     Returns:
-        The best-scored candidate from another document holding an identifier (``multihop.identifiers``) of
+        The best-scored candidate from another document holding an identifier (``question.identifiers``) of
         ``top``'s passage that the question lacks, whose text read after its document's title states a value of
-        the kind the question asks for (``multihop.asked_value``: a version, a date, a number); returned as a
+        the kind the question asks for (``question.asked_value``: a version, a date, a number); returned as a
         copy whose text is ``"title: sentence"`` when the title is not in the sentence. None when the question
         asks for no such value, ``top``'s sentence states one, or no candidate qualifies.
     """

@@ -17,7 +17,7 @@ drops out). A cross-language sentence answers when all of these hold:
 1. its passage is the one the dense leg ranks first among the retrieved passages in another language than the
    question's (the passage level agrees with the sentence level; the question's own language is left out of
    the comparison, as cosines across languages run lower);
-2. it holds the answer type the question asks for (``refusal.has_answer_type``; in a language without
+2. it holds the answer type the question asks for (``question.has_answer_type``; in a language without
    capitals any new word counts as a name or a place);
 3. ``margin(s) >= MARGIN[embedder]``, calibrated by ``benchmarks/calibrate_crosslingual.py`` on *monolingual*
    public QA (CMRC 2018; positives over the whole corpus, negatives with their qrels documents hidden),
@@ -39,8 +39,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..question import _HAN, _KANA, has_answer_type
 from ..types import Passage
-from .refusal import _HAN, _KANA, has_answer_type
 
 Embedder = Callable[[list[str], str], np.ndarray]  # (texts, "query" | "passage") -> float [n, dim]
 
@@ -72,7 +72,7 @@ def text_language(text: str) -> str:
     """The language of a text by script: ``"ja"`` (kana), ``"zh"`` (Han), ``"ko"`` (Hangul) when those
     characters are at least a third of its letters, else ``"en"`` (Latin and any other script).
 
-    Unlike ``refusal.question_language``, one Han name in an English document does not make it Chinese.
+    Unlike ``question.question_language``, one Han name in an English document does not make it Chinese.
     """
     letters = len(_LETTER.findall(text))
     if not letters:

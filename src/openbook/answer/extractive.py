@@ -14,7 +14,7 @@ passage cosine and that of the answering passage (a model fitted on hybrid store
 the score is below ``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >=
 ``DENSE_SUPPORT`` of the embedder) where words cannot decide or both legs agree, or a passage holds every
 identifier the question names while words cannot decide. A question asking for a size or a price is refused
-when no chosen sentence or its passage states a value in bytes or a currency (``refusal.expected_unit``).
+when no chosen sentence or its passage states a value in bytes or a currency (``question.expected_unit``).
 
 Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
 section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
@@ -52,8 +52,8 @@ from ..types import Answer, Passage
 from .bridge import code_sentence, entity_sentence, row_by_bridge
 from .context import citation_for, superseded_docs
 from .crosslingual import cross_sentence
-from .refusal import (DENSE_SCALE, answerability, dense_scaled, expected_answer_type, expected_unit,
-                      has_answer_type, question_language, refusal_sentence, states_unit)
+from ..question import expected_answer_type, expected_unit, has_answer_type, question_language, states_unit
+from .refusal import DENSE_SCALE, answerability, dense_scaled, refusal_sentence
 
 QUESTION_WORDS_EN = (
     "what which who whom whose when where why how do does did can could should would may might must shall "

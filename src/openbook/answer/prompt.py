@@ -29,8 +29,9 @@ from typing import Any, Callable, Sequence
 
 from ..config import LLMConfig
 from ..errors import GenerationError
+from ..question import question_language
 from ..types import Passage
-from .refusal import REFUSALS, question_language, refusal_sentence
+from .refusal import REFUSALS, refusal_sentence
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -5,26 +5,13 @@ Every answerer (offline and LLM) says exactly ``REFUSALS[lang]`` when the passag
 
 from __future__ import annotations
 
-import re
+from ..question import question_language
 
 REFUSALS: dict[str, str] = {
     "en": "I could not find this in the documents.",
     "zh": "我在文档中没有找到这个问题的答案。",
     "ja": "ドキュメントの中にこの質問の答えは見つかりませんでした。",
 }
-
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-def question_language(text: str) -> str:
-    """``"ja"`` if the text has kana, ``"zh"`` if it has Han characters, else ``"en"``."""
-    if _KANA.search(text):
-        return "ja"
-    if _HAN.search(text):
-        return "zh"
-    return "en"
-
 
 def refusal_sentence(question: str) -> str:
     """The exact refusal sentence for the question's language."""
@@ -41,114 +28,6 @@ def refusal_sentence(question: str) -> str:
 
 import math  # noqa: E402
 from typing import Mapping  # noqa: E402
-
-ANSWER_TYPES = ("person", "date", "place", "number", "duration")
-
-_TYPE_PATTERNS_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("duration", re.compile(r"\bhow (long|old|quickly|soon)\b|\bfor how many (years|days|months|weeks|hours)\b|"
-                            r"\bwithin (what|which) (time|period)\b")),
-    ("number", re.compile(r"\bhow (many|much|large|big|tall|high|deep|far|wide)\b|\bwhat (number|percentage|"
-                          r"population|amount)\b|\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(limit|"
-                          r"maximum|minimum|price|cost|fee|quota)s?\b")),
-    ("date", re.compile(r"\bwhen\b|\b(what|which|in what) (year|date|month|day|decade|century)\b")),
-    ("person", re.compile(r"\b(who|whom|whose)\b")),
-    ("place", re.compile(r"\bwhere\b|\b(what|which|in what) (city|country|town|state|place|county|region|"
-                         r"province|island|village|location|continent|nation)\b")),
-)
-_TYPE_PATTERNS_CJK: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("duration", re.compile(r"多久|多长时间|多少年|多少天|几年|几天|何年間|どのくらい")),
-    ("date", re.compile(r"什么时候|何时|哪一年|哪年|何年|哪天|几月|哪个时候|いつ")),
-    ("number", re.compile(r"多少|几|多大|多高|多重|多远|いくつ|いくら|何人|何個|何本")),
-    ("person", re.compile(r"谁|哪位|誰|だれ")),
-    ("place", re.compile(r"哪里|哪儿|什么地方|何处|哪个国家|哪个城市|哪座|どこ")),
-)
-
-_MONTHS = ("january february march april may june july august september october november december "
-           "jan feb mar apr jun jul aug sep sept oct nov dec")
-_DATE_RE = re.compile(rf"\b(1\d{{3}}|20\d{{2}})s?\b|\b({'|'.join(_MONTHS.split())})\b|\d{{4}}-\d{{2}}-\d{{2}}|"
-                      r"[0-9一二三四五六七八九十〇零]+\s*[年月日]", re.I)
-_NUM_RE = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                     r"hundred|thousand|million|billion|dozen)\b|[一二三四五六七八九十百千万亿两〇零]", re.I)
-_DURATION_RE = re.compile(r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine|ten|several|many)\b)[\s-]*"
-                          r"(years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)\b|"
-                          r"[0-9一二三四五六七八九十百千万两]+\s*(年|个月|周|天|日|小时|分钟|秒|年間|日間|時間)", re.I)
-_CAPITAL_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
-_WORD_RE = re.compile(r"\w+")
-
-
-def expected_answer_type(question: str) -> str | None:
-    """The answer type a question asks for: ``person``, ``date``, ``place``, ``number``, ``duration``, or None.
-
-    From its wh-phrase (who/when/where/how many/how long, and the Chinese and Japanese equivalents).
-    """
-    patterns = _TYPE_PATTERNS_EN if question_language(question) == "en" else _TYPE_PATTERNS_CJK
-    low = question.casefold()
-    for kind, pattern in patterns:
-        if pattern.search(low):
-            return kind
-    return None
-
-
-def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
-    """Whether ``sentence`` holds a value of answer type ``kind`` that the question itself does not state.
-
-    person/place: a capitalised word absent from the question (English), any new word (other languages);
-    date: a year, month name or CJK date; number: a digit or number word; duration: a number with a time unit.
-    """
-    if kind is None:
-        return True
-    q_words = {w.casefold() for w in _WORD_RE.findall(question)}
-
-    def new(matches: list[str]) -> bool:
-        return any(m.casefold() not in q_words and m.casefold() not in question.casefold() for m in matches)
-
-    if kind == "date":
-        return new([m.group(0) for m in _DATE_RE.finditer(sentence)])
-    if kind == "number":
-        return new([m.group(0) for m in _NUM_RE.finditer(sentence)])
-    if kind == "duration":
-        return new([m.group(0) for m in _DURATION_RE.finditer(sentence)])
-    if question_language(question) != "en":
-        return True  # no capitalisation to tell a name by
-    return new(_CAPITAL_RE.findall(sentence))
-
-
-# A question asking for a quantity in a unit (a file size, a price) is answered only by a sentence that states
-# a value in that unit: "the maximum file size I can upload" is not answered by a link's expiry in days.
-_UNIT_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("size", re.compile(r"\b(file|upload|attachment|storage|disk|mailbox|message|database|download)s? (size|"
-                        r"limit|quota|space|capacity)\b|\bhow (much|big|large) (of )?(a |an |the )?(file|upload|"
-                        r"attachment|storage|disk space|space|memory|ram)\b|文件大小|存储空间|容量")),
-    ("money", re.compile(r"\bhow much (does|do|did|is|are|will|would)\b.*\b(cost|pay|charge|price|fee)s?\b|"
-                         r"\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(price|cost|fee)s?\b|多少钱|价格|费用|"
-                         r"いくら|料金|値段|価格|費用")),
-)
-_UNIT_WORDS: dict[str, re.Pattern[str]] = {
-    "size": re.compile(r"(?<![^\W\d_])(?:[KMGTP]i?B|bytes?|kilobytes?|megabytes?|gigabytes?|terabytes?)"
-                       r"(?![a-z])|字节", re.I),
-    "money": re.compile(r"[$€£¥₹₩]|\b(?:USD|EUR|GBP|JPY|CNY|RMB|CHF|KRW|dollars?|euros?|pounds?|yen|won)\b|"
-                       r"元|美元|欧元|円|ドル|ユーロ|ポンド|원", re.I),
-}
-_FREE_RE = re.compile(r"\bfree\b|免费|無料", re.I)
-
-
-def expected_unit(question: str) -> str | None:
-    """The unit a question's answer must be stated in: ``size`` (bytes: "maximum file size", "how much
-    storage") or ``money`` (a currency: "how much does it cost", "what is the price"), else None."""
-    low = question.casefold()
-    for unit, pattern in _UNIT_QUESTIONS:
-        if pattern.search(low):
-            return unit
-    return None
-
-
-def states_unit(sentence: str, unit: str) -> bool:
-    """Whether ``sentence`` states a value in ``unit`` (``expected_unit``): a number and a byte unit (KB, MB, GB,
-    TB, bytes) for ``size``; a number and a currency (sign, code or word), or "free", for ``money``. The unit
-    may sit apart from the number, as in a table row read as ``Price (USD): 8.50``."""
-    if unit == "money" and _FREE_RE.search(sentence):
-        return True
-    return bool(_UNIT_WORDS[unit].search(sentence)) and any(ch.isdigit() for ch in sentence)
 
 
 FEATURES = ("passage_coverage", "sentence_coverage", "rare_in_sentence", "rare_in_passage", "unseen",

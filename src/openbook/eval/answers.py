@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Mapping, Sequence
 
-from openbook.answer.refusal import question_language
 from openbook.config import Config
 from openbook.errors import EvaluationError
+from openbook.question import question_language
 from openbook.types import Answer
 
 _LAB_ID = re.compile(r"^(doc-\d+)")

@@ -25,13 +25,14 @@ the first hop used.
 **The identifier link.** A question may need a second document that the first one names by an identifier, not
 a title: a post-mortem says "This defect is tracked as SKY-5120", and only the release notes that list SKY-5120
 as fixed say in which version. ``identifier_query`` follows such a code when all of these hold: the question asks
-for a value (a version, a date, a number: ``asked_value``) that the first hop's top passage does not state; the
-top passage holds a code of an identifier's shape (``identifiers``: capitals, a hyphen, three or more digits, as
-SKY-5120, E-2043, SL-PRO-500, CVE-2024-3094) that the question does not; and then (``link_identifier``) the
-code, searched on its own, is held by at most ``max_code_docs`` other documents, one of whose passages states
-a value of the asked kind and is not already among the first ``lead`` hits. That passage moves to just below
-the top passage. A claim (SciFact) asks for no value, a protein name (IL-18, HIV-1) is not of the identifier
-shape, and a code many documents share links none of them; then the ranking is left unchanged.
+for a value (a version, a date, a number: ``openbook.question.asked_value``) that the first hop's top passage
+does not state; the top passage holds a code of an identifier's shape (``openbook.question.identifiers``:
+capitals, a hyphen, three or more digits, as SKY-5120, E-2043, SL-PRO-500, CVE-2024-3094) that the question
+does not; and then (``link_identifier``) the code, searched on its own, is held by at most ``max_code_docs``
+other documents, one of whose passages states a value of the asked kind and is not already among the first
+``lead`` hits. That passage moves to just below the top passage. A claim (SciFact) asks for no value, a protein
+name (IL-18, HIV-1) is not of the identifier shape, and a code many documents share links none of them; then
+the ranking is left unchanged.
 
 With an LLM configured (``[llm] backend``) and ``[retrieval] llm_follow_up = true``, the model also writes
 one follow-up query from the first hop's best passages (``llm_follow_up``); its hits are fused by RRF with the
@@ -51,26 +52,15 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
+from ..question import asked_value, identifiers, states_value
 from ..types import Hit
 
-__all__ = ["MultiHopSettings", "rank_pairs", "hop_queries", "asked_value", "states_value", "identifiers",
-           "identifier_query", "link_identifier", "llm_follow_up", "FOLLOW_UP_SYSTEM"]
+__all__ = ["MultiHopSettings", "rank_pairs", "hop_queries", "identifier_query", "link_identifier", "llm_follow_up",
+           "FOLLOW_UP_SYSTEM"]
 
 _WORD = re.compile(r"\w+")
-_CODE = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{3,}(?![\w-])")
-"""An identifier: a capital, capitals or digits, hyphen-joined parts, the last one three or more digits."""
 MAX_CODES = 3
 """Identifiers of the top passage followed at most (the first ones in its text)."""
-# what a question asks for, and what states it: (kind, question pattern, value pattern)
-_ASKED: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
-    ("version", re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:version|release|build)s?\b", re.I),
-     re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+(?![\w.])", re.I)),
-    ("date", re.compile(r"(?:^|[,;]\s*|\band\s+)when\b|\b(?:which|what)\s+(?:date|day|year|month)\b", re.I),
-     re.compile(r"\b(?:1[5-9]|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d", re.I)),
-    ("number", re.compile(r"\bhow\s+(?:many|much|long|often)\b|\bwhat\s+(?:percentage|share|number|amount)\b",
-                          re.I),
-     re.compile(r"(?<![\w-])\d+(?:[.,]\d+)*")),  # not the digits of a name (IL-18)
-)
 _PAREN_SUFFIX = re.compile(r"\s*\([^)]*\)\s*$")
 
 
@@ -139,30 +129,6 @@ def hop_queries(question: str, first: Sequence[Hit], settings: MultiHopSettings 
     """
     docs = _distinct(first)[: settings.follow]
     return [f"{question} {h.chunk.title if h.chunk else ''}".strip() for h in docs]
-
-
-def asked_value(question: str) -> str | None:
-    """The kind of value a question asks for: ``version`` ("in which version"), ``date`` ("when", "what
-    year"), ``number`` ("how many", "what share"), or None (a claim, a "what is" question)."""
-    for kind, asks, _ in _ASKED:
-        if asks.search(question):
-            return kind
-    return None
-
-
-def states_value(text: str, kind: str, question: str) -> bool:
-    """Whether ``text`` states a value of ``kind`` (``asked_value``) that ``question`` does not: a version
-    number (5.3, v2.10.1), a year or a month and day, or a number; the digits of an identifier (SKY-5120) are
-    no value."""
-    pattern = next(v for k, _, v in _ASKED if k == kind)
-    asked = set(pattern.findall(_CODE.sub(" ", question)))
-    return any(m not in asked for m in pattern.findall(_CODE.sub(" ", text)))
-
-
-def identifiers(text: str) -> list[str]:
-    """Identifiers in ``text`` (``SKY-5120``, ``E-2043``, ``SL-PRO-500``, ``CVE-2024-3094``; not ``IL-18``
-    or ``HIV-1``), distinct, in order of first occurrence."""
-    return list(dict.fromkeys(_CODE.findall(text)))
 
 
 def identifier_query(question: str, first: Sequence[Hit]) -> str | None:
