@@ -39,6 +39,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..index.embedders import cosines_to
 from ..question import _HAN, _KANA, has_answer_type
 from ..types import Passage
 
@@ -113,7 +114,7 @@ def cosines(question: str, sentences: Sequence[str], embed: Embedder) -> np.ndar
         return np.zeros(0)
     q = np.asarray(embed([question], "query")[0], dtype=np.float64)
     v = np.asarray(embed(list(sentences), "passage"), dtype=np.float64)
-    return v @ q / np.maximum(np.linalg.norm(v, axis=1) * max(float(np.linalg.norm(q)), 1e-12), 1e-12)
+    return cosines_to(q, v)
 
 
 def margins(cos: np.ndarray, languages: Sequence[str]) -> np.ndarray:

@@ -47,6 +47,7 @@ import numpy as np
 from ..chunking import split_sentences
 from ..config import AnswerConfig
 from ..index.analyzer import Analyzer
+from ..index.embedders import cosines_to
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
 from .bridge import code_sentence, entity_sentence, row_by_bridge
@@ -166,8 +167,7 @@ def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None
     if embed is None or not sentences:
         return [0.0] * len(sentences)
     q = embed([question], "query")[0]
-    v = embed(sentences, "passage")
-    cos = v @ q / np.maximum(np.linalg.norm(v, axis=1) * max(float(np.linalg.norm(q)), 1e-12), 1e-12)
+    cos = cosines_to(q, embed(sentences, "passage"))  # in the embedder's dtype (float32)
     lo, hi = float(cos.min()), float(cos.max())
     return [float((c - lo) / (hi - lo)) if hi > lo else 1.0 for c in cos]
 

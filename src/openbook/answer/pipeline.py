@@ -13,6 +13,7 @@ import numpy as np
 
 from ..config import Config
 from ..errors import OpenbookError, QueryError, StoreError
+from ..index.embedders import cosines_to
 from ..retrieve.pipeline import Retriever, list_documents
 from ..types import Answer, Hit, Passage
 
@@ -50,8 +51,7 @@ def question_cosines(question: str, passages: Sequence[Passage], store: Any,
     except StoreError:
         return {}
     q = np.asarray(embed([question], "query")[0], dtype=np.float64)
-    norms = np.maximum(np.linalg.norm(vectors, axis=1) * max(float(np.linalg.norm(q)), 1e-12), 1e-12)
-    return {cid: float(c) for cid, c in zip(missing, vectors @ q / norms)}
+    return {cid: float(c) for cid, c in zip(missing, cosines_to(q, vectors))}
 
 
 def _question_once(embedder: Any) -> Callable[[list[str], str], np.ndarray]:

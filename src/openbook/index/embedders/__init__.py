@@ -173,11 +173,28 @@ def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
 
 
+def cosines_to(query: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """The cosine of each row of ``vectors`` to ``query``: ``vectors @ query / (|row| * |query|)``.
+
+    Args:
+        query: one vector, shape [dim].
+        vectors: shape [n, dim]; rows need not be unit length (each is divided by its L2 norm).
+
+    Returns:
+        Shape [n], one cosine in [-1, 1] per row, in the rows' order. A zero row or a zero query gives 0: the
+        query's norm and each norm product are clipped at 1e-12. Computed in the inputs' dtype (float32 inputs
+        give float32; pass float64 arrays for float64), so each caller keeps the precision it chose.
+    """
+    return vectors @ query / np.maximum(np.linalg.norm(vectors, axis=1) * max(float(np.linalg.norm(query)), 1e-12),
+                                        1e-12)
+
+
 __all__ = [
     "DEFAULT_EMBEDDER",
     "Embedder",
     "Kind",
     "available_embedders",
+    "cosines_to",
     "embedder_for",
     "get_embedder",
     "install_hint",
