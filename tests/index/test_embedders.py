@@ -19,6 +19,7 @@ from openbook.index.embedders import (
     DEFAULT_EMBEDDER,
     Embedder,
     available_embedders,
+    cosines_to,
     get_embedder,
     install_hint,
     is_experimental,
@@ -58,6 +59,16 @@ def texts() -> list[str]:
 @pytest.fixture(scope="module")
 def passages(embedder: Embedder, texts: list[str]) -> np.ndarray:
     return embedder.embed(texts)
+
+
+def test_cosines_to_matches_the_definition_in_the_inputs_dtype() -> None:
+    rows = np.array([[3.0, 4.0], [0.0, 0.0], [-1.0, 0.0]], dtype=np.float32)
+    query = np.array([2.0, 0.0], dtype=np.float32)
+    cos = cosines_to(query, rows)
+    assert cos.dtype == np.float32 and cos.shape == (3,)
+    assert cos.tolist() == pytest.approx([0.6, 0.0, -1.0])  # a zero row gives 0, not NaN
+    assert cosines_to(query.astype(np.float64), rows.astype(np.float64)).dtype == np.float64
+    assert cosines_to(np.zeros(2), rows.astype(np.float64)).tolist() == [0.0, 0.0, 0.0]
 
 
 def test_registry_lists_every_backend_default_first() -> None:
