@@ -57,7 +57,7 @@ def test_docx_headings_lists_tables_metadata(tmp_path):
         "# Relay Handbook",
         "# Ports",
         "The relay listens on port 9090.",
-        "- Check the socket\n- Reload the daemon",
+        "- Check the socket\n1. Reload the daemon",  # a List Number paragraph keeps Word's number
         "| Mode | Port |\n| --- | --- |\n| fast | 9090 |\n| safe | 9091 |",
         "## Limits",
         "At most 64 sessions.",

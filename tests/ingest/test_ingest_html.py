@@ -41,7 +41,7 @@ def test_main_content_rendered_as_markdown(tmp_path):
         "",
         "- First item",
         "- Second item",
-        "- Nested item",
+        "  - Nested item",  # a nested list is indented under its parent item
         "",
         "- E-4410: Cannot reach server",
     ]

@@ -31,7 +31,8 @@ it. A sentence's own words count a little over those it inherits (``OWN_WEIGHT``
 requests per minute" for "What is the API rate limit ...?"); a table row whose value differs in a column where
 the question names a value ("a Business plan customer" -> plan: Business) is demoted (``ROW_MISMATCH``). A how-to
 question ("How do I ...") is answered by a procedure when one is on offer: the numbered steps of a list whose
-heading or introduction shares a term with the question, quoted whole and alone. A further sentence joins only
+heading (in the passage, else the chunk's section) or introduction shares a term with the question, quoted whole
+and alone, with the document's own numbers when the list is ordered. A further sentence joins only
 when it adds question terms that the chosen sentences and the subjects they inherit lack; never one ending in a
 colon, nor one of another document without the identifier the question names.
 """
@@ -187,7 +188,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         An ``Answer`` whose text is one to ``config.max_sentences`` sentences, each followed by ``[n]``, and a
         ``citations`` list in order of first citation; or the refusal sentence with ``refused=True`` and no
         citations. ``passages`` are always returned for inspection; ``confidence`` is the answerability score
-        (``refusal.answerability``) compared with ``config.min_confidence``.
+        (``refusal.answerability``) compared with ``config.min_confidence``, or for an answer from a passage in
+        another language the cross-language rule's (``crosslingual.CrossSentence.confidence``).
     """
     analyzer = stats.analyzer
     refusal = Answer(text=refusal_sentence(question), refused=True, passages=tuple(passages))
@@ -228,7 +230,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                    for u in units]
         if how_to:  # a how-to question asks for a procedure: the steps of a list whose topic the question names
             entries += [(text, frozenset(analyzer.analyze_document(text)), subject, True, ())
-                        for text, subject in _procedures(units, analyzer, set(terms), headings)]
+                        for text, subject in _procedures(units, analyzer, set(terms), headings,
+                                                         p.chunk.section or "")]
         for sent, st, subject, steps, cells in entries:
             if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
                 st = st - (numbers - _standalone_numbers(sent))
@@ -298,7 +301,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         top_score = max((c.score for c in candidates), default=1.0)
         candidates.insert(0, _Candidate(cross.passage, cross.text, 10.0 * max(top_score, 1.0), 1.0,
                                         frozenset(analyzer.analyze_document(cross.text))))
-        notes.append(f"answered from a passage in another language: {cross.why}")
+        notes.append(f"answered from a passage in another language: {cross.why} (answerability of the "
+                     f"word-based answer {confidence:.2f})")
+        confidence = cross.confidence  # the answer's confidence is that of the rule that chose it
     elif confidence < config.min_confidence:
         cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
         # lexical evidence cannot see a passage in another language or in other words: there the dense leg
@@ -464,25 +469,31 @@ def _mismatched(cells: Sequence[tuple[str, str]], named: Mapping[str, set[str]])
 
 
 def _procedures(units: Sequence[_Unit], analyzer: Analyzer, terms: set[str],
-                subjects: Mapping[str, frozenset[str]]) -> list[tuple[str, frozenset[str]]]:
-    """The procedures of a passage for a how-to question: each list whose topic (the heading it sits under or
-    the sentence that introduces it with a colon) shares a term with the question, as ``(text, subject)``:
-    its steps numbered in order ("1. Open ... 2. Untick ..."), and the terms of its document's subject, heading
-    and introduction. A list of more than ``PROCEDURE_MAX_STEPS`` steps or ``PROCEDURE_MAX_CHARS`` characters
-    is no procedure to quote whole."""
+                subjects: Mapping[str, frozenset[str]], section: str = "") -> list[tuple[str, frozenset[str]]]:
+    """The procedures of a passage for a how-to question: each list whose topic (the heading it sits under in
+    the passage, else the chunk's ``section`` when the passage starts below its heading, and the sentence
+    that introduces it with a colon) shares a term with the question, as ``(text, subject)``: its steps
+    numbered as the document numbers them ("3. Open ... 4. Untick ..." for a list that starts at 3; from 1
+    for a bulleted list), a more indented item joined to the step above it, and the terms of its document's
+    subject, heading and introduction. A list of more than ``PROCEDURE_MAX_STEPS`` steps or
+    ``PROCEDURE_MAX_CHARS`` characters is no procedure to quote whole."""
     out: list[tuple[str, frozenset[str]]] = []
     for run in sorted({u.run for u in units if u.run >= 0}):
         items = [u for u in units if u.run == run]
         first = units.index(items[0])
         intro = units[first - 1].text if first > 0 and units[first - 1].run < 0 and \
             units[first - 1].text.endswith(":") else ""
-        topic = set(analyzer.analyze_document(f"{items[0].heading} {intro}"))
+        topic = set(analyzer.analyze_document(f"{items[0].heading or section} {intro}"))
         steps: dict[int, list[str]] = {}
+        numbers: dict[int, int | None] = {}
         for u in items:
             steps.setdefault(u.step, []).append(u.text)
+            numbers.setdefault(u.step, u.number)
         if not topic & terms or len(steps) < 2 or len(steps) > PROCEDURE_MAX_STEPS:
             continue
-        text = " ".join(f"{i}. {' '.join(parts)}" for i, parts in enumerate(steps.values(), 1))
+        own = all(n is not None for n in numbers.values())  # an ordered list: the document's own numbers
+        text = " ".join(f"{numbers[step] if own else i}. {' '.join(parts)}"
+                        for i, (step, parts) in enumerate(steps.items(), 1))
         if len(text) <= PROCEDURE_MAX_CHARS:
             out.append((text, subjects[items[0].heading] | frozenset(analyzer.analyze_document(intro))))
     return out
@@ -774,9 +785,10 @@ class _Unit:
     run: int = -1
     step: int = 0
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (header, value) pairs, in column order
+    number: int | None = None  # an ordered list item's own number ("3. Open ..." -> 3), None otherwise
 
 
-_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_LIST_ITEM_RE = re.compile(r"^(\s*)(?:[-*+•]|(\d{1,3})[.)])\s+")
 _LABEL_LINE_RE = re.compile(r"^\s*(?:\*\*|__)[^*_\n]{1,60}?(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:)")
 
 
@@ -792,6 +804,8 @@ def _units(p: Passage) -> list[_Unit]:
     block_run = -1
     runs = 0
     step = 0
+    number: int | None = None
+    indent = 0  # the indent of the list's items; a more indented item is a sub-item of the step above it
     in_list = False  # the list goes on across blank lines until a heading, a paragraph or a table ends it
 
     def flush() -> None:
@@ -803,7 +817,7 @@ def _units(p: Passage) -> list[_Unit]:
                     sent = strip_emphasis(" ".join(piece.split()))
                     sent = sent if block_run >= 0 else sent.lstrip("- ")
                     if sent.strip() and not sent.startswith("#"):
-                        out.append(_Unit(sent.strip(), heading, block_run, step))
+                        out.append(_Unit(sent.strip(), heading, block_run, step, number=number))
             block.clear()
 
     for line in p.chunk.text.split("\n"):
@@ -830,13 +844,16 @@ def _units(p: Passage) -> list[_Unit]:
         if not stripped:
             flush()
             continue
-        if _LIST_ITEM_RE.match(line):
+        item = _LIST_ITEM_RE.match(line)
+        if item:
             flush()
             if not in_list:
                 runs += 1
-                in_list, step = True, 0
-            else:
+                in_list, step, indent = True, 0, len(item[1])
+                number = int(item[2]) if item[2] else None
+            elif len(item[1]) <= indent:  # (a more indented item belongs to the step above it)
                 step += 1
+                number = int(item[2]) if item[2] else None
             block_run = runs - 1
         elif _LABEL_LINE_RE.match(line) or (in_list and not block):
             # a bold label opens a sentence; a paragraph after the list (a blank line before it) ends the list

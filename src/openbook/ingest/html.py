@@ -12,7 +12,9 @@ How the main content is found:
    ``extract_main_text`` for how trafilatura is used as a second opinion on what in it is boilerplate.
 3. Otherwise trafilatura picks the main content of the cleaned page and its XML is rendered the same way.
 
-Rendering: ``h1``..``h6`` -> ``#`` lines, paragraphs separated by blank lines, list items as ``- `` lines,
+Rendering: ``h1``..``h6`` -> ``#`` lines, paragraphs separated by blank lines, list items as ``- `` lines
+(``<ol>`` items as ``1. `` lines numbered as a browser numbers them: ``start``, ``value``, ``reversed``; a
+nested list indented two spaces per level),
 data tables as pipe tables (first row is the header row, then a ``| --- |`` separator), ``<pre>`` kept verbatim
 (also where trafilatura re-flowed it onto one line: its lines are put back).
 
@@ -202,15 +204,44 @@ def _render_table(table: etree._Element, rows: list[list[etree._Element]]) -> st
     return "\n".join(lines)
 
 
-def _list_items(lst: etree._Element) -> list[str]:
-    """``- `` lines for a list's items; nested lists are flattened after their parent item."""
+def _ordinal(value: str | None) -> int | None:
+    """An ``<ol start>`` / ``<li value>`` attribute as an int, None when absent or not an integer."""
+    try:
+        return int((value or "").strip())
+    except ValueError:
+        return None
+
+
+def _is_ordered(lst: etree._Element) -> bool:
+    """``<ol>``, or trafilatura's ``<list rend="ol">``."""
+    tag = lst.tag.lower()
+    return tag == "ol" or (tag == "list" and (lst.get("rend") or "").lower() == "ol")
+
+
+def list_marker(number: int | None) -> str:
+    """The Markdown marker of a list item: ``"N. "`` for item number ``N`` of an ordered list, ``"- "`` for an
+    unordered one (None)."""
+    return "- " if number is None else f"{number}. "
+
+
+def _list_items(lst: etree._Element, depth: int = 0) -> list[str]:
+    """Markdown list lines for a list's items: ``N. `` for an ordered list (numbered from its ``start``,
+    counting down when ``reversed``, an item's ``value`` resetting the count, as browsers number them), ``- ``
+    for an unordered one; a nested list follows its parent item, indented two spaces per level."""
     out: list[str] = []
+    ordered = _is_ordered(lst)
+    items = [c for c in lst if isinstance(c.tag, str) and c.tag.lower() not in ("ul", "ol", "list")]
+    down = ordered and lst.get("reversed") is not None
+    number = _ordinal(lst.get("start"))
+    if number is None:
+        number = len(items) if down else 1
+    indent = "  " * depth
     for item in lst:
         if not isinstance(item.tag, str):
             continue
         tag = item.tag.lower()
         if tag in ("ul", "ol", "list"):
-            out.extend(_list_items(item))
+            out.extend(_list_items(item, depth))
             continue
         nested = [c for c in item.iter("ul", "ol", "list") if c is not item]
         nested = [c for c in nested if not any(a in nested for a in c.iterancestors())]
@@ -222,10 +253,13 @@ def _list_items(lst: etree._Element) -> list[str]:
         text = " ".join(_inline(item).split())
         for parent, index, c in tails:
             parent.insert(index, c)
+        value = _ordinal(item.get("value")) if ordered else None
+        number = value if value is not None else number
         if text:
-            out.append("- " + text)
+            out.append(indent + list_marker(number if ordered else None) + text)
+        number += -1 if down else 1
         for c in nested:
-            out.extend(_list_items(c))
+            out.extend(_list_items(c, depth + 1))
     return out
 
 
@@ -388,6 +422,9 @@ def _bigrams(words: list[str]) -> list[tuple[str, str]]:
     return list(zip(words, words[1:])) if len(words) > 1 else [(w, "") for w in words]
 
 
+_LIST_LINE = re.compile(r"^\s*(?:-|\d+\.)\s")
+
+
 def _filter_blocks(blocks: list[str], reference: list[str]) -> list[str]:
     """Blocks (list items one by one) whose word pairs ``reference`` (trafilatura's choice) mostly holds.
 
@@ -407,8 +444,8 @@ def _filter_blocks(blocks: list[str], reference: list[str]) -> list[str]:
     for block in blocks:
         if block.startswith("|"):
             kept.append(block)
-        elif block.startswith("- "):
-            items = [item for item in block.split("\n") if covered(item)]
+        elif _LIST_LINE.match(block):  # (a list item's number is no word of it: trafilatura drops ``start``)
+            items = [item for item in block.split("\n") if covered(_LIST_LINE.sub("", item, count=1))]
             if items:
                 kept.append("\n".join(items))
         elif covered(block):

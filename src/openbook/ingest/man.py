@@ -7,7 +7,8 @@ reads the macros man pages actually use and leaves the rest as text:
 - ``.SH``/``.Sh`` -> ``##`` headings, ``.SS``/``.Ss`` -> ``###``; ``NAME`` section's line becomes the
   description (``name - what it does``);
 - paragraphs: ``.PP``/``.LP``/``.P``/``.Pp``/``.sp``/blank lines; ``.TP``/``.IP``/``.It`` items become
-  ``- tag: text`` lines; ``.nf``/``.fi``, ``.EX``/``.EE``, ``.Bd``/``.Ed`` keep their lines verbatim;
+  ``- tag: text`` lines (``.IP 3.``: a ``3. text`` line); ``.nf``/``.fi``, ``.EX``/``.EE``, ``.Bd``/``.Ed``
+  keep their lines verbatim;
 - tables (``.TS``/``.TE``, tbl(1)) become pipe tables, first row the header;
 - font macros (``.B``, ``.I``, ``.BR``, ``.IR``, ``.RB``, ...; mdoc ``.Nm``, ``.Fl``, ``.Ar``, ``.Xr`` ...) keep
   their words; escapes ``\\fB`` ``\\fI`` ``\\fR`` ``\\f(CW`` ``\\-`` ``\\(em`` ``\\(aq`` ``\\e`` ``\\&`` ``\\*(lq``
@@ -46,6 +47,9 @@ _BREAKS = {"PP", "LP", "P", "Pp", "sp", "br", "HP", "RS", "RE", "in", "ti", "Bl"
            "hy", "nh", "ft", "ps", "vs", "ll", "so", "ie", "el", "if", "ds", "de", "nr", "tr", "cc", "ig", "ns",
            "rs", "PD", "UC", "Os", "Dd", "Dt", "Sm", "Bk", "Ek", "Pf", "Db", "Rs", "Re"}
 
+
+_NUMBER_TAG = re.compile(r"\(?(\d{1,3})[.)]?\Z")
+_NUMBER_ITEM = re.compile(r"\d{1,3}\. ")
 
 def _escape(m: re.Match[str]) -> str:
     named = m[1] or m[2]
@@ -182,7 +186,9 @@ def roff_to_text(source: str) -> tuple[str, dict[str, str]]:
             if name in ("IP", "It"):
                 args = _args(rest)
                 tag = _inline("It", rest) if name == "It" else (unescape(args[0]) if args else "")
-                out.extend(["", f"- {tag}:" if tag and tag not in ("•", "-", "*") else "- "])
+                number = _NUMBER_TAG.match(tag.strip())  # ".IP 3." is item 3 of an ordered list
+                out.extend(["", f"{number[1]}. " if number else
+                            f"- {tag}:" if tag and tag not in ("•", "-", "*") else "- "])
                 continue
             if name in _BREAKS:
                 if name in ("PP", "LP", "P", "Pp", "sp", "HP"):
@@ -214,8 +220,8 @@ def roff_to_text(source: str) -> tuple[str, dict[str, str]]:
             continue
         if out and out[-1].startswith("- ") and out[-1].endswith(":"):
             out[-1] = f"{out[-1]} {text.strip()}"
-        elif out and out[-1].startswith("- ") and out[-1] == "- ":
-            out[-1] = f"- {text.strip()}"
+        elif out and (out[-1] == "- " or _NUMBER_ITEM.fullmatch(out[-1])):
+            out[-1] = f"{out[-1]}{text.strip()}"
         else:
             out.append(text)
     return _join(out), head

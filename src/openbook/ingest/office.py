@@ -2,10 +2,12 @@
 
 DOCX: the body in document order; ``Title`` and ``Heading 1``..``Heading 6`` paragraphs become ``#``
 headings (the ``Title`` paragraph, else the core ``title`` property, is the Document's title), list
-paragraphs (``List ...`` styles or numbering) become ``- `` lines, tables become pipe tables with the first
+paragraphs (``List ...`` styles or numbering) become ``- `` lines, or ``N. `` lines where Word numbers them
+(the level's format and start, counted as Word counts; nested levels indented two spaces), tables become pipe tables with the first
 row as the header (merged cells read once). PPTX: one page per slide (``Document.pages`` holds each slide's
 offset, so a citation names the slide): ``## <slide title>`` (or ``## Slide n``), its text frames in
-reading order (top, then left), indented paragraphs as ``- `` lines, tables as pipe tables, speaker notes
+reading order (top, then left), indented paragraphs as ``- `` lines (auto-numbered ones, ``buAutoNum``, as
+``N. `` lines from their ``startAt``), tables as pipe tables, speaker notes
 after ``Notes:``; grouped shapes are read too. A slide made only of pictures adds a line to
 ``Document.warnings``.
 
@@ -31,6 +33,7 @@ from ..types import Document
 from ._common import heading_title, normalise_metadata, pipe_table, tidy, title_from_path
 from .frontmatter import canonical_key
 
+_LIST_ITEM = re.compile(r"^\s*(?:-|\d+\.) ")
 _CUSTOM_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/custom-properties}"
 
 
@@ -126,16 +129,98 @@ def _docx_table(table: Any) -> str:
     return rows_to_table(rows)
 
 
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(value) if value is not None else default
+    except ValueError:
+        return default
+
+
+class _ListNumbers:
+    """Word's list numbering, replayed: the marker of each numbered paragraph in body order.
+
+    A paragraph's ``numPr`` (its own, else its style's) names a numbering instance (``numId``) and a level
+    (``ilvl``); the numbering part gives that level's format (``numFmt``: ``bullet``, ``decimal``,
+    ``lowerLetter`` ...) and ``start`` (a ``startOverride`` of the instance wins). Items of one instance count
+    up per level from ``start``; an item of a level resets the deeper levels, as Word numbers them.
+    """
+
+    def __init__(self, doc: Any) -> None:
+        self.levels: dict[str, dict[int, tuple[str, int]]] = {}  # numId -> ilvl -> (numFmt, start)
+        self.counts: dict[str, dict[int, int]] = {}
+        try:
+            numbering = doc.part.numbering_part.element
+        except (NotImplementedError, KeyError, AttributeError):
+            return
+        abstract: dict[str | None, dict[int, tuple[str, int]]] = {}
+        for a in numbering.findall(f"{_W}abstractNum"):
+            levels = {}
+            for lvl in a.findall(f"{_W}lvl"):
+                fmt, start = lvl.find(f"{_W}numFmt"), lvl.find(f"{_W}start")
+                levels[_int(lvl.get(f"{_W}ilvl"), 0)] = (
+                    fmt.get(f"{_W}val", "decimal") if fmt is not None else "decimal",
+                    _int(start.get(f"{_W}val") if start is not None else None, 1))
+            abstract[a.get(f"{_W}abstractNumId")] = levels
+        for num in numbering.findall(f"{_W}num"):
+            ref = num.find(f"{_W}abstractNumId")
+            levels = dict(abstract.get(ref.get(f"{_W}val") if ref is not None else None, {}))
+            for override in num.findall(f"{_W}lvlOverride"):
+                start = override.find(f"{_W}startOverride")
+                if start is not None:
+                    ilvl = _int(override.get(f"{_W}ilvl"), 0)
+                    levels[ilvl] = (levels.get(ilvl, ("decimal", 1))[0], _int(start.get(f"{_W}val"), 1))
+            self.levels[num.get(f"{_W}numId") or ""] = levels
+
+    def marker(self, paragraph: Any) -> str | None:
+        """``"N. "`` (an ordered item; indented two spaces per level below the first) or ``"- "`` (a bullet)
+        for a numbered paragraph, None for any other."""
+        num_pr = None
+        if paragraph._p.pPr is not None and paragraph._p.pPr.numPr is not None:
+            num_pr = paragraph._p.pPr.numPr
+        else:
+            style = paragraph.style
+            while style is not None and num_pr is None:
+                ppr = style.element.pPr
+                num_pr = ppr.numPr if ppr is not None else None
+                style = style.base_style
+        if num_pr is None or num_pr.numId is None or str(num_pr.numId.val) == "0":
+            return None
+        num_id = str(num_pr.numId.val)
+        ilvl = _int(str(num_pr.ilvl.val), 0) if num_pr.ilvl is not None else 0
+        fmt, start = self.levels.get(num_id, {}).get(ilvl, ("bullet", 1))
+        if fmt in ("bullet", "none"):
+            return "  " * ilvl + "- "
+        counts = self.counts.setdefault(num_id, {})
+        counts[ilvl] = counts[ilvl] + 1 if ilvl in counts else start
+        for deeper in [lv for lv in counts if lv > ilvl]:
+            del counts[deeper]
+        return "  " * ilvl + f"{counts[ilvl]}. "
+
+
 def _docx_blocks(doc: Any) -> Iterable[tuple[str, str]]:
-    """(style name, text) for paragraphs and ("table", pipe table) for tables, in body order."""
+    """(style name, text) for paragraphs and ("table", pipe table) for tables, in body order; a list item's
+    style is ``List`` and its text starts with its marker (``"3. "``, ``"- "``: ``_ListNumbers``)."""
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
+    numbers = _ListNumbers(doc)
     for item in doc.iter_inner_content():
         if isinstance(item, Paragraph):
             style = item.style.name if item.style is not None else ""
-            numbered = item._p.pPr is not None and item._p.pPr.numPr is not None
-            yield ("List" if numbered and not style.startswith("Heading") else style or ""), item.text
+            if style.startswith("Heading") or style == "Title" or not item.text.strip():
+                yield style, item.text
+                continue
+            marker = numbers.marker(item)
+            if marker is not None:
+                yield "List", marker + " ".join(item.text.split())
+            elif "List" in style:
+                yield "List", "- " + " ".join(item.text.split())
+            else:
+                yield style or "", item.text
         elif isinstance(item, Table):
             yield "table", _docx_table(item)
 
@@ -157,6 +242,10 @@ def load_docx(path: Path, doc_id: str) -> Document:
             if text:
                 out.append(text)
             continue
+        if style == "List":  # its marker and indent kept
+            if text.strip():
+                out.append(text.rstrip())
+            continue
         text = text.strip()
         if not text:
             continue
@@ -166,8 +255,6 @@ def load_docx(path: Path, doc_id: str) -> Document:
             out.append("# " + " ".join(text.split()))
         elif m:
             out.append("#" * min(6, int(m[1])) + " " + " ".join(text.split()))
-        elif style.startswith("List") or "List" in style:
-            out.append("- " + " ".join(text.split()))
         else:
             out.append(text)
     raw = _core_metadata(doc.core_properties, path)
@@ -181,11 +268,11 @@ def load_docx(path: Path, doc_id: str) -> Document:
 
 
 def _join_lists(blocks: list[str]) -> str:
-    """Blank lines between blocks, none between consecutive ``- `` items."""
+    """Blank lines between blocks, none between consecutive list items (``- ``, ``N. ``, indented or not)."""
     out = ""
     for i, block in enumerate(blocks):
         if i:
-            out += "\n" if block.startswith("- ") and blocks[i - 1].startswith("- ") else "\n\n"
+            out += "\n" if _LIST_ITEM.match(block) and _LIST_ITEM.match(blocks[i - 1]) else "\n\n"
         out += block
     return out
 
@@ -218,9 +305,18 @@ def _slide_blocks(slide: Any) -> tuple[str, list[str]]:
                 blocks.append(table)
         elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
             lines = []
+            counts: dict[int, int] = {}  # level -> the number of its last auto-numbered paragraph
             for para in shape.text_frame.paragraphs:
                 text = " ".join("".join(run.text for run in para.runs).split()) or " ".join(para.text.split())
-                if text:
+                auto = para._p.pPr.find(f"{_A}buAutoNum") if para._p.pPr is not None else None
+                for deeper in [lv for lv in counts if lv > para.level or (lv == para.level and auto is None)]:
+                    del counts[deeper]  # a paragraph ends the numbering of deeper levels, and its own if unnumbered
+                if auto is not None:
+                    counts[para.level] = counts[para.level] + 1 if para.level in counts else \
+                        _int(auto.get("startAt"), 1)
+                if text and auto is not None:
+                    lines.append("  " * para.level + f"{counts[para.level]}. " + text)
+                elif text:
                     lines.append(("- " if para.level > 0 or len(shape.text_frame.paragraphs) > 1 else "") + text)
             if lines:
                 blocks.append("\n".join(lines))

@@ -2,8 +2,8 @@
 
 docutils parses the file (file inclusion and raw HTML disabled, its messages kept out of the output); the
 tree is walked in order: section titles become ``#`` headings by depth (the document title, promoted by
-docutils, is the Document's title), paragraphs stay paragraphs, bullet/enumerated/definition/field lists
-become ``- `` lines, literal blocks are kept verbatim, grid and simple tables (and ``list-table`` /
+docutils, is the Document's title), paragraphs stay paragraphs, bullet/definition/field lists
+become ``- `` lines and enumerated lists ``N. `` lines from their start (a nested list indented two spaces), literal blocks are kept verbatim, grid and simple tables (and ``list-table`` /
 ``csv-table``) become pipe tables with their header row first. Directives docutils does not know (Sphinx's
 ``toctree``, ``code-block`` ...) keep their text. Metadata: the bibliographic fields (``:Author:``,
 ``:Date:``, ``:Tags:``, ``:ACL:`` ..., matched case-insensitively) and a ``---`` front-matter block, failing
@@ -72,19 +72,23 @@ def _render(node: Any, depth: int, out: list[str]) -> None:
         return
     if tag in ("bullet_list", "enumerated_list"):
         items = []
+        number = node.get("start", 1) if tag == "enumerated_list" else None  # (1. 2. for a. b. and i. ii. too)
         for item in node.children:
             parts: list[str] = []
             for child in item.children:
                 if child.tagname in ("bullet_list", "enumerated_list"):
                     continue
                 parts.append(_text(child))
-            items.append("- " + " ".join(p for p in parts if p))
+            text = " ".join(p for p in parts if p)
+            if text:
+                items.append(("- " if number is None else f"{number}. ") + text)
+            number = None if number is None else number + 1
             for child in item.children:
                 if child.tagname in ("bullet_list", "enumerated_list"):
                     sub: list[str] = []
                     _render(child, depth, sub)
-                    items.extend(sub)
-        out.append("\n".join(i for i in items if i.strip() != "-"))
+                    items.extend("  " + line for block in sub for line in block.split("\n"))  # nested: indented
+        out.append("\n".join(items))
         return
     if tag in ("definition_list", "field_list", "option_list"):
         items = []
