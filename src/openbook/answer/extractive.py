@@ -32,7 +32,7 @@ requests per minute" for "What is the API rate limit ...?"); a table row whose v
 the question names a value ("a Business plan customer" -> plan: Business) is demoted (``ROW_MISMATCH``). A how-to
 question ("How do I ...") is answered by a procedure when one is on offer: the numbered steps of a list whose
 heading (in the passage, else the chunk's section) or introduction shares a term with the question, quoted whole
-and alone, with the document's own numbers when the list is ordered. A further sentence joins only
+and alone with the document's own numbers; a bulleted list is no procedure. A further sentence joins only
 when it adds question terms that the chosen sentences and the subjects they inherit lack; never one ending in a
 colon, nor one of another document without the identifier the question names.
 """
@@ -473,9 +473,10 @@ def _procedures(units: Sequence[_Unit], analyzer: Analyzer, terms: set[str],
     """The procedures of a passage for a how-to question: each list whose topic (the heading it sits under in
     the passage, else the chunk's ``section`` when the passage starts below its heading, and the sentence
     that introduces it with a colon) shares a term with the question, as ``(text, subject)``: its steps
-    numbered as the document numbers them ("3. Open ... 4. Untick ..." for a list that starts at 3; from 1
-    for a bulleted list), a more indented item joined to the step above it, and the terms of its document's
-    subject, heading and introduction. A list of more than ``PROCEDURE_MAX_STEPS`` steps or
+    numbered as the document numbers them ("3. Open ... 4. Untick ..." for a list that starts at 3), a more
+    indented item joined to the step above it, and the terms of its document's subject, heading and
+    introduction. Only an ordered list is a procedure (the loaders keep list numbers: a bulleted list, of
+    error codes or options, is a list of facts); one of more than ``PROCEDURE_MAX_STEPS`` steps or
     ``PROCEDURE_MAX_CHARS`` characters is no procedure to quote whole."""
     out: list[tuple[str, frozenset[str]]] = []
     for run in sorted({u.run for u in units if u.run >= 0}):
@@ -489,11 +490,10 @@ def _procedures(units: Sequence[_Unit], analyzer: Analyzer, terms: set[str],
         for u in items:
             steps.setdefault(u.step, []).append(u.text)
             numbers.setdefault(u.step, u.number)
-        if not topic & terms or len(steps) < 2 or len(steps) > PROCEDURE_MAX_STEPS:
-            continue
-        own = all(n is not None for n in numbers.values())  # an ordered list: the document's own numbers
-        text = " ".join(f"{numbers[step] if own else i}. {' '.join(parts)}"
-                        for i, (step, parts) in enumerate(steps.items(), 1))
+        if not topic & terms or len(steps) < 2 or len(steps) > PROCEDURE_MAX_STEPS or \
+                any(n is None for n in numbers.values()):
+            continue  # (a bulleted list, of definitions or options, is no procedure)
+        text = " ".join(f"{numbers[step]}. {' '.join(parts)}" for step, parts in steps.items())
         if len(text) <= PROCEDURE_MAX_CHARS:
             out.append((text, subjects[items[0].heading] | frozenset(analyzer.analyze_document(intro))))
     return out
