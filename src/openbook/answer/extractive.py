@@ -817,7 +817,8 @@ def _units(p: Passage) -> list[_Unit]:
                     sent = strip_emphasis(" ".join(piece.split()))
                     sent = sent if block_run >= 0 else sent.lstrip("- ")
                     if sent.strip() and not sent.startswith("#"):
-                        out.append(_Unit(sent.strip(), heading, block_run, step, number=number))
+                        out.append(_Unit(sent.strip(), heading, block_run, step,
+                                         number=number if block_run >= 0 else None))
             block.clear()
 
     for line in p.chunk.text.split("\n"):
