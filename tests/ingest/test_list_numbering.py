@@ -127,3 +127,23 @@ def test_man_page_numbered_items(tmp_path) -> None:
                     "Run keytool rotate.\n.IP \\(bu\nA bullet.\n", encoding="utf-8")
     text = load_file(path, "keytool.1")[0].text
     assert "1. Run keytool list.\n\n2. Run keytool rotate.\n\n- A bullet." in text
+
+
+def test_docx_unreadable_numbering_is_still_a_list_item(tmp_path) -> None:
+    import zipfile
+
+    import docx
+
+    doc = docx.Document()
+    num_pr = doc.add_paragraph("Open Settings.")._p.get_or_add_pPr().get_or_add_numPr()
+    num_pr.get_or_add_numId().val = 3
+    num_pr.get_or_add_ilvl().val = 0
+    path = tmp_path / "broken.docx"
+    doc.save(str(path))
+    with zipfile.ZipFile(path) as z:
+        parts = {name: z.read(name) for name in z.namelist()}
+    parts["word/document.xml"] = parts["word/document.xml"].replace(b'w:numId w:val="3"', b'w:numId w:val="x"')
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in parts.items():
+            z.writestr(name, data)
+    assert load_file(path, "broken.docx")[0].text == "- Open Settings."  # the file loads; the item stays an item

@@ -204,6 +204,7 @@ class _ListNumbers:
 def _docx_blocks(doc: Any) -> Iterable[tuple[str, str]]:
     """(style name, text) for paragraphs and ("table", pipe table) for tables, in body order; a list item's
     style is ``List`` and its text starts with its marker (``"3. "``, ``"- "``: ``_ListNumbers``)."""
+    from docx.exceptions import InvalidXmlError
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
@@ -214,7 +215,10 @@ def _docx_blocks(doc: Any) -> Iterable[tuple[str, str]]:
             if style.startswith("Heading") or style == "Title" or not item.text.strip():
                 yield style, item.text
                 continue
-            marker = numbers.marker(item)
+            try:
+                marker = numbers.marker(item)
+            except (ValueError, InvalidXmlError):  # numbering values that cannot be read: still a list item
+                marker = "- "
             if marker is not None:
                 yield "List", marker + " ".join(item.text.split())
             elif "List" in style:
