@@ -2,7 +2,10 @@
 
 Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imports the other for it):
 
-- **Language** (``question_language``): "ja" with kana, "zh" with Han characters, else "en".
+- **Language** (``question_language``): "ja" with kana, "zh" with Han characters, "ko", "ru", "ar", "th" ...
+  for a question mostly in another script (``script_language``, the ``regex`` module's script properties), and
+  for Latin script "de", "fr", "es", "it", "pt" or "nl" when py3langid is sure enough (``latin_language``),
+  else "en".
 - **Identifiers** (``identifiers``): ticket-shaped codes such as SKY-5120 or CVE-2024-3094 (capitals, hyphen-joined
   parts, the last one of three or more digits; not IL-18 or HIV-1). The identifier hop
   (``openbook.retrieve.multihop``) follows them, and the answerer quotes the line they lead to
@@ -27,7 +30,8 @@ Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imp
     often" and "what share" ask for a number for the hop only; "how large/tall/far ...", "what population",
     "what is the limit/price/fee ..." only for the answer type.
   - The hop reads the question's words with any whitespace between them, in English only; the answer types
-    read its case-folded text, with Chinese and Japanese patterns for a question in those scripts.
+    read its case-folded text, with patterns per question language (Chinese, Japanese, Korean, Russian and
+    the Latin-script languages ``latin_language`` tells).
   - What states the value differs in the same way: the hop's number is a digit run that is no part of a name
     or an identifier (not IL-18's 18), its date a year 1500-2099 or a month and a day; the answer type's
     number is any digit, a number word or a CJK numeral, its date a year 1000-2099, a month name alone, an ISO
@@ -41,22 +45,102 @@ Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imp
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 
-__all__ = ["question_language", "identifiers", "asked_value", "states_value", "ANSWER_TYPES",
-           "expected_answer_type", "has_answer_type", "expected_unit", "states_unit"]
+import regex
+
+__all__ = ["question_language", "script_language", "latin_language", "LATIN_LANGUAGES", "identifiers",
+           "asked_value", "states_value", "ANSWER_TYPES", "expected_answer_type", "has_answer_type", "expected_unit", "states_unit"]
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_SCRIPTS: tuple[tuple[str, regex.Pattern[str]], ...] = (
+    ("ko", regex.compile(r"\p{Script=Hangul}")),
+    ("ru", regex.compile(r"\p{Script=Cyrillic}")),
+    ("ar", regex.compile(r"\p{Script=Arabic}")),
+    ("he", regex.compile(r"\p{Script=Hebrew}")),
+    ("el", regex.compile(r"\p{Script=Greek}")),
+    ("hi", regex.compile(r"\p{Script=Devanagari}")),
+    ("th", regex.compile(r"\p{Script=Thai}")),
+)
+"""Scripts other than Latin, Han and kana, each with the language its text is taken to be in: Hangul Korean,
+Cyrillic Russian (Ukrainian with і, ї, є or ґ: ``_UKRAINIAN``), Arabic script Arabic (Persian and Urdu too),
+Hebrew, Greek, Devanagari Hindi (Marathi and Nepali too), Thai."""
+_UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
+_LETTER = regex.compile(r"[^\W\d_]")
+_LATIN = regex.compile(r"\p{Script=Latin}")
+
+LATIN_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl")
+"""The Latin-script languages told apart (py3langid's bundled langid.py model, restricted to these)."""
+LATIN_CONFIDENCE = 0.8
+"""The least probability (py3langid, normalised over ``LATIN_LANGUAGES``) at which a Latin-script text is taken
+to be in another language than English. On the 1,834 English questions of HotpotQA dev 500, SciFact and
+Cranfield and their 11,441 passages no other language reaches 0.7; one-line German, French, Spanish, Italian,
+Portuguese and Dutch questions mostly score 0.95-1.0, a few short ones less (and count as English)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _latin_identifier() -> Any:
+    """py3langid's identifier over ``LATIN_LANGUAGES`` (its model loads once, about a second)."""
+    from py3langid import langid
+
+    identifier = langid.LanguageIdentifier.from_modelpath(langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True)
+    identifier.set_languages(list(LATIN_LANGUAGES))
+    return identifier
+
+
+_ENGLISH_WORDS = frozenset(
+    "the what which who whom whose how when where why does did are were and with this that from your should would "
+    "could have has been there their they".split())
+"""English function words that are no word of the other ``LATIN_LANGUAGES``."""
+_ASCII_WORD = re.compile(r"[a-z]+")
+
+
+def latin_language(text: str) -> str:
+    """The language of a Latin-script text: one of ``LATIN_LANGUAGES`` when py3langid gives it at least
+    ``LATIN_CONFIDENCE``, else ``"en"``. A text whose words are at least 1 in 12 English function words
+    (``_ENGLISH_WORDS``: "the", "what", "how", "and" ...) is English without asking the model, which takes
+    about a second to load: most English questions and passages never load it."""
+    words = _ASCII_WORD.findall(text.casefold())
+    english = sum(w in _ENGLISH_WORDS for w in words)
+    if english and english * 12 >= len(words):
+        return "en"
+    lang, probability = _latin_identifier().classify(text)
+    return str(lang) if probability >= LATIN_CONFIDENCE else "en"
+
+
+def script_language(text: str) -> tuple[str, int]:
+    """The language of the non-Latin, non-CJK script with the most letters in ``text`` (``_SCRIPTS``) and its
+    letter count; ``("en", 0)`` when there is none."""
+    best, count = "en", 0
+    for lang, pattern in _SCRIPTS:
+        n = len(pattern.findall(text))
+        if n > count:
+            best, count = lang, n
+    if best == "ru" and _UKRAINIAN.search(text):
+        best = "uk"
+    return best, count
 
 
 def question_language(text: str) -> str:
-    """``"ja"`` if the text has kana, ``"zh"`` if it has Han characters, else ``"en"``."""
+    """The language of a question (or text) by its script: ``"ja"`` if it has kana, ``"ko"`` if Hangul
+    makes at least a third of its letters, ``"zh"`` if it has Han characters, else the language of another
+    script that makes at least a third of its letters (``script_language``: ``"ru"``, ``"ar"``, ``"th"`` ...;
+    each a key of ``REFUSALS``), else for Latin script the language py3langid tells with confidence
+    (``latin_language``: ``"de"``, ``"fr"``, ``"es"``, ``"it"``, ``"pt"``, ``"nl"``), else ``"en"``."""
     if _KANA.search(text):
         return "ja"
+    lang, count = script_language(text)
+    third = count > 0 and count * 3 >= len(_LETTER.findall(text))
+    if lang == "ko" and third:
+        return "ko"
     if _HAN.search(text):
         return "zh"
-    return "en"
+    if third:
+        return lang
+    return latin_language(text) if _LATIN.search(text) else "en"
 
 
 # ---------------------------------------------------------------------- identifiers
@@ -126,15 +210,107 @@ _TYPE_PATTERNS_CJK: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("place", re.compile(r"哪里|哪儿|什么地方|何处|哪个国家|哪个城市|哪座|どこ")),
 )
 
+# Japanese, Korean and Russian wh-phrases; a Japanese question not matched here falls back to the Chinese and
+# Japanese patterns above (Han words both languages share: 何時, 誰)
+_TYPE_PATTERNS_JA: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("duration", re.compile(r"(どのくらい|どれくらい|どれぐらい|どのぐらい)の?(期間|時間|日数|年数|かか|続)|"
+                            r"何(年|日|時|週|分|秒)間|何(ヶ|か|カ|ケ)月|何歳|いつまで(に|で)?(続|かか)")),
+    ("date", re.compile(r"いつ|何年(?!間)|何月|何日(?!間)|何曜日|何時(?!間)|日付|日にち")),
+    ("number", re.compile(r"いくつ|いくら|何(人|個|本|回|件|台|枚|冊|名|社|軒|階|倍|割|パーセント|%|％)|"
+                          r"(どのくらい|どれくらい)の?(数|量|人数|金額|大きさ|高さ|速さ)")),
+    ("person", re.compile(r"誰|だれ|どなた|どの人")),
+    ("place", re.compile(r"どこ|どの(国|都市|町|市|地域|県|州|場所|島)|所在地|場所は")),
+)
+_TYPE_PATTERNS_KO: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("duration", re.compile(r"얼마나\s*(오래|걸리|걸려|걸립|긴|길|동안|지속)|얼마\s*동안|"
+                            r"몇\s*(년|개월|달|주|일|시간|분|초)\s*(동안|간|이나|걸)|몇\s*(시간|분|초)|며칠\s*(동안|간|이나|걸)|"
+                            r"몇\s*살")),
+    ("date", re.compile(r"언제|몇\s*년(도)?(에|의|부터|까지|이었|였)|몇\s*월|며칠|몇\s*일(에|부터|까지)|무슨\s*요일|"
+                        r"몇\s*시(에|부터|까지)|날짜|연도")),
+    ("number", re.compile(r"몇|얼마|개수|인원")),
+    ("person", re.compile(r"누구|누가|누군")),
+    ("place", re.compile(r"어디|어느\s*(나라|도시|지역|곳|장소|국가|섬|동네)|위치")),
+)
+_TYPE_PATTERNS_RU: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("duration", re.compile(r"как\s+долго|сколько\s+(времени|лет|дней|месяцев|недель|часов|минут|секунд)|"
+                            r"за\s+какое\s+время|в\s+течение\s+какого")),
+    ("date", re.compile(r"когда|в\s+каком\s+(году|месяце)|какого\s+числа|(какой|какая)\s+(год|дата)")),
+    ("number", re.compile(r"сколько|какое\s+количество|какой\s+(процент|размер|лимит)")),
+    ("person", re.compile(r"(?<!\w)(кто|кого|кому|кем|чей|чья|чьё|чьи)(?!\w)")),
+    ("place", re.compile(r"(?<!\w)(где|куда|откуда)(?!\w)|в\s+какой\s+(стране|город|области)|в\s+каком\s+городе")),
+)
+# German, French, Spanish, Italian, Portuguese, Dutch (``latin_language``); casefolded, so "ß" reads "ss"
+_TYPE_PATTERNS_LATIN: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+    "de": (
+        ("duration", re.compile(r"\bwie\s+lange?\b|\bwie\s+viele\s+(jahre|tage|monate|wochen|stunden|minuten)\b|"
+                                r"\bwie\s+alt\b|\bwelche\s+(dauer|frist)\b")),
+        ("date", re.compile(r"\b(seit\s+)?wann\b|\bin\s+welchem\s+(jahr|monat)\b|\b(an\s+)?welchem\s+(tag|datum)\b|"
+                            r"\bwelches\s+datum\b")),
+        ("number", re.compile(r"\bwie\s+(viele?|hoch|gross|groß|weit|schwer|teuer)\b|\bwelche\s+anzahl\b")),
+        ("person", re.compile(r"\b(wer|wen|wem|wessen)\b")),
+        ("place", re.compile(r"\b(wo|wohin|woher)\b|\bin\s+welche[mr]\s+(land|stadt|ort|region)\b")),
+    ),
+    "fr": (
+        ("duration", re.compile(r"\bcombien\s+de\s+(temps|jours|mois|ans|années|semaines|heures|minutes)\b|"
+                                r"\bpendant\s+combien\b|\bquel\s+âge\b|\bquelle\s+(est\s+la\s+)?durée\b")),
+        ("date", re.compile(r"\bquand\b|\ben\s+quelle\s+année\b|\bquelle\s+(est\s+la\s+)?(date|année)\b")),
+        ("number", re.compile(r"\bcombien\b|\bquel\s+(est\s+le\s+)?(nombre|pourcentage|montant|prix)\b")),
+        ("person", re.compile(r"^\W*(à\s+|de\s+|avec\s+)?qui\b|\bqui\s+(est|sont|était|a|ont|avait)\b")),
+        ("place", re.compile(r"(?<!\w)(où|d'où)(?!\w)|\bdans\s+quel(le)?\s+(pays|ville|région)\b")),
+    ),
+    "es": (
+        ("duration", re.compile(r"\bcuánto\s+tiempo\b|\bcuánt[oa]s\s+(años|días|meses|semanas|horas|minutos)\b|"
+                                r"\bqué\s+edad\b")),
+        ("date", re.compile(r"\bcuándo\b|\ben\s+qué\s+(año|fecha|mes)\b|\bqué\s+(fecha|día)\b")),
+        ("number", re.compile(r"\bcuánt[oa]s?\b|\bqué\s+(porcentaje|cantidad|número)\b")),
+        ("person", re.compile(r"\bquién(es)?\b")),
+        ("place", re.compile(r"\b(a)?dónde\b|\ben\s+qué\s+(país|ciudad|región)\b")),
+    ),
+    "it": (
+        ("duration", re.compile(r"\b(per\s+)?quanto\s+tempo\b|\bquant[ie]\s+(anni|giorni|mesi|settimane|ore|minuti)\b")),
+        ("date", re.compile(r"\bquando\b|\bin\s+(che|quale)\s+anno\b|\b(che|quale)\s+data\b")),
+        ("number", re.compile(r"\bquant[oaie]\b|\bche\s+percentuale\b")),
+        ("person", re.compile(r"\bchi\b")),
+        ("place", re.compile(r"\bdove\b|\bin\s+(che|quale)\s+(paese|città|regione)\b")),
+    ),
+    "pt": (
+        ("duration", re.compile(r"\bquanto\s+tempo\b|\bquant[oa]s\s+(anos|dias|meses|semanas|horas|minutos)\b|"
+                                r"\bque\s+idade\b")),
+        ("date", re.compile(r"\bquando\b|\bem\s+que\s+(ano|data|mês)\b|\b(que|qual\s+[ée]\s+a)\s+data\b")),
+        ("number", re.compile(r"\bquant[oa]s?\b|\bque\s+percentagem\b")),
+        ("person", re.compile(r"\bquem\b")),
+        ("place", re.compile(r"\bonde\b|\bem\s+que\s+(país|cidade|região)\b")),
+    ),
+    "nl": (
+        ("duration", re.compile(r"\bhoe\s+lang\b|\bhoeveel\s+(jaar|jaren|dagen|maanden|weken|uur|uren|minuten)\b|"
+                                r"\bhoe\s+oud\b")),
+        ("date", re.compile(r"\bwanneer\b|\bin\s+welk\s+jaar\b|\bwelke\s+datum\b|\bop\s+welke\s+dag\b")),
+        ("number", re.compile(r"\bhoeveel\b|\bhoe\s+(groot|hoog|veel|ver|duur)\b|\bwelk\s+percentage\b")),
+        ("person", re.compile(r"\bwie\b")),
+        ("place", re.compile(r"\bwaar\b|\bin\s+welk(e)?\s+(land|stad|regio)\b")),
+    ),
+}
+_TYPE_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+    "en": _TYPE_PATTERNS_EN, "zh": _TYPE_PATTERNS_CJK, "ja": _TYPE_PATTERNS_JA + _TYPE_PATTERNS_CJK,
+    "ko": _TYPE_PATTERNS_KO, "ru": _TYPE_PATTERNS_RU, "uk": _TYPE_PATTERNS_RU, **_TYPE_PATTERNS_LATIN,
+}
+# durations written in those languages, read only for a question in one of them (English and Chinese answers
+# are judged exactly as before)
+_DURATION_OTHER_RE = re.compile(
+    r"\d+[\s-]*(tage?n?|wochen?|monate?n?|jahre?n?|stunden?|jours?|mois|ans|années?|semaines?|heures?|días?|"
+    r"meses?|años?|semanas?|horas?|giorni|mesi|anni|settimane|ore|dias|anos|dagen|maanden|jaren|weken|uren|"
+    r"дн(ей|я|и)|день|недел[ьиюя]|месяц(а|ев)?|год(а|у)?|лет|час(а|ов)?|минут)(?!\w)", re.I)
+
 _MONTHS = ("january february march april may june july august september october november december "
            "jan feb mar apr jun jul aug sep sept oct nov dec")
 _DATE_RE = re.compile(rf"\b(1\d{{3}}|20\d{{2}})s?\b|\b({'|'.join(_MONTHS.split())})\b|\d{{4}}-\d{{2}}-\d{{2}}|"
-                      r"[0-9一二三四五六七八九十〇零]+\s*[年月日]", re.I)
+                      r"[0-9一二三四五六七八九十〇零]+\s*[年月日]|\d+\s*[년월일]", re.I)
 _NUM_RE = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                      r"hundred|thousand|million|billion|dozen)\b|[一二三四五六七八九十百千万亿两〇零]", re.I)
 _DURATION_RE = re.compile(r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine|ten|several|many)\b)[\s-]*"
                           r"(years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)\b|"
-                          r"[0-9一二三四五六七八九十百千万两]+\s*(年|个月|周|天|日|小时|分钟|秒|年間|日間|時間)", re.I)
+                          r"[0-9一二三四五六七八九十百千万两]+\s*(年|个月|周|天|日|小时|分钟|秒|年間|日間|時間)|"
+                          r"\d+\s*(ヶ月|か月|カ月|週間|分間|년|개월|달|주일?|일|시간|분|초)", re.I)
 _CAPITAL_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 _WORD_RE = re.compile(r"\w+")
 
@@ -142,9 +318,11 @@ _WORD_RE = re.compile(r"\w+")
 def expected_answer_type(question: str) -> str | None:
     """The answer type a question asks for: ``person``, ``date``, ``place``, ``number``, ``duration``, or None.
 
-    From its wh-phrase (who/when/where/how many/how long, and the Chinese and Japanese equivalents).
+    From its wh-phrase (who/when/where/how many/how long, and the Chinese, Japanese, Korean, Russian, German,
+    French, Spanish, Italian, Portuguese and Dutch equivalents: "いつ", "언제", "когда", "wann", "quand" are
+    ``date``); None for a question in another language.
     """
-    patterns = _TYPE_PATTERNS_EN if question_language(question) == "en" else _TYPE_PATTERNS_CJK
+    patterns = _TYPE_PATTERNS.get(question_language(question), ())
     low = question.casefold()
     for kind, pattern in patterns:
         if pattern.search(low):
@@ -170,7 +348,10 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
     if kind == "number":
         return new([m.group(0) for m in _NUM_RE.finditer(sentence)])
     if kind == "duration":
-        return new([m.group(0) for m in _DURATION_RE.finditer(sentence)])
+        found = [m.group(0) for m in _DURATION_RE.finditer(sentence)]
+        if question_language(question) not in ("en", "zh"):
+            found += [m.group(0) for m in _DURATION_OTHER_RE.finditer(sentence)]
+        return new(found)
     if question_language(question) != "en":
         return True  # no capitalisation to tell a name by
     return new(_CAPITAL_RE.findall(sentence))

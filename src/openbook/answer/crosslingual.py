@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..index.embedders import cosines_to
-from ..question import _HAN, _KANA, has_answer_type
+from ..question import LATIN_LANGUAGES, _HAN, _KANA, has_answer_type, latin_language, script_language
 from ..types import Passage
 
 Embedder = Callable[[list[str], str], np.ndarray]  # (texts, "query" | "passage") -> float [n, dim]
@@ -69,18 +69,25 @@ _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _LETTER = re.compile(r"[^\W\d_]")
 
 
-def text_language(text: str) -> str:
+def text_language(text: str, latin: bool = True) -> str:
     """The language of a text by script: ``"ja"`` (kana), ``"zh"`` (Han), ``"ko"`` (Hangul) when those
-    characters are at least a third of its letters, else ``"en"`` (Latin and any other script).
+    characters are at least a third of its letters; else the language of another script
+    (``question.script_language``: ``"ru"`` for Cyrillic, ``"ar"``, ``"th"``, ``"el"`` ...) when that script
+    has at least 3 letters, more than kana, Han and Hangul together, and at least a third of all letters; else
+    the Latin-script language py3langid tells with confidence (``question.latin_language``), else ``"en"``.
 
     Unlike ``question.question_language``, one Han name in an English document does not make it Chinese.
+    ``latin=False``: Latin script is ``"en"`` whatever the language (for a sentence, too short to tell by).
     """
     letters = len(_LETTER.findall(text))
     if not letters:
         return "en"
     kana, han, hangul = len(_KANA.findall(text)), len(_HAN.findall(text)), len(_HANGUL.findall(text))
+    other, count = script_language(text)
+    if other != "ko" and count >= 3 and count > kana + han + hangul:  # (not "β = 118" in a formula)
+        return other if count * 3 >= letters else latin_language(text) if latin else "en"
     if (kana + han + hangul) * 3 < letters:
-        return "en"
+        return latin_language(text) if latin else "en"
     if kana and kana * 10 >= kana + han:
         return "ja"
     return "ko" if hangul > han else "zh"
@@ -105,6 +112,16 @@ class CrossSentence:
     answers: bool
     why: str
     first_overall: bool = False
+    threshold: float = 0.0  # the ``MARGIN`` it was judged by
+
+    @property
+    def confidence(self) -> float:
+        """The confidence (0-1) of a cross-language answer, on the answerability score's scale: 0.5 at the
+        calibrated margin (``threshold``: where the rule starts to answer, as answerability 0.5 is the default
+        ``min_confidence``), rising linearly to 1 at twice that margin and falling to 0 at a margin of 0."""
+        if self.threshold <= 0:
+            return 0.0
+        return min(max(0.5 * self.margin / self.threshold, 0.0), 1.0)
 
 
 def cosines(question: str, sentences: Sequence[str], embed: Embedder) -> np.ndarray:
@@ -158,7 +175,9 @@ def cross_sentence(question: str, language: str, passages: Sequence[Passage],
     flat: list[tuple[int, str, str]] = []  # (passage index, sentence, language)
     for i, sents in enumerate(sentences):
         for s in sents:
-            flat.append((i, s, text_language(s) if langs[i] != language else language))
+            # a sentence's own script tells its language; Latin script that of its passage, if Latin too
+            lang = text_language(s, latin=False) if langs[i] != language else language
+            flat.append((i, s, langs[i] if lang == "en" and langs[i] in LATIN_LANGUAGES else lang))
     flat = flat[:MAX_SENTENCES]
     texts = [s for _, s, _ in flat]
     own_at = texts.index(own) if own is not None and own in texts else None
@@ -194,4 +213,4 @@ def cross_sentence(question: str, language: str, passages: Sequence[Passage],
         answers, why = True, f"margin {m:.3f} >= {MARGIN[embedder]:.3f}, its passage first on the dense leg"
     overall = dense_first(passages)
     return CrossSentence(p, text, float(cos[j]), m, own_margin, answers, why,
-                         first_overall=overall is not None and overall.n == p.n)
+                         first_overall=overall is not None and overall.n == p.n, threshold=MARGIN[embedder])

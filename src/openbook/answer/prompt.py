@@ -31,7 +31,7 @@ from ..config import LLMConfig
 from ..errors import GenerationError
 from ..question import question_language
 from ..types import Passage
-from .refusal import REFUSALS, refusal_sentence
+from .refusal import LANGUAGE_NAMES, REFUSALS, refusal_sentence
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -184,7 +184,7 @@ def default_token_counter() -> TokenCounter:
 def system_prompt(question: str) -> str:
     """The rules for the model, with the refusal sentence in the question's language."""
     refusal = refusal_sentence(question)
-    lang = {"en": "English", "zh": "Chinese", "ja": "Japanese"}[question_language(question)]
+    lang = LANGUAGE_NAMES[question_language(question)]
     return (
         "You answer questions using only the numbered passages in the user's message.\n"
         "Rules:\n"

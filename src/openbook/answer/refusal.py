@@ -11,7 +11,35 @@ REFUSALS: dict[str, str] = {
     "en": "I could not find this in the documents.",
     "zh": "我在文档中没有找到这个问题的答案。",
     "ja": "ドキュメントの中にこの質問の答えは見つかりませんでした。",
+    "ko": "문서에서 이 질문의 답을 찾지 못했습니다.",
+    "ru": "Я не нашёл ответа на этот вопрос в документах.",
+    "uk": "Я не знайшов відповіді на це запитання в документах.",
+    "ar": "لم أجد إجابة هذا السؤال في المستندات.",
+    "he": "לא מצאתי את התשובה לשאלה הזו במסמכים.",
+    "el": "Δεν βρήκα την απάντηση σε αυτή την ερώτηση στα έγγραφα.",
+    "hi": "मुझे दस्तावेज़ों में इस प्रश्न का उत्तर नहीं मिला।",
+    "th": "ฉันไม่พบคำตอบของคำถามนี้ในเอกสาร",
+    "de": "Ich konnte dazu nichts in den Dokumenten finden.",
+    "fr": "Je n'ai pas trouvé cette information dans les documents.",
+    "es": "No encontré esta información en los documentos.",
+    "it": "Non ho trovato questa informazione nei documenti.",
+    "pt": "Não encontrei esta informação nos documentos.",
+    "nl": "Ik heb dit niet in de documenten gevonden.",
 }
+
+LANGUAGE_NAMES: dict[str, str] = {
+    "en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "ru": "Russian", "uk": "Ukrainian",
+    "ar": "Arabic", "he": "Hebrew", "el": "Greek", "hi": "Hindi", "th": "Thai", "de": "German", "fr": "French",
+    "es": "Spanish", "it": "Italian", "pt": "Portuguese", "nl": "Dutch",
+}
+"""The English name of each language code ``question_language`` returns (for an LLM's instructions)."""
+
+MODEL_LANGUAGE: dict[str, str] = {"ja": "zh", "ko": "zh"}
+"""The language whose fitted answerability model a language without its own fit uses: Japanese and Korean
+the Chinese one (the analyzer cuts kana, Han and Hangul alike into character bigrams, so their coverage
+features behave alike); every other language (Cyrillic, Arabic, Thai ...: words the analyzer reads as words)
+the English one."""
+
 
 def refusal_sentence(question: str) -> str:
     """The exact refusal sentence for the question's language."""
@@ -60,11 +88,11 @@ def answerability(features: Mapping[str, float], language: str, embedder: str | 
 
     ``embedder``: the store's embedder name when the passages carry dense-leg scores; the hybrid model fitted
     for it (``HYBRID_ANSWERABILITY_MODEL``, with the dense features) is used, else the BM25-only
-    ``ANSWERABILITY_MODEL``. Languages without their own fit use the English one ("en" for Latin script, "zh"
-    for Han and kana).
+    ``ANSWERABILITY_MODEL``. Languages without their own fit use another's (``MODEL_LANGUAGE``: Chinese for
+    Japanese and Korean, else English).
     """
     models = HYBRID_ANSWERABILITY_MODEL.get(embedder or "") or ANSWERABILITY_MODEL
-    model = models.get(language) or models["zh" if language == "ja" else "en"]
+    model = models.get(language) or models[MODEL_LANGUAGE.get(language, "en")]
     z = model["bias"] + sum(model.get(name, 0.0) * float(features.get(name, 0.0)) for name in FEATURES)
     return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
