@@ -52,7 +52,8 @@ from typing import Any
 import regex
 
 __all__ = ["question_language", "script_language", "latin_language", "LATIN_LANGUAGES", "identifiers",
-           "asked_value", "states_value", "ANSWER_TYPES", "expected_answer_type", "has_answer_type", "expected_unit", "states_unit"]
+           "asked_value", "states_value", "ANSWER_TYPES", "expected_answer_type", "has_answer_type", "expected_unit",
+           "states_unit"]
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
