@@ -76,7 +76,7 @@ _DATE_LABELS = re.compile(
 # one, and dating them would mark the 5.2 notes as superseded.
 _SUPERSEDES = re.compile(
     r"(?:\b(?:supersedes|replaces)\s*:?\s+|\bsupersedes\s*:\s*|取代|替代|代替|に代わる)"
-    r"(?P<what>[^.\n;。；]{3,160})",
+    r"(?P<what>(?:[^.\n;。；]|(?<=\d)\.(?=\d)){3,160})",  # a dot between digits ("version 1.0") is no sentence end
     re.IGNORECASE,
 )
 # "replaces" is ordinary prose ("the new pump replaces the old one"); only a document speaking of itself

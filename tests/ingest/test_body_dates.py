@@ -71,3 +71,12 @@ def test_chapters_of_one_manual_are_not_versions_of_each_other() -> None:
             "p-old": ("Travel policy | Intranet", {"updated": "2022-01-01"}),
             "p-new": ("Travel policy | Intranet", {"updated": "2024-03-01"})}
     assert version_links(docs) == {"p-old": "p-new"}  # a site-name suffix still goes
+
+
+def test_a_version_number_does_not_end_what_is_superseded() -> None:
+    # the dot of "1.0" or "2.3.1" is inside a number, not the end of the sentence
+    said = body_metadata("This version supersedes the Parking Policy of March 2025 (version 1.0) and applies "
+                         "from 1 April 2026.", {})
+    assert said == {"supersedes_text": "the Parking Policy of March 2025 (version 1.0) and applies from 1 April 2026"}
+    assert body_metadata("Supersedes: Install guide 2.3.1. Read it first.", {}) == {
+        "supersedes_text": "Install guide 2.3.1"}

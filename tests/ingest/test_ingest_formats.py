@@ -55,16 +55,32 @@ def test_docx_headings_lists_tables_metadata(tmp_path):
     assert doc.format == "docx" and doc.title == "Relay Handbook"
     assert doc.text.split("\n\n") == [
         "# Relay Handbook",
-        "# Ports",
+        "## Ports",
         "The relay listens on port 9090.",
         "- Check the socket\n1. Reload the daemon",  # a List Number paragraph keeps Word's number
         "| Mode | Port |\n| --- | --- |\n| fast | 9090 |\n| safe | 9091 |",
-        "## Limits",
+        "### Limits",
         "At most 64 sessions.",
     ]
     meta = doc.metadata
     assert meta["author"] == "Ana Lind" and meta["tags"] == ["relay", "ops"]
     assert meta["created"] == "2023-01-02" and meta["updated"] == "2024-05-01" and meta["acl"] == ["hr", "ops"]
+
+
+def test_docx_headings_sit_below_the_title(tmp_path):
+    import docx
+
+    from openbook.chunking import chunk_document
+
+    # a Title paragraph is the top heading, so a section's path keeps it ("Relay Handbook > Ports"), as in
+    # Markdown; a document without one keeps Heading 1 as its top level
+    chunks = chunk_document(load_file(_docx(tmp_path / "handbook.docx"), "handbook.docx")[0])
+    assert any(c.section == "Relay Handbook > Ports" for c in chunks)
+    doc = docx.Document()
+    doc.add_heading("Ports", level=1)
+    doc.add_paragraph("The relay listens on port 9090.")
+    doc.save(str(tmp_path / "plain.docx"))
+    assert load_file(tmp_path / "plain.docx", "plain.docx")[0].text.startswith("# Ports\n")
 
 
 def test_docx_malformed_acl_and_broken_file_refused(tmp_path):

@@ -1,7 +1,8 @@
 """Office loaders: DOCX (python-docx) and PPTX (python-pptx) -> openbook's Markdown-like text.
 
 DOCX: the body in document order; ``Title`` and ``Heading 1``..``Heading 6`` paragraphs become ``#``
-headings (the ``Title`` paragraph, else the core ``title`` property, is the Document's title), list
+headings, one level below the ``Title`` when the document has one (the ``Title`` paragraph, else the core
+``title`` property, is the Document's title), list
 paragraphs (``List ...`` styles or numbering) become ``- `` lines, or ``N. `` lines where Word numbers them
 (the level's format and start, counted as Word counts; nested levels indented two spaces), tables become pipe tables with the first
 row as the header (merged cells read once). PPTX: one page per slide (``Document.pages`` holds each slide's
@@ -241,7 +242,10 @@ def load_docx(path: Path, doc_id: str) -> Document:
         raise IngestError(f"not a valid DOCX file ({' '.join(str(exc).split())[:150]})") from exc
     out: list[str] = []
     title = ""
-    for style, text in _docx_blocks(doc):
+    blocks = list(_docx_blocks(doc))
+    # the Title paragraph is the top heading: Heading 1 sits below it, not beside it (sections keep the title)
+    below = 1 if any(style == "Title" and text.strip() for style, text in blocks) else 0
+    for style, text in blocks:
         if style == "table":
             if text:
                 out.append(text)
@@ -258,7 +262,7 @@ def load_docx(path: Path, doc_id: str) -> Document:
             title = title or " ".join(text.split())
             out.append("# " + " ".join(text.split()))
         elif m:
-            out.append("#" * min(6, int(m[1])) + " " + " ".join(text.split()))
+            out.append("#" * min(6, int(m[1]) + below) + " " + " ".join(text.split()))
         else:
             out.append(text)
     raw = _core_metadata(doc.core_properties, path)
