@@ -50,3 +50,19 @@ def test_title_line_and_fallback_to_file_name(tmp_path):
     untitled = tmp_path / "02-meeting-notes.txt"
     untitled.write_text("We met and agreed on a lot of things in a long first sentence.\n", encoding="utf-8")
     assert load_file(untitled, "x")[0].title == "meeting notes"
+
+
+def test_a_caption_above_a_list_is_its_heading(tmp_path):
+    path = tmp_path / "trading.txt"
+    path.write_text(
+        "STREET TRADING\n\nAnyone who trades on a street needs a licence.\n\nTypes of licence\n- Annual consent.\n"
+        "- Temporary consent.\n\nWhat you need to apply\n1. A completed form.\n2. A photograph.\n\n"
+        "You will also need:\n- Insurance.\n\nthe lower-case line\n- An item.\n\nA sentence ending in a stop.\n"
+        "- An item.\n",
+        encoding="utf-8",
+    )
+    lines = load_file(path, "trading.txt")[0].text.split("\n")
+    assert "## Types of licence" in lines and "## What you need to apply" in lines
+    # a line that introduces its list with a colon, starts lower-case or ends a sentence stays text
+    assert "You will also need:" in lines and "the lower-case line" in lines
+    assert "A sentence ending in a stop." in lines

@@ -12,7 +12,8 @@ a full stop), else the file name.
 Headings: a line underlined with ``===``/``---``, a short ALL-CAPS line, or a short numbered section line
 (``1. SCOPE AND DEFINITIONS``, ``Section 4``, ``8.2 New joiners``) after a blank line becomes a ``#``/``##``
 heading (a numbered one only when a blank line or a list follows it), so that the chunker keeps section
-context. ``*``/``•`` bullets become ``- ``.
+context; so does, as a ``##`` heading, a short capitalised line without closing punctuation after a blank line
+and directly above a list (``What you need to apply`` over its ``- `` or ``1.`` items). ``*``/``•`` bullets become ``- ``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ _ACCESS_LINE = re.compile(r"^\s*(?:acls?|allowed[ _-]roles)\s*[:=：]\s*(.*?)\s*
 _TITLE_LINE = re.compile(r"^\s*title\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^([ \t]*)[*•·][ \t]+")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*•·]|\d{1,2}[.)])[ \t]+\S")
+# a short capitalised line without closing punctuation (at most 8 words): the caption of the list below it
+_CAPTION = re.compile(r"^(?=.{3,60}$)[A-Z][^\s|#]*(?:\s+[^\s|#]+){0,7}(?<![.,:;!?])$")
 _NUMBERED = re.compile(r"^(?:section|chapter|part|article|appendix)\s+[\dA-Z]+\b|^\d+(?:\.\d+)*\.?\s+\S", re.IGNORECASE)
 
 
@@ -67,6 +71,8 @@ def structure_text(text: str) -> str:
         if _UNDERLINE.match(line) and out and out[-1].startswith("#"):
             continue  # the underline of the heading just written
         level = _is_heading(line) if prev_blank else 0
+        if not level and prev_blank and _LIST_ITEM.match(next_line) and _CAPTION.match(line.strip()):
+            level = 2  # "What you need to apply" directly above its list: the list's heading
         if level and next_line.strip() and _NUMBERED.match(line.strip()):
             # a numbered heading directly followed by text only when that text is not the next numbered item
             if _NUMBERED.match(next_line.strip()) or not next_line.lstrip().startswith(("- ", "* ", "• ")):
