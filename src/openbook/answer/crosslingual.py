@@ -14,21 +14,31 @@ where ``R(s)`` is every other sentence of the retrieved passages in the same lan
 compared with text of one language on both sides of the subtraction, so a shift of all cross-language cosines
 drops out). A cross-language sentence answers when all of these hold:
 
-1. its passage is the one the dense leg ranks first among the retrieved passages in another language than the
-   question's (the passage level agrees with the sentence level; the question's own language is left out of
-   the comparison, as cosines across languages run lower);
+1. its *document* is the one the dense leg ranks first among the retrieved passages in another language than
+   the question's, a document ranked by its best chunk (the passage level agrees with the sentence level; the
+   question's own language is left out of the comparison, as cosines across languages run lower). Judged per
+   document, not per chunk: a document split into several chunks (an FAQ, a long page) has one chunk the dense
+   leg ranks first and the answering sentence may sit in a sibling chunk of the same document;
 2. it holds the answer type the question asks for (``question.has_answer_type``; in a language without
    capitals any new word counts as a name or a place);
-3. ``margin(s) >= MARGIN[embedder]``, calibrated by ``benchmarks/calibrate_crosslingual.py`` on *monolingual*
+3. when the question asks for a value in a unit (``question.expected_unit``: money for "how much does X
+   cost", bytes for a file size), the sentence states a value in that unit (``question.states_unit``); a
+   sentence whose number is of another kind ("up to 24 pupils" for a price) never answers;
+4. ``margin(s) >= MARGIN[embedder]``, calibrated by ``benchmarks/calibrate_crosslingual.py`` on *monolingual*
    public QA (CMRC 2018; positives over the whole corpus, negatives with their qrels documents hidden),
    assuming that a relative margin transfers across languages; no public cross-language QA set is available
    here to check that assumption (BENCHMARKS.md). Across languages the cosines of one question to the
    sentences of a document also spread less than within one (hand-written cases: right sentences 0.05-0.08,
    near misses 0.03-0.05), so where the assumption fails it fails towards refusing.
 
+The sentence is chosen among those of another language by ``margin`` plus small bonuses for holding the asked answer
+type (``TYPE_BONUS``) and for sharing the question's identifiers and numbers (``SHARED_BONUS``); when the question
+asks for a unit, a sentence that passes the margin and states that unit is preferred to any that does not (a
+money question's answer is the sentence with the price, not the better-scored one with a head count).
+
 It then replaces the word-based answer when that one is refused, or when it stands out less in its own language
 (a smaller margin) than the cross-language sentence does in its own *and* the dense leg ranks the other-language
-passage first of all, in spite of the lower cosines across languages (``CrossSentence.first_overall``).
+document first of all, in spite of the lower cosines across languages (``CrossSentence.first_overall``).
 """
 
 from __future__ import annotations
@@ -40,7 +50,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..index.embedders import cosines_to
-from ..question import LATIN_LANGUAGES, _HAN, _KANA, has_answer_type, latin_language, script_language
+from ..question import (LATIN_LANGUAGES, _HAN, _KANA, expected_unit, has_answer_type, latin_language,
+                        script_language, states_unit)
 from ..types import Passage
 
 Embedder = Callable[[list[str], str], np.ndarray]  # (texts, "query" | "passage") -> float [n, dim]
@@ -66,6 +77,7 @@ SHARED_BONUS = 0.05
 (identifiers, numbers: E-4410 and 2024 are the same in every language)."""
 
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
+_QUESTION_END = re.compile(r"[?？؟]\W*$")
 _LETTER = re.compile(r"[^\W\d_]")
 
 
@@ -100,8 +112,8 @@ class CrossSentence:
     ``cosine``: its cosine to the question; ``margin``: ``cosine`` minus the mean cosine of the other sentences
     of its language (module docstring); ``own_margin``: the same statistic for the word-based answer's
     sentence in the question's language (None when it was not given); ``answers``: whether the rule holds;
-    ``why``: a one-line reason either way; ``first_overall``: whether the dense leg ranks its passage first among
-    all the retrieved passages, the question's language included.
+    ``why``: a one-line reason either way; ``first_overall``: whether the dense leg ranks its document (by its
+    best chunk) first among all the retrieved passages, the question's language included.
     """
 
     passage: Passage
@@ -187,30 +199,37 @@ def cross_sentence(question: str, language: str, passages: Sequence[Passage],
     sent_langs = [lang for _, _, lang in flat] + ([language] if own is not None and own_at is None else [])
     marg = margins(cos, sent_langs)
     own_margin = None if own is None else float(marg[own_at if own_at is not None else len(texts) - 1])
-    best: tuple[float, int, bool] | None = None  # (score, index in flat, holds the answer type)
+    unit = expected_unit(question)
+    # (passes the margin and states the asked unit, score, index in flat, holds the answer type, states the unit)
+    best: tuple[bool, float, int, bool, bool] | None = None
     for j, (i, s, lang) in enumerate(flat):
-        if lang == language:
-            continue
+        if lang == language or _QUESTION_END.search(s):
+            continue  # (a question in a document, an FAQ's "Q: ...?", asks what the question asks: no answer)
         typed = has_answer_type(s, kind, question) or (kind in ("person", "place") and lang != "en")
+        fits = unit is None or states_unit(s, unit)
         score = float(marg[j]) + (TYPE_BONUS if typed else 0.0) + SHARED_BONUS * (shared(s) if shared else 0.0)
-        if best is None or score > best[0]:
-            best = (score, j, typed)
+        key = (fits and float(marg[j]) >= MARGIN[embedder], score)
+        if best is None or key > best[:2]:
+            best = (*key, j, typed, fits)
     if best is None:
         return None
-    _, j, typed = best
+    _, _, j, typed, fits = best
     i, text, lang = flat[j]
     p = passages[i]
     first = dense_first([q for q, lang_q in zip(passages, langs) if lang_q != language])
     m = float(marg[j])
-    if first is None or first.n != p.n:
-        answers, why = False, (f"the dense leg ranks passage [{first.n if first else '-'}] first among the "
-                               f"passages in another language, not [{p.n}]")
+    if first is None or first.chunk.doc_id != p.chunk.doc_id:
+        answers, why = False, (f"the dense leg ranks passage [{first.n if first else '-'}] of another document "
+                               f"first among the passages in another language, not [{p.n}]'s")
     elif not typed:
         answers, why = False, f"no {kind} in the {lang} sentence"
+    elif not fits:
+        answers, why = False, f"the question asks for a {unit} value and the {lang} sentence states none"
     elif m < MARGIN[embedder]:
         answers, why = False, f"margin {m:.3f} < {MARGIN[embedder]:.3f}"
     else:
-        answers, why = True, f"margin {m:.3f} >= {MARGIN[embedder]:.3f}, its passage first on the dense leg"
+        answers, why = True, f"margin {m:.3f} >= {MARGIN[embedder]:.3f}, its document first on the dense leg"
     overall = dense_first(passages)
     return CrossSentence(p, text, float(cos[j]), m, own_margin, answers, why,
-                         first_overall=overall is not None and overall.n == p.n, threshold=MARGIN[embedder])
+                         first_overall=overall is not None and overall.chunk.doc_id == p.chunk.doc_id,
+                         threshold=MARGIN[embedder])
