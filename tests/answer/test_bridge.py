@@ -3,9 +3,11 @@ the first one affirms, on a small real BM25 store (real analyzer, index and answ
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
-from openbook.answer.bridge import affirmed_names
+from openbook.answer.bridge import affirmed_names, holds_name
 from openbook.api import Engine
 
 from helpers.stores import bm25_engine
@@ -72,3 +74,44 @@ def test_a_bridge_sentence_without_the_value_leads_to_the_row_that_holds_it(tmp_
         assert "Enterprise plan only" in answer.text and "21.40" in answer.text and "6.25" not in answer.text
     finally:
         e.close()
+
+
+# A bridge through a list-valued table cell: the depot's sentence names "Ashby", one item of one row's areas cell
+ZONE_DOCS = {
+    "collections.md": "# Bin collections\n\nHousehold bins are collected once a week in every zone.\n\n"
+    "| Zone | Areas | Recycling day | Food waste day |\n|---|---|---|---|\n"
+    "| Zone 1 | Old Quay, Marsh End | Monday | Tuesday |\n| Zone 2 | Hilltop, Brookfield | Tuesday | Wednesday |\n"
+    "| Zone 3 | Ashby, Cole Green | Thursday | Friday |\n| Zone 4 | Westgate / Pine Hill | Friday | Monday |\n",
+    # its second sentence shares more words with the question than any row: the best candidate is a sentence
+    "depot.md": "# Ashby Reuse Depot\n\nThe Ashby Reuse Depot on Mill Road is where residents drop off furniture "
+    "for reuse. Recycling, food waste and furniture are collected at the reuse depot every day of the week.\n",
+    "canteen.md": "# Canteen\n\nThe canteen serves soup on Fridays and opens at eight.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def zones(tmp_path_factory) -> Engine:
+    e = bm25_engine(tmp_path_factory.mktemp("zones"), ZONE_DOCS)
+    yield e
+    e.close()
+
+
+def test_the_bridge_name_is_one_item_of_a_list_valued_cell(zones: Engine) -> None:
+    answer = zones.ask("On which day is recycling collected in the area where the reuse depot is located?")
+    assert not answer.refused, answer.notes
+    assert "Zone 3" in answer.text and "Thursday" in answer.text, answer.text
+    assert "Zone 1" not in answer.text and "Old Quay" not in answer.text  # never the table's first row
+
+
+@pytest.mark.parametrize("row,name,held", [
+    ("Zone: Zone 3; Areas: Ashby, Cole Green; Recycling day: Thursday", "Ashby", True),
+    ("Zone: Zone 3; Areas: Ashby, Cole Green; Recycling day: Thursday", "Cole Green", True),
+    ("Zone: Zone 4; Areas: Westgate / Pine Hill; Recycling day: Friday", "Pine Hill", True),
+    # one word from each of two cells is not the name
+    ("Zone: Zone 3; Areas: Ashby, Cole Green; Recycling day: Thursday", "Green Thursday", False),
+    ("Zone: Zone 3; Areas: Ashby, Cole Green; Recycling day: Thursday", "Ashby Green", False),
+])
+def test_holds_name_reads_a_cell_as_a_list(zones: Engine, row: str, name: str, held: bool) -> None:
+    analyzer = zones.retriever.analyzer
+    candidate = SimpleNamespace(text=row, terms=frozenset(analyzer.analyze_document(row)))
+    assert holds_name(candidate, frozenset(analyzer.analyze(name)), analyzer) is held

@@ -27,13 +27,17 @@ import numpy as np
 
 from ..question import asked_value, identifiers, states_value
 
-__all__ = ["affirmed_names", "entity_sentence", "code_sentence", "row_by_bridge", "MIN_GAIN"]
+__all__ = ["affirmed_names", "entity_sentence", "code_sentence", "holds_name", "row_by_bridge", "MIN_GAIN"]
 
 _CLAUSE_RE = re.compile(r";|:|\s+but\s+|,\s+(?:while|whereas|although)\s+", re.IGNORECASE)
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<![\w-])[A-Z][\w-]*")
 
 _ROW_RE = re.compile(r"[^:;]+: [^;]*(?:; [^:;]+: [^;]*)+")  # a table row as the answerer renders it: "Column: value; ..."
+_ITEM_RE = re.compile(r"\s*[,;/]\s*")  # the items of a list-valued table cell: "Northgate, Kilnworth"
+STITCH_SHARE = 0.4
+"""A row scoring under this share of the best candidate cannot join the answer (``extractive``'s stitching
+bound), so its table's ties need no deciding."""
 MIN_GAIN = 0.15
 """The bridge sentence must add at least this idf-weighted share (0-1) of the question's terms that the first
 sentence lacks (the share ``extractive`` asks of any weaker sentence it stitches on)."""
@@ -97,7 +101,7 @@ def entity_sentence(top: Any, candidates: Sequence[Any], analyzer: Any, terms: S
     covered = set(top.terms) | set(analyzer.analyze(top.passage.chunk.title))
     best: tuple[float, Any] | None = None
     for c in candidates:
-        if c.passage.chunk.doc_id == top_doc or not any(n <= c.terms for n in names):  # a whole name
+        if c.passage.chunk.doc_id == top_doc or not any(holds_name(c, n, analyzer) for n in names):  # a whole name
             continue
         gain = coverage(terms, weights, {t for t in c.terms if t not in covered})
         if gain >= MIN_GAIN and (best is None or gain > best[0] + 1e-9):
@@ -139,35 +143,64 @@ def code_sentence(top: Any, candidates: Sequence[Any], question: str) -> Any | N
     return None
 
 
+def holds_name(candidate: Any, name: frozenset[str], analyzer: Any) -> bool:
+    """Whether ``candidate`` holds the whole name ``name`` (its analyzed terms). A sentence holds it when its terms
+    do; a table row (``"Column: value; ..."``) only when one item of one cell does, a cell being read as a list
+    of items separated by ``,``, ``;`` or ``/`` ("Areas: Northgate, Kilnworth" holds "Kilnworth"), so that a
+    name of two words never matches one word from each of two cells."""
+    if not name:
+        return False
+    if not _ROW_RE.fullmatch(candidate.text):
+        return name <= candidate.terms
+    for cell in candidate.text.split("; "):
+        value = cell.split(": ", 1)[-1]
+        if any(name <= set(analyzer.analyze(item)) for item in _ITEM_RE.split(value)):
+            return True
+    return False
+
+
 def row_by_bridge(candidates: Sequence[Any], analyzer: Any, question: str,
                   near_tie: float) -> tuple[Any, list[Any]]:
-    """The table row that answers when the best candidates are near-tied rows of one table.
+    """The table row that answers when the best candidates hold near-tied rows of one table.
 
     Rows of a price list share the question's words equally ("monthly, per seat" in every plan's row), so word
     overlap cannot choose between them. When a sentence from another document affirms a name (``affirmed_names``)
-    that exactly one of the tied rows holds ("... available on the Enterprise plan only"), that row answers.
+    that exactly one of the tied rows holds (``holds_name``: "... available on the Enterprise plan only", or one
+    item of a list-valued cell, "Areas: Northgate, Kilnworth" for "the Kilnworth recycling centre"), that row
+    answers; the other tied rows are set aside.
+
+    The tied rows are those of the table of the best-scored row, scoring at least ``near_tie`` of it, when that
+    row scores at least ``STITCH_SHARE`` of the best candidate (one that could join the answer). When the best
+    candidate is a sentence, not one of the tied rows, and no bridge name decides, every tied row is set aside:
+    the first of them would be an arbitrary one.
 
     Args:
         candidates: the answerer's candidates, best first (``text``, ``terms``, ``score``, ``passage.chunk``).
         analyzer: openbook's analyzer.
         question: the question text.
-        near_tie: rows scoring at least this share of the best one are tied.
+        near_tie: rows scoring at least this share of the best row are tied.
     Returns:
-        ``(top, set_aside)``: the answering candidate and the other tied rows, which must not join the answer;
-        ``(candidates[0], [])`` when there is no tie of rows or no bridge decides it.
+        ``(top, set_aside)``: the answering candidate (the decided row when the best candidate is one of the
+        tied rows, else the best candidate itself) and the tied rows that must not join the answer;
+        ``(candidates[0], [])`` when there is no tie of rows, or the best candidate is a tied row and no bridge
+        decides.
     """
     top = candidates[0]
-    doc = top.passage.chunk.doc_id
-    tied = [c for c in candidates if c.score >= near_tie * top.score and c.passage.chunk.doc_id == doc
-            and _ROW_RE.fullmatch(c.text)]
-    if len(tied) < 2 or not any(c is top for c in tied):
+    first_row = next((c for c in candidates if _ROW_RE.fullmatch(c.text)), None)
+    if first_row is None or first_row.score < STITCH_SHARE * top.score:
         return top, []
+    doc = first_row.passage.chunk.doc_id
+    tied = [c for c in candidates if c.score >= near_tie * first_row.score and c.passage.chunk.doc_id == doc
+            and _ROW_RE.fullmatch(c.text)]
+    if len(tied) < 2:
+        return top, []
+    top_is_row = any(c is top for c in tied)
     asked = set(analyzer.analyze(question))
     for other in candidates:
         if other.passage.chunk.doc_id == doc:
             continue
         names = [frozenset(analyzer.analyze(n)) - asked for n in affirmed_names(other.text, question)]
-        rows = [c for c in tied if any(n and n <= c.terms for n in names)]
+        rows = [c for c in tied if any(holds_name(c, n, analyzer) for n in names)]
         if len(rows) == 1:
-            return rows[0], [c for c in tied if c is not rows[0]]
-    return top, []
+            return (rows[0] if top_is_row else top), [c for c in tied if c is not rows[0]]
+    return (top, []) if top_is_row else (top, tied)
