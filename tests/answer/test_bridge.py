@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from openbook.answer.bridge import affirmed_names, holds_name
+from openbook.answer.bridge import affirmed_names, holds_name, row_by_bridge
 from openbook.api import Engine
 
 from helpers.stores import bm25_engine
@@ -115,3 +115,27 @@ def test_holds_name_reads_a_cell_as_a_list(zones: Engine, row: str, name: str, h
     analyzer = zones.retriever.analyzer
     candidate = SimpleNamespace(text=row, terms=frozenset(analyzer.analyze_document(row)))
     assert holds_name(candidate, frozenset(analyzer.analyze(name)), analyzer) is held
+
+
+def _candidate(analyzer, doc: str, text: str, score: float) -> SimpleNamespace:
+    chunk = SimpleNamespace(doc_id=doc)
+    return SimpleNamespace(text=text, terms=frozenset(analyzer.analyze_document(text)), score=score,
+                           passage=SimpleNamespace(chunk=chunk))
+
+
+@pytest.mark.parametrize("bridge,kept", [
+    ("The Ashby Reuse Depot on Mill Road takes furniture.", "Zone 3"),  # the row of the bridge name's area
+    ("The reuse depot takes furniture.", None),  # no name decides: no row at all, never the first one
+])
+def test_tied_rows_under_a_sentence_are_decided_by_the_bridge_or_all_set_aside(zones: Engine, bridge: str,
+                                                                              kept: str | None) -> None:
+    analyzer = zones.retriever.analyzer
+    top = _candidate(analyzer, "depot.md", "Recycling and food waste are collected at the reuse depot.", 2.0)
+    rows = [_candidate(analyzer, "collections.md", f"Zone: Zone {z}; Areas: {areas}; Recycling day: {day}", 1.5)
+            for z, areas, day in [(1, "Old Quay, Marsh End", "Monday"), (3, "Ashby, Cole Green", "Thursday")]]
+    other = _candidate(analyzer, "depot.md", bridge, 1.0)
+    answer, set_aside = row_by_bridge([top, *rows, other], analyzer, "On which day is recycling collected in the "
+                                      "area where the reuse depot is located?", 0.9)
+    assert answer is top
+    assert [r.text.split(";")[0] for r in rows if all(r is not x for x in set_aside)] == \
+        ([f"Zone: {kept}"] if kept else [])
