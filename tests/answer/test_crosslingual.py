@@ -132,16 +132,18 @@ def test_the_role_that_may_read_it_is_answered_from_it(engine: Engine) -> None:
 # into chunks, and a document stating a head count and a price.
 FAQ_CHUNKS = (
     "Q: Who can join the sports centre? A: Anyone aged 16 or over can join. Q: What do I need to bring to my first "
-    "visit? A: Bring photo identification and a towel. Q: Can I bring a guest? A: Members may bring one guest per visit.",
+    "visit? A: Bring photo identification and a towel. Q: Can I bring a guest? A: Members may bring one guest per "
+    "visit.",
     "Q: How long can I book a court for? A: Courts are booked for one hour at a time. Q: What happens if I lose my "
     "membership card? A: A replacement card costs 4 pounds and is issued at reception on the same day. Q: When is "
     "the centre closed? A: The centre is closed on public holidays.",
 )
-BINS = "Bins are collected every Monday. Put your bin at the kerb by 7am. Garden waste is collected every second Friday."
-CAMP = ("Brenwick und Lauterbach sind seit 1992 Partnerstädte. Der Partnerschaftsverein organisiert alle zwei Jahre eine "
-        "Bürgerreise. Jeden Sommer fahren bis zu 30 Jugendliche aus Brenwick für eine Woche ins Ferienlager nach "
-        "Lauterbach. Die Stadt zahlt jeder Familie einen Zuschuss von 120 Euro pro Kind für das Ferienlager. Die nächste "
-        "Bürgerreise findet im Mai statt. Fragen beantwortet das Rathaus, Zimmer 214.")
+BINS = ("Bins are collected every Monday. Put your bin at the kerb by 7am. Garden waste is collected every second "
+        "Friday.")
+CAMP = ("Brenwick und Lauterbach sind seit 1992 Partnerstädte. Der Partnerschaftsverein organisiert alle zwei Jahre "
+        "eine Bürgerreise. Jeden Sommer fahren bis zu 30 Jugendliche aus Brenwick für eine Woche ins Ferienlager "
+        "nach Lauterbach. Die Stadt zahlt jeder Familie einen Zuschuss von 120 Euro pro Kind für das Ferienlager. "
+        "Die nächste Bürgerreise findet im Mai statt. Fragen beantwortet das Rathaus, Zimmer 214.")
 PERMIT = "A resident parking permit costs 60 pounds a year. Apply online with proof of address."
 
 
