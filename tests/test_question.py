@@ -65,7 +65,8 @@ def test_answer_type_must_be_new_to_the_question() -> None:
     ("What is the upload limit on the Basic plan?", "size"), ("How much does the Team plan cost per user?", "money"),
     ("What is the monthly price of the Pro plan?", "money"), ("免费版的存储空间有多大？", "size"),
     ("How many days are files kept?", None), ("What is the leave policy?", None),
-    ("駐車場の料金はいくらですか？", "money"),
+    ("駐車場の料金はいくらですか？", "money"), ("How much travel grant does the council give per pupil?", "money"),
+    ("How much does the city pay as an allowance?", "money"), ("How much time is left?", None),
 ])
 def test_expected_unit(question: str, unit: str | None) -> None:
     assert expected_unit(question) == unit
@@ -80,6 +81,10 @@ def test_a_unit_is_stated_near_or_apart_from_its_number() -> None:
     assert not states_unit("The Team plan has 3 seats minimum.", "money")
     assert states_unit("月額の駐車料金は8,000円です。", "money") and states_unit("사용료는 5,000원입니다.", "money")
     assert states_unit("来客の駐車は無料です。", "money") and not states_unit("駐車場は地下二階にあります。", "money")
+    # currency words of the other languages the question analysis identifies
+    assert states_unit("Der Zuschuss beträgt 180 Pfund pro Kind.", "money")
+    assert states_unit("Стоимость 500 рублей.", "money") and states_unit("Cuesta 20 dólares.", "money")
+    assert not states_unit("Bis zu 24 Schüler pro Gruppe.", "money")
 
 
 def test_what_is_the_limit_asks_for_a_number() -> None:

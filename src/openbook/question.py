@@ -364,7 +364,9 @@ _UNIT_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("size", re.compile(r"\b(file|upload|attachment|storage|disk|mailbox|message|database|download)s? (size|"
                         r"limit|quota|space|capacity)\b|\bhow (much|big|large) (of )?(a |an |the )?(file|upload|"
                         r"attachment|storage|disk space|space|memory|ram)\b|文件大小|存储空间|容量")),
-    ("money", re.compile(r"\bhow much (does|do|did|is|are|will|would)\b.*\b(cost|pay|charge|price|fee)s?\b|"
+    ("money", re.compile(r"\bhow much (does|do|did|is|are|will|would)\b.*\b(cost|pay|charge|price|fee|grant|"
+                         r"allowance|salary|wage|refund|fine)s?\b|\bhow much (?:[\w-]+ ){0,2}?(grant|allowance|salary|"
+                         r"wage|refund|fine|rent|tax|money|funding)s?\b|"
                          r"\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(price|cost|fee)s?\b|多少钱|价格|费用|"
                          r"いくら|料金|値段|価格|費用")),
 )
@@ -372,7 +374,8 @@ _UNIT_WORDS: dict[str, re.Pattern[str]] = {
     "size": re.compile(r"(?<![^\W\d_])(?:[KMGTP]i?B|bytes?|kilobytes?|megabytes?|gigabytes?|terabytes?)"
                        r"(?![a-z])|字节", re.I),
     "money": re.compile(r"[$€£¥₹₩]|\b(?:USD|EUR|GBP|JPY|CNY|RMB|CHF|KRW|dollars?|euros?|pounds?|yen|won)\b|"
-                       r"元|美元|欧元|円|ドル|ユーロ|ポンド|원", re.I),
+                       r"\b(?:pfund|franken|francs?|livres?|libras?|d[oó]lar(?:es)?|rupees?|kronor|kroner|kronen?|z[lł]oty|"
+                       r"руб\w*|доллар\w*|евро|фунт\w*)\b|元|美元|欧元|円|ドル|ユーロ|ポンド|원", re.I),
 }
 _FREE_RE = re.compile(r"\bfree\b|免费|無料", re.I)
 
