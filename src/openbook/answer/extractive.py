@@ -55,7 +55,7 @@ from .bridge import code_sentence, entity_sentence, row_by_bridge
 from .context import citation_for, superseded_docs
 from .crosslingual import cross_sentence
 from ..question import expected_answer_type, expected_unit, has_answer_type, question_language, states_unit
-from .refusal import DENSE_SCALE, answerability, dense_scaled, refusal_sentence
+from .refusal import DENSE_SCALE, answerability, dense_scaled, reads_sentence_cosine, refusal_sentence
 
 QUESTION_WORDS_EN = (
     "what which who whom whose when where why how do does did can could should would may might must shall "
@@ -294,7 +294,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if candidates:
         dense = embedder if embedder in DENSE_SCALE and any("dense" in p.hit.legs for p in passages) else None
         features = answer_features(question, terms, weights, passages, passage_terms, best, candidates[0], kind,
-                                   stats, candidates, embedder=dense, cosines=cosines)
+                                   stats, candidates, embedder=dense, cosines=cosines,
+                                   embed=embed if reads_sentence_cosine(dense) else None)
         confidence = answerability(features, language, dense)
     if cross is not None and cross.answers and (confidence < config.min_confidence or cross.own_margin is None or (
             cross.first_overall and cross.margin > cross.own_margin)):
@@ -610,7 +611,7 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
                     passage_terms: Sequence[set[str]], passage_coverage: float, top: _Candidate,
                     kind: str | None, stats: TermStats,
                     candidates: Sequence[_Candidate] = (), embedder: str | None = None,
-                    cosines: Mapping[str, float] | None = None) -> dict[str, float]:
+                    cosines: Mapping[str, float] | None = None, embed: Embedder | None = None) -> dict[str, float]:
     """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
 
     ``rare_*``: idf-weighted share of the question's rarest content terms (the top third by idf, at least one)
@@ -625,7 +626,12 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     hard negatives on the same topic explain only a part). With ``embedder`` (a hybrid store): ``dense_top``,
     the best dense-leg cosine among the passages, and ``dense_answer``, that of the answering sentence's passage,
     each rescaled to 0-1 (``refusal.dense_scaled``); 0 without. A passage the dense leg did not score (a
-    second-hop passage) counts with its cosine from ``cosines`` (chunk id -> cosine), else not at all.
+    second-hop passage) counts with its cosine from ``cosines`` (chunk id -> cosine), else not at all;
+    ``dense_sentence``, the question's cosine to the answering sentence itself (one more embedding, through
+    ``embed``; 0 without), rescaled the same way: a long passage that mixes topics dilutes the passage cosine
+    while the sentence that answers keeps its own; ``dense_top_or_sentence`` / ``dense_answer_or_sentence``, the
+    larger of ``dense_top`` / ``dense_answer`` and ``dense_sentence`` (the sentence's cosine as a floor under the
+    passage's); ``legs_agree``, 1 when the dense leg's first passage is among the BM25 leg's three best.
     """
     total = float(weights.sum()) or 1.0
     order = np.argsort(-weights, kind="stable")
@@ -662,7 +668,7 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
         if g > gain:
             gain, second = g, c.terms | c.subject
     both = covered | second
-    dense_top = dense_answer = 0.0
+    dense_top = dense_answer = dense_sentence = legs_agree = 0.0
     if embedder is not None:
         cos = {p.hit.chunk_id: _passage_cosine(p) for p in passages if "dense" in p.hit.legs}
         cos.update({c: v for c, v in (cosines or {}).items() if c not in cos})
@@ -670,9 +676,18 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
                                      default=0.0), embedder)
         dense_answer = dense_scaled(cos[top.passage.hit.chunk_id], embedder) if top.passage.hit.chunk_id in cos \
             else 0.0
+        if embed is not None:
+            q = np.asarray(embed([question], "query")[0], dtype=np.float64)
+            v = np.asarray(embed([top.text], "passage"), dtype=np.float64)
+            dense_sentence = dense_scaled(float(cosines_to(q, v)[0]), embedder)
+        legs_agree = float(_legs_agree(passages))
     return {
         "dense_top": dense_top,
         "dense_answer": dense_answer,
+        "dense_sentence": dense_sentence,
+        "dense_top_or_sentence": max(dense_top, dense_sentence),
+        "dense_answer_or_sentence": max(dense_answer, dense_sentence),
+        "legs_agree": legs_agree,
         "two_sentences": min(top.coverage + gain, 1.0),
         "rare_two": sum(w for t, w in zip(rare, rare_w) if t in both) / rare_total,
         "names_two": (sum(1 for n in names if n <= both) / len(names)) if names else 1.0,

