@@ -24,6 +24,14 @@ the result goes to ``HYBRID_ANSWERABILITY_MODEL[embedder]``. Without it they are
         --drop titles_named,title_overlap,bridge,bridge_coverage --l2 0.0003 --answered 0.93 \\
         --store-root /tmp/answer-stores --hybrid   # BM25 stores: no --hybrid, --answered 0.95; --dump/--load
 
+Long passages that mix topics: a folder made by ``benchmarks/make_mixed_beir.py`` is one more ``--dataset``;
+name it in ``--fit-only`` so that its rows join the fit but its positives (another set's questions again) do not
+set the operating point, and it gets no off-topic rows. The sentence features (``refusal.SENTENCE_FEATURES``,
+``legs_agree``) are recorded on every hybrid row whatever the shipped model weighs; the shipped hybrid model
+was fitted without them (add ``dense_sentence,dense_top_or_sentence,dense_answer_or_sentence,legs_agree`` to
+``--drop`` to reproduce it). ``--support COS`` prints what the ``extractive.DENSE_SUPPORT`` fallback adds.
+Command and figures in BENCHMARKS.md.
+
 Prints the fitted weights as a Python dict to paste into refusal.py, and the operating point per language.
 """
 
