@@ -14,7 +14,9 @@ passage cosine and that of the answering passage (a model fitted on hybrid store
 the score is below ``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >=
 ``DENSE_SUPPORT`` of the embedder) where words cannot decide or both legs agree, or a passage holds every
 identifier the question names while words cannot decide. A question asking for a size or a price is refused
-when no chosen sentence or its passage states a value in bytes or a currency (``question.expected_unit``).
+when no answering sentence (the first, a second hop, each side of a comparison), read with its title, headings
+and table header, states a value in bytes or a currency (``question.expected_unit``): a price elsewhere in the
+passage does not make a duration a price.
 
 Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
 section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
@@ -400,11 +402,14 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             # document that names its subject takes a slot left, since the name may be what the question asks
             chosen = [chosen[0], naming, *chosen[1:]]
     unit = expected_unit(question)
-    if unit is not None and not any(states_unit(c.text, unit) or states_unit(c.passage.chunk.text, unit)
-                                     for c in chosen):
+    # the sentences that answer: the first, the second hop of a multi-hop answer, each side of a comparison (a
+    # sentence stitched on or a near-tie next to them is context: a value it states answers nothing)
+    compared = entities if len(entities) >= 2 and slots >= 2 else []
+    answering = [c for k, c in enumerate(chosen) if k == 0 or c is hop or any(c is e for e in compared)]
+    if unit is not None and not any(states_unit(_with_context(c), unit) for c in answering):
         # "What is the maximum file size I can upload?" answered from a passage about a link's expiry in days
         return Answer(text=refusal.text, refused=True, passages=tuple(passages), confidence=confidence,
-                      notes=(f"refused: the question asks for a {unit} and the answering passages state none",))
+                      notes=(f"refused: the question asks for a {unit} and the answering sentences state none",))
     top = chosen[0]
     older_note = ""
     for c in candidates[1:]:  # name an older, superseded version of the top answer with its date
@@ -511,6 +516,16 @@ def _echoes(sentence: str, question_terms: set[str], analyzer: Analyzer) -> bool
     if _QUESTION_END.search(sentence):
         return True
     return not (set(analyzer.analyze(sentence)) - question_terms)
+
+
+def _with_context(c: _Candidate) -> str:
+    """A chosen sentence read with what frames it: its document's title and section, and the heading inside the
+    passage it sits under; a table row with its table's header (every column: "Price (USD)" frames a row whose
+    cells an export shifted). Not the rest of the passage: a price elsewhere in it ("a GBP 5 million budget")
+    does not make "up to 28 days" a price."""
+    unit = next((u for u in _units(c.passage) if u.text == c.text), _Unit(""))
+    return " \n".join(x for x in (c.passage.chunk.title, c.passage.chunk.section, unit.heading,
+                                   " | ".join(unit.columns), c.text) if x)
 
 
 def _legs_agree(passages: Sequence[Passage]) -> bool:
@@ -801,6 +816,7 @@ class _Unit:
     step: int = 0
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (header, value) pairs, in column order
     number: int | None = None  # an ordered list item's own number ("3. Open ..." -> 3), None otherwise
+    columns: tuple[str, ...] = ()  # a table row's table header, every column (also those the row leaves empty)
 
 
 _LIST_ITEM_RE = re.compile(r"^(\s*)(?:[-*+•]|(\d{1,3})[.)])\s+")
@@ -849,7 +865,8 @@ def _units(p: Passage) -> list[_Unit]:
                 continue
             pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells) if v]
             pairs += [v for v in cells[len(header):] if v]
-            out.append(_Unit("; ".join(pairs), heading, cells=tuple((h, v) for h, v in zip(header, cells) if v)))
+            out.append(_Unit("; ".join(pairs), heading, cells=tuple((h, v) for h, v in zip(header, cells) if v),
+                             columns=tuple(header)))
             continue
         header = None if stripped else header
         if stripped.startswith("#"):

@@ -1,0 +1,46 @@
+"""The answering sentence itself must fit the question: the unit a price question asks for, the year it names,
+and no sentence of another document stitched on for sharing common words (answer/extractive.py)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from openbook.api import Engine
+
+from helpers.stores import bm25_engine
+
+DOCS = {
+    "permits/market-stall.md": "# Market stall licence\n\nThe markets team also runs the Christmas fair, which "
+    "raised GBP 40,000 for local charities.\n\nA market stall licence application is decided within 10 working "
+    "days. A licence lasts one year and can be renewed online.\n",
+    "transport/parking.md": "# Parking\n\nOn-street parking costs GBP 3 per hour in the centre.\n",
+    "roads/potholes.md": "# Highway repairs\n\nDuring 2025 our crews repaired 4,312 potholes across the city. "
+    "Reports are answered within 5 working days.\n",
+    "roads/gritting.md": "# Winter gritting\n\nIn 2024 the council gritted 1,200 km of roads. Gritting starts when "
+    "road temperatures fall below 1 degree.\n",
+    "permits/residents.md": "# Residents' parking permits\n\nResidents' parking permit applications are "
+    "processed within 2 working days. A permit covers one vehicle.\n",
+    "permits/blue-badge.md": "# Blue badges\n\nBlue badge applications can take up to 12 weeks to process. A "
+    "badge lasts three years.\n",
+    "permits/visitors.md": "# Visitor vouchers\n\nVisitor parking vouchers are sold in books of 10; each one can "
+    "take a car for a day.\n",
+    "waste/bins.md": "# Bin collections\n\nBin collections take place every week. Report a missed bin online.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    e = bm25_engine(tmp_path_factory.mktemp("checks"), DOCS)
+    yield e
+    e.close()
+
+
+def test_a_price_elsewhere_in_the_passage_does_not_make_the_answer_a_price(engine: Engine) -> None:
+    """The licence's passage states an amount (a fair's takings), but its answering sentence is a duration."""
+    a = engine.ask("How much does a market stall licence cost?")
+    assert a.refused, a.text
+    assert any("money" in n for n in a.notes)
+    priced = engine.ask("How much does on-street parking cost in the centre?")
+    assert not priced.refused and "GBP 3 per hour" in priced.text
