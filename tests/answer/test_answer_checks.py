@@ -44,3 +44,13 @@ def test_a_price_elsewhere_in_the_passage_does_not_make_the_answer_a_price(engin
     assert any("money" in n for n in a.notes)
     priced = engine.ask("How much does on-street parking cost in the centre?")
     assert not priced.refused and "GBP 3 per hour" in priced.text
+
+
+def test_a_sentence_about_another_year_does_not_answer(engine: Engine) -> None:
+    q = "How many potholes did the highway crews repair across the city in {}?"
+    a = engine.ask(q.format(2024))
+    assert a.refused, a.text
+    assert any("2024" in n for n in a.notes)
+    for year in ("2025", ""):  # the year it states, or none asked
+        answered = engine.ask(q.format(year).replace(" in ?", "?"))
+        assert not answered.refused and "4,312" in answered.text

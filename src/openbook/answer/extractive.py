@@ -16,7 +16,9 @@ the score is below ``AnswerConfig.min_confidence``, unless the dense leg support
 identifier the question names while words cannot decide. A question asking for a size or a price is refused
 when no answering sentence (the first, a second hop, each side of a comparison), read with its title, headings
 and table header, states a value in bytes or a currency (``question.expected_unit``): a price elsewhere in the
-passage does not make a duration a price.
+passage does not make a duration a price. A question that states one year ("repaired in 2024") is refused
+when the answering sentence, so read, states another year and no answering sentence states that one; sentences
+about another year are demoted (``YEAR_MISMATCH``) in sentence choice.
 
 Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
 section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
@@ -217,6 +219,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     question_terms = set(analyzer.analyze(question))
     focus = _focus_terms(question, analyzer) & set(terms) if kind is not None else set()
     how_to = bool(_HOW_TO_RE.search(question))
+    asked_year = _asked_year(question)
     pool = []
     passage_units: list[list[_Unit]] = []  # each passage's sentences, read once (the cross-language check reuses them)
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
@@ -228,13 +231,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         passage_units.append(units)
         headings = {u.heading: frozenset(analyzer.analyze_document(f"{doc_subject} {u.heading}"))
                     for u in units}
-        entries = [(u.text, frozenset(analyzer.analyze_document(u.text)), headings[u.heading], False, u.cells)
-                   for u in units]
+        entries = [(u.text, frozenset(analyzer.analyze_document(u.text)), headings[u.heading], False, u.cells,
+                    f"{doc_subject} {u.heading}") for u in units]
         if how_to:  # a how-to question asks for a procedure: the steps of a list whose topic the question names
-            entries += [(text, frozenset(analyzer.analyze_document(text)), subject, True, ())
+            entries += [(text, frozenset(analyzer.analyze_document(text)), subject, True, (), doc_subject)
                         for text, subject in _procedures(units, analyzer, set(terms), headings,
                                                          p.chunk.section or "")]
-        for sent, st, subject, steps, cells in entries:
+        for sent, st, subject, steps, cells, frame in entries:
             if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
                 st = st - (numbers - _standalone_numbers(sent))
             # (only a sentence that shares a term with the question itself is a candidate)
@@ -249,6 +252,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             own = OWN_WEIGHT * coverage(terms, weights, st) if scov > 0 else 0.0
             lexical = scov + own + 0.3 * pcov + 0.05 / (rank + 1) - (0.5 if p.chunk.doc_id in older else 0.0)
             lexical -= ECHO_PENALTY if _echoes(sent, question_terms, analyzer) else 0.0
+            # "How many potholes were repaired in 2024?": a sentence (read with its title and headings) that
+            # states another year and not this one is about another year, whatever else it shares
+            lexical -= YEAR_MISMATCH if _other_year(f"{frame}\n{sent}", asked_year) else 0.0
             pool.append((lexical, scov, p, sent, st, subject, typed, steps, cells))
     # a table row whose cell the question names whole ("a Business plan customer" -> plan: Business) sets the
     # value of that column: rows of the same table with another value there (plan: Team) are about something
@@ -406,6 +412,11 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     # sentence stitched on or a near-tie next to them is context: a value it states answers nothing)
     compared = entities if len(entities) >= 2 and slots >= 2 else []
     answering = [c for k, c in enumerate(chosen) if k == 0 or c is hop or any(c is e for e in compared)]
+    if asked_year is not None and _other_year(_with_context(chosen[0]), asked_year) and \
+            not any(asked_year in _YEAR_RE.findall(_with_context(c)) for c in answering):
+        return Answer(text=refusal.text, refused=True, passages=tuple(passages), confidence=confidence,
+                      notes=(f"refused: the question asks about {asked_year} and the answering sentence states "
+                             f"another year",))
     if unit is not None and not any(states_unit(_with_context(c), unit) for c in answering):
         # "What is the maximum file size I can upload?" answered from a passage about a link's expiry in days
         return Answer(text=refusal.text, refused=True, passages=tuple(passages), confidence=confidence,
@@ -516,6 +527,27 @@ def _echoes(sentence: str, question_terms: set[str], analyzer: Analyzer) -> bool
     if _QUESTION_END.search(sentence):
         return True
     return not (set(analyzer.analyze(sentence)) - question_terms)
+
+
+YEAR_MISMATCH = 0.5  # demotion of a sentence about another year than the one the question states
+# a year: 1600-2099 standing alone (in a date "2024-03-01", a span "2024/25", "2024年"), not inside a code or an
+# amount ("E-2043", "£2000", "12,2024")
+_YEAR_RE = re.compile(r"(?<![0-9A-Za-z$€£¥.,_-])(1[6-9]\d\d|20\d\d)(?![0-9])(?![.,]\d)(?!\s*%)")
+
+
+def _asked_year(question: str) -> str | None:
+    """The one year a question states ("How many potholes were repaired in 2024?" -> "2024"); None when it
+    states none or several (a span or a comparison of years)."""
+    years = set(_YEAR_RE.findall(question))
+    return years.pop() if len(years) == 1 else None
+
+
+def _other_year(text: str, year: str | None) -> bool:
+    """Whether ``text`` states a year but not ``year`` (False when ``year`` is None)."""
+    if year is None:
+        return False
+    found = set(_YEAR_RE.findall(text))
+    return bool(found) and year not in found
 
 
 def _with_context(c: _Candidate) -> str:
