@@ -54,3 +54,11 @@ def test_a_sentence_about_another_year_does_not_answer(engine: Engine) -> None:
     for year in ("2025", ""):  # the year it states, or none asked
         answered = engine.ask(q.format(year).replace(" in ?", "?"))
         assert not answered.refused and "4,312" in answered.text
+
+
+def test_another_documents_sentence_sharing_common_words_is_not_stitched_on(engine: Engine) -> None:
+    """The blue badge sentence shares "take" and "application" with the question, none of its rarest terms."""
+    a = engine.ask("How long does it take to process a residents parking permit application?")
+    assert not a.refused
+    assert "2 working days" in a.text and "blue badge" not in a.text.casefold()
+    assert len(a.citations) == 1

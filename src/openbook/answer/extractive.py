@@ -38,7 +38,8 @@ question ("How do I ...") is answered by a procedure when one is on offer: the n
 heading (in the passage, else the chunk's section) or introduction shares a term with the question, quoted whole
 and alone with the document's own numbers; a bulleted list is no procedure. A further sentence joins only
 when it adds question terms that the chosen sentences and the subjects they inherit lack; never one ending in a
-colon, nor one of another document without the identifier the question names.
+colon, nor one of another document without the identifier the question names, nor one of another document that
+adds none of the question's rarest terms (the top third by idf): common words shared do not make it an answer.
 """
 
 from __future__ import annotations
@@ -364,6 +365,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     # a procedure is the whole answer to a how-to question: no sentence is stitched to it
     slots = 1 if candidates[0].procedure else config.max_sentences
     top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
+    rare = _rare_terms(terms, weights)
     if hop is not None and slots > 1:
         chosen.append(hop)
         covered |= hop.terms | hop.subject
@@ -382,6 +384,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
             continue
+        if not adds & rare and all(c.passage.chunk.doc_id != x.passage.chunk.doc_id for x in chosen):
+            continue  # from another document, a sentence must add one of the question's rarest terms: sharing
+            # common words ("take", "apply") with the question does not make it part of the answer
         # a weaker sentence joins only when it brings a real share of the question with it: never a
         # sentence that matches one word
         gain = coverage(terms, weights, set(adds))
@@ -533,6 +538,12 @@ YEAR_MISMATCH = 0.5  # demotion of a sentence about another year than the one th
 # a year: 1600-2099 standing alone (in a date "2024-03-01", a span "2024/25", "2024年"), not inside a code or an
 # amount ("E-2043", "£2000", "12,2024")
 _YEAR_RE = re.compile(r"(?<![0-9A-Za-z$€£¥.,_-])(1[6-9]\d\d|20\d\d)(?![0-9])(?![.,]\d)(?!\s*%)")
+
+
+def _rare_terms(terms: Sequence[str], weights: np.ndarray) -> set[str]:
+    """The question's rarest content terms: the top third by idf weight, at least one (as ``rare_*`` features)."""
+    order = np.argsort(-weights, kind="stable")
+    return {terms[i] for i in order[:max(1, -(-len(terms) // 3))]}
 
 
 def _asked_year(question: str) -> str | None:
