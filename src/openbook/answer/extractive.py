@@ -14,11 +14,11 @@ passage cosine and that of the answering passage (a model fitted on hybrid store
 the score is below ``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >=
 ``DENSE_SUPPORT`` of the embedder) where words cannot decide or both legs agree, or a passage holds every
 identifier the question names while words cannot decide. A question asking for a size or a price is refused
-when no answering sentence (the first, a second hop, each side of a comparison), read with its title, headings
-and table header, states a value in bytes or a currency (``question.expected_unit``): a price elsewhere in the
-passage does not make a duration a price. A question that states one year ("repaired in 2024") is refused
-when the answering sentence, so read, states another year and no answering sentence states that one; sentences
-about another year are demoted (``YEAR_MISMATCH``) in sentence choice.
+when no sentence of the answer, read with its title, headings and table header, states a value in bytes or a
+currency (``question.expected_unit``): a price elsewhere in the passage does not make a duration a price. A
+question that states one year ("repaired in 2024") is refused when the first sentence, so read, states another
+year and no sentence of the answer states that one; sentences about another year are demoted
+(``YEAR_MISMATCH``) in sentence choice.
 
 Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
 section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
@@ -336,6 +336,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     row, set_aside = row_by_bridge(candidates, analyzer, question, NEAR_TIE)
     if set_aside:  # tied rows of one table: the row of the entity another passage affirms answers
         candidates = [row] + [c for c in candidates if c is not row and all(c is not x for x in set_aside)]
+    # the tied row the bridge decided (when the best candidate is a sentence, it joins as the second hop)
+    bridged = [c for c in candidates if set_aside and c.passage.n == set_aside[0].passage.n
+               and c.score >= min(x.score for x in set_aside)]
     current = [c for c in candidates if c.passage.chunk.doc_id not in older]
     hop = _bridge_sentence(candidates[0], current, analyzer, terms, weights, kind, question)
     if hop is None:  # the bridge named as an entity, not a title: the row of the plan the answer names
@@ -384,9 +387,10 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
             continue
-        if not adds & rare and all(c.passage.chunk.doc_id != x.passage.chunk.doc_id for x in chosen):
-            continue  # from another document, a sentence must add one of the question's rarest terms: sharing
-            # common words ("take", "apply") with the question does not make it part of the answer
+        if not adds & rare and all(c is not b for b in bridged) and \
+                all(c.passage.chunk.doc_id != x.passage.chunk.doc_id for x in chosen):
+            continue  # from another document, a sentence must add one of the question's rarest terms (or be the
+            # row a bridge decided): sharing common words ("take", "apply") with the question is no answer
         # a weaker sentence joins only when it brings a real share of the question with it: never a
         # sentence that matches one word
         gain = coverage(terms, weights, set(adds))
@@ -413,10 +417,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             # document that names its subject takes a slot left, since the name may be what the question asks
             chosen = [chosen[0], naming, *chosen[1:]]
     unit = expected_unit(question)
-    # the sentences that answer: the first, the second hop of a multi-hop answer, each side of a comparison (a
-    # sentence stitched on or a near-tie next to them is context: a value it states answers nothing)
-    compared = entities if len(entities) >= 2 and slots >= 2 else []
-    answering = [c for k, c in enumerate(chosen) if k == 0 or c is hop or any(c is e for e in compared)]
+    answering = chosen  # the composed answer: its sentences, each read with its title, headings, table header
     if asked_year is not None and _other_year(_with_context(chosen[0]), asked_year) and \
             not any(asked_year in _YEAR_RE.findall(_with_context(c)) for c in answering):
         return Answer(text=refusal.text, refused=True, passages=tuple(passages), confidence=confidence,
