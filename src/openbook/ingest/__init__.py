@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from ..errors import IngestError, UnsupportedFormatError
 from ..types import Document
-from ._common import binary_kind, read_bytes
+from ._common import binary_kind, path_text, read_bytes
 from ..dates import body_metadata
 from .beir import iter_beir, load_beir
 from .epub import load_epub
@@ -93,7 +93,7 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
     the given folder holds itself (or a loop) is not followed, so files keep their own path as id; hidden files
     and folders (name starting with ``.``) are skipped.
     The doc id is the path relative to the folder given, with POSIX separators; a file given directly gets
-    its file name.
+    its file name; the bytes of a name that is not UTF-8 are written ``\\xNN`` (``path_text``).
     Files are sorted by doc id within each given path; the paths keep the order given; a file reached twice
     is listed once. Unsupported suffixes are still returned, so that ``load_file`` reports each one.
 
@@ -107,7 +107,7 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
         if not root.exists():
             raise IngestError(f"{given}: no such file or folder; check the path")
         if root.is_file():
-            entries = [(root, root.name)]
+            entries = [(root, path_text(root.name))]
         else:
             entries = []
             own = _own_folders(root)
@@ -125,10 +125,10 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
                 for name in files:
                     if not name.startswith("."):
                         file = Path(folder) / name
-                        entries.append((file, file.relative_to(root).as_posix()))
+                        entries.append((file, path_text(file.relative_to(root).as_posix())))
             entries.sort(key=lambda entry: entry[1])
         for file, doc_id in entries:
-            key = file.resolve()
+            key = Path(os.path.realpath(file))  # not Path.resolve(): it raises on a link that points to itself
             if key not in seen:
                 seen.add(key)
                 found.append((file, doc_id))
@@ -197,13 +197,21 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
                 raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":
             return load_beir(path)
-        return [_with_body_metadata(_LOADERS[inner](path, doc_id))]
+        return [_with_body_metadata(_storable(_LOADERS[inner](path, doc_id)))]
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc
     except OSError as exc:
         raise IngestError(_one_line(f"{path}: cannot read ({exc.strerror or exc})")) from exc
     except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not stop the batch
         raise IngestError(_one_line(f"{path}: {type(exc).__name__} while parsing: {exc}")) from exc
+
+
+def _storable(doc: Document) -> Document:
+    """``doc`` with a title and source taken from a file name that is not UTF-8 made storable (``path_text``)."""
+    title, source = path_text(doc.title), path_text(doc.source)
+    if (title, source) == (doc.title, doc.source):
+        return doc
+    return dataclasses.replace(doc, title=title, source=source)
 
 
 def _beir_non_corpus(path: Path) -> str:
