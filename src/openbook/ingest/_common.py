@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -144,6 +145,19 @@ def title_from_path(path: Path) -> str:
     trimmed = _ID_PREFIX.sub("", stem)
     words = re.sub(r"[-_\s]+", " ", trimmed or stem).strip()
     return words or stem
+
+
+_INVISIBLE_RE = regex.compile(r"[\p{Cf}\p{Default_Ignorable_Code_Point}]+")
+
+
+def key_text(text: str) -> str:
+    """``text`` as a reader sees it, for matching metadata key names: invisible characters (format characters
+    such as a zero-width space or soft hyphen, other default-ignorable code points) removed, then NFKC (full-width
+    ``ＡＣＬ：`` -> ``ACL:``). Access keys are matched on this form, so an ``acl`` that a reader sees as ``acl``
+    is never read as some other key (which would publish the file)."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", _INVISIBLE_RE.sub("", text))
 
 
 def path_text(text: str) -> str:
