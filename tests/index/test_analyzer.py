@@ -67,6 +67,14 @@ def test_indic_marks_are_never_folded_away():
     assert a.analyze("कुल") != a.analyze("कल")  # the vowel sign is part of the word
 
 
+def test_indic_nukta_is_folded_and_the_original_kept():
+    a = Analyzer()
+    # writers often leave the nukta out: "ज़रूरी" (necessary) typed as "जरूरी" finds it, and the other way round
+    assert a.analyze("ज़रूरी") == ["ज़रूरी", "जरूरी"]
+    assert set(a.analyze("जरूरी")) <= set(a.analyze_document("यह ज़रूरी है"))
+    assert "फोन" in a.analyze("फ़ोन") and "কফি" in a.analyze("কফ়ি")  # precomposed ``फ़`` too; Bengali
+
+
 def test_turkish_dotted_capital_i_folds_to_plain_i():
     a = Analyzer()
     assert a.analyze("İSTANBUL") == a.analyze("istanbul") == a.analyze("İstanbul") == ["istanbul"]
@@ -188,6 +196,13 @@ def test_one_letter_words_are_terms_and_clitics_are_not():
     assert a.analyze("the patient's records") == a.analyze("the patient records")
     assert a.analyze("don’t") == ["don"]  # typographic apostrophe too
     assert a.analyze("'s") == ["s"]  # no word before it: not a clitic
+
+
+def test_unicode_hyphens_in_codes_are_the_ascii_hyphen():
+    a = Analyzer()
+    # a word processor's non-breaking hyphen (U+2011) or the Unicode hyphen (U+2010) inside a part number
+    assert a.analyze_document("Order SL\u2011PRO\u2011500 today") == a.analyze_document("Order SL-PRO-500 today")
+    assert a.analyze("E\u20102043") == a.analyze("E-2043") == ["e-2043", "2043"]
 
 
 def test_one_letter_parts_of_codes_are_not_terms_of_their_own():

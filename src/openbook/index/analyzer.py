@@ -9,7 +9,9 @@ Steps, in order:
    other default-ignorable code points (emoji and ideographic variation selectors, Hangul fillers, combining
    grapheme joiner), as ICU's NFKC_Casefold removes them, and the Arabic tatweel (kashida, ``المكـــتبة`` ->
    ``المكتبة``), which only stretches a word, as Lucene's ArabicNormalizer removes it; digit-group commas are
-   removed (``1,200`` -> ``1200``).
+   removed (``1,200`` -> ``1200``); the Unicode hyphen and non-breaking hyphen (U+2010, U+2011, which word
+   processors put in part numbers so they do not break across lines) are the ASCII ``-``, so ``SL‑PRO‑500``
+   is the code ``sl-pro-500`` as typed.
 2. **Tokenisation** by Unicode properties (the ``regex`` module), in the spirit of UAX #29 word boundaries: a
    word is a run of letters, digits and combining marks (categories L, N, M), so Devanagari vowel signs and
    Arabic diacritics stay inside their word. Three kinds of run are treated apart:
@@ -39,7 +41,9 @@ Steps, in order:
 5. **Accent folding and stemming.** Words without digits are stemmed with the Snowball stemmer (PyStemmer). A
    word carrying nonspacing marks on a Latin, Greek, Cyrillic, Arabic or Hebrew letter (``josé``, ``café``,
    Arabic tashkeel, Hebrew niqqud) is emitted both as written and folded (marks removed, then stemmed), so
-   ``jose`` finds ``José`` while ``José`` still prefers the accented spelling. The folded form also writes
+   ``jose`` finds ``José`` while ``José`` still prefers the accented spelling. The Indic nukta (the dot of
+   ``ज़``, ``ফ়``), which writers often leave out, is folded the same way (Lucene's HindiNormalizer removes it):
+   ``जरूरी`` finds ``ज़रूरी``. The folded form also writes
    the Arabic-script letters that spellings use interchangeably as one (as Lucene's Arabic and Persian
    normalizers do): alef maksura and Persian yeh as yeh (``ى ی`` -> ``ي``), keheh as kaf (``ک`` -> ``ك``), teh
    marbuta as heh (``ة`` -> ``ه``), alef wasla as alef (``ٱ`` -> ``ا``); so ``مكتبة`` finds ``مكتبه`` and a
@@ -107,6 +111,9 @@ _FOLD_MARKS_RE = regex.compile(r"(?<=[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p
 _LETTER_FOLDS = str.maketrans({"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "æ": "ae", "œ": "oe",
                                "ى": "ي", "ی": "ي", "ک": "ك", "ة": "ه", "ٱ": "ا"})
 _FOLD_LETTERS = frozenset("ıłøđħŧæœىیکةٱ")
+# the nukta of Devanagari, Bengali, Gurmukhi, Gujarati, Oriya, Kannada (after NFKC, ``ज़`` is ``ज`` + nukta)
+_NUKTA_RE = re.compile("[\u093c\u09bc\u0a3c\u0abc\u0b3c\u0cbc]")
+_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})
 _CACHE_LIMIT = 2_000_000
 _PIECE_CACHE_LIMIT = 500_000  # whitespace-separated pieces ("cells,", "(1.01–2.23)"): more kinds than tokens
 
@@ -123,11 +130,14 @@ def fold(word: str) -> str:
     in NFC, with the Latin letters that have no decomposition folded as Lucene's ASCIIFoldingFilter does
     (``ı ł ø đ ħ ŧ æ œ``) and the interchangeable Arabic-script letters written as one (``ى ی`` -> ``ي``,
     ``ک`` -> ``ك``, ``ة`` -> ``ه``, ``ٱ`` -> ``ا``): ``fold("josé") == "jose"``, ``fold("diyarbakır") ==
-    "diyarbakir"``, ``fold("المَكْتَبَةُ") == "المكتبه"``, ``fold("کتاب") == "كتاب"``; Devanagari is left as it is."""
+    "diyarbakir"``, ``fold("المَكْتَبَةُ") == "المكتبه"``, ``fold("کتاب") == "كتاب"``; of the Indic marks only
+    the nukta is removed (``fold("ज़रूरी") == "जरूरी"``): vowel signs are letters of the word."""
     if word.isascii():  # nothing to fold (the common case: skips two normalisations)
         return word
     if not _FOLD_LETTERS.isdisjoint(word):
         word = word.translate(_LETTER_FOLDS)
+    if _NUKTA_RE.search(word):
+        word = _NUKTA_RE.sub("", word)
     decomposed = unicodedata.normalize("NFD", word)
     if not _FOLDABLE_RE.search(decomposed):
         return word
@@ -203,6 +213,8 @@ class Analyzer:
         text = unicodedata.normalize("NFKC", text).casefold()
         if "\u0307" in text:
             text = text.replace("i\u0307", "i")  # casefold("İ") is "i" + COMBINING DOT ABOVE
+        if "\u2010" in text:  # NFKC made U+2011 a U+2010
+            text = text.translate(_HYPHENS)
         text = _FORMAT_RE.sub("", text)
         if "'" in text or "\u2019" in text:
             text = _CLITIC_RE.sub("", text)
