@@ -123,3 +123,22 @@ def test_one_very_long_line_is_chunked_in_linear_time(tmp_path):
         seconds = time.perf_counter() - start
     assert report.added == ["dump.txt"] and report.chunks_added > 1000
     assert seconds < 30  # about 5 s here; the binary search over the rest of the line took minutes
+
+
+def test_utf8_files_are_never_sent_to_the_encoding_detector(tmp_path, monkeypatch):
+    import charset_normalizer
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the detector ran on a UTF-8 file")
+
+    monkeypatch.setattr(charset_normalizer, "from_bytes", refuse)
+    path = tmp_path / "note.md"
+    path.write_text("# Café\r\n\r\nNaïve text, UTF-8.\r\n", encoding="utf-8")
+    assert load_file(path, "note.md")[0].text == "# Café\n\nNaïve text, UTF-8."
+
+
+def test_lone_cr_line_ends_are_line_ends(tmp_path):
+    path = tmp_path / "old-mac.txt"
+    path.write_bytes(b"Opening hours\r\rThe desk opens at nine.\rIt closes at five.\r")
+    doc = load_file(path, "old-mac.txt")[0]
+    assert doc.title == "Opening hours" and doc.text.endswith("The desk opens at nine.\nIt closes at five.")

@@ -29,6 +29,7 @@ def _load(tmp_path, name, source):
         "---\ntitle: Band Q9\nallowed_roles:\n  - hr\n---",  # an alias of acl
         "Title: Band Q9\nACL: hr",  # MultiMarkdown metadata
         "---\r\ntitle: Band Q9\r\nacl: [hr]\r\n---",  # Windows line ends
+        "---\rtitle: Band Q9\racl: [hr]\r---",  # classic Mac line ends (a lone CR): it was published as prose
         # what a reader sees as "acl" is the access list: invisible characters pasted into the key or before
         # the fence, full-width letters typed with an input method (these published the file before)
         "\u200b---\ntitle: Band Q9\nacl: [hr]\n---",

@@ -228,7 +228,9 @@ def read_bytes(path: Path) -> bytes:
 
 
 def read_text(path: Path, declared: bool = False) -> str:
-    """Decode a text file (``.gz`` decompressed); the first of these that decodes the bytes strictly wins:
+    """Decode a text file (``.gz`` decompressed), with universal line ends (``\\r\\n`` and a lone ``\\r``, the
+    classic Mac line end, become ``\\n``, as Python's text mode reads them: front matter and header lines are
+    found by line). The first of these encodings that decodes the bytes strictly wins:
 
     1. a UTF-16/32 byte-order mark's encoding, or UTF-16 without a mark (every other byte NUL: ASCII-range
        text that Windows tools saved as "Unicode");
@@ -244,24 +246,32 @@ def read_text(path: Path, declared: bool = False) -> str:
     Raises:
         IngestError: the file starts with a UTF-16/32 BOM but is not valid text in that encoding.
     """
-    data = read_bytes(path)
+    text = _decode(read_bytes(path), declared)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _decode(data: bytes, declared: bool) -> str:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
                 return data.decode(encoding)
             except UnicodeDecodeError as exc:
                 raise IngestError(f"not valid {encoding.upper()} text ({exc.reason}); re-save the file as UTF-8") from exc
-    utf16 = utf16_without_bom(data)
-    candidates = [utf16] if utf16 else []
-    candidates.append("utf-8-sig")
-    if declared:
-        candidates.append(_declared_charset(data))
-    candidates.append(_detected_non_latin(data))
-    for encoding in filter(None, candidates):
-        try:
-            return data.decode(encoding)
-        except (UnicodeDecodeError, LookupError):
-            continue
+    candidates = (  # tried in order, each worked out only when those before it failed
+        lambda: utf16_without_bom(data),
+        lambda: "utf-8-sig",
+        lambda: _declared_charset(data) if declared else None,
+        lambda: _detected_non_latin(data),
+    )
+    for candidate in candidates:
+        encoding = candidate()
+        if encoding:
+            try:
+                return data.decode(encoding)
+            except (UnicodeDecodeError, LookupError):
+                continue
     try:
         return data.decode("cp1252")
     except UnicodeDecodeError:
