@@ -4,7 +4,7 @@ One module per format: ``markdown`` (front matter, see ``frontmatter``), ``html`
 ``text`` (dated header lines), ``tabular`` (CSV/TSV as one pipe table), ``pdf`` (pypdf + pdfplumber: page
 offsets, header/footer removal, tables, columns), ``rst`` (docutils), ``office`` (DOCX, PPTX), ``epub``
 (ebooklib), ``man`` (roff) and ``beir`` (``corpus.jsonl``, one document per line). A ``.gz`` file of a text
-format (``notes.md.gz``, ``ls.1.gz``) is read decompressed by that format's loader. ``discover`` lists the
+format (``notes.md.gz``, ``ls.1.gz``, ``corpus.jsonl.gz``) is read decompressed by that format's loader. ``discover`` lists the
 files of a batch; ``load_file`` turns one file into documents or raises ``IngestError`` with a one-line
 message naming the file, so that a batch can report the file and go on; ``UnsupportedFormatError`` (a
 subclass) means the file was skipped: an unsupported type, or binary content in a text format.
@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from ..errors import IngestError, UnsupportedFormatError
 from ..types import Document
-from ._common import binary_kind, path_text, read_bytes
+from ._common import binary_kind, path_text, read_head
 from ..dates import body_metadata
 from .beir import iter_beir, load_beir
 from .epub import load_epub
@@ -176,10 +176,10 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         raise UnsupportedFormatError(f"{path}: {beir_part}, not documents (a BEIR folder's documents are corpus.jsonl)")
     suffix = _format_suffix(path)
     inner = suffix.removeprefix(".gz")
-    if suffix == ".gz" or (suffix.startswith(".gz") and inner not in _TEXT_SUFFIXES):
+    if suffix == ".gz" or (suffix.startswith(".gz") and inner not in _TEXT_SUFFIXES | {".jsonl"}):
         raise UnsupportedFormatError(
             f"{path}: unsupported compressed file type {inner or '(none)'!r}.gz; gzip is read for text formats "
-            f"({' '.join(sorted(_TEXT_SUFFIXES - {f'.{n}' for n in '23456789'}))})"
+            f"({' '.join(sorted((_TEXT_SUFFIXES | {'.jsonl'}) - {f'.{n}' for n in '23456789'}))})"
         )
     if inner not in SUPPORTED_SUFFIXES:
         supported = " ".join(sorted(SUPPORTED_SUFFIXES - {f".{n}" for n in "23456789"}))
@@ -188,11 +188,7 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         )
     try:
         if inner in _TEXT_SUFFIXES or inner == ".jsonl":
-            with open(path, "rb") as fh:
-                head = fh.read(8192)
-            if suffix.startswith(".gz"):
-                head = read_bytes(path)[:8192]
-            kind = binary_kind(head)
+            kind = binary_kind(read_head(path, 8192))
             if kind:
                 raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":

@@ -227,6 +227,22 @@ def read_bytes(path: Path) -> bytes:
     return data
 
 
+def read_head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of the file's content (of the decompressed content for ``.gz``, without
+    decompressing the rest); ``IngestError`` for a corrupt ``.gz``."""
+    if path.suffix.lower() != ".gz":
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    import gzip
+    import zlib
+
+    try:
+        with gzip.open(path, "rb") as fh:
+            return fh.read(size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise IngestError(f"corrupt gzip file ({' '.join(str(exc).split())}); check the file") from exc
+
+
 def read_text(path: Path, declared: bool = False) -> str:
     """Decode a text file (``.gz`` decompressed), with universal line ends (``\\r\\n`` and a lone ``\\r``, the
     classic Mac line end, become ``\\n``, as Python's text mode reads them: front matter and header lines are
