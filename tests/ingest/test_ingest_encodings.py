@@ -142,3 +142,27 @@ def test_lone_cr_line_ends_are_line_ends(tmp_path):
     path.write_bytes(b"Opening hours\r\rThe desk opens at nine.\rIt closes at five.\r")
     doc = load_file(path, "old-mac.txt")[0]
     assert doc.title == "Opening hours" and doc.text.endswith("The desk opens at nine.\nIt closes at five.")
+
+
+def test_a_folder_that_cannot_be_listed_is_reported_not_left_out(tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    (docs / "locked").mkdir(parents=True)
+    (docs / "a.txt").write_text("Comets have icy nuclei.\n", encoding="utf-8")
+    (docs / "locked" / "b.txt").write_text("Salaries.\n", encoding="utf-8")
+    locked = str(docs / "locked")
+    real_scandir, real_listdir = os.scandir, os.listdir
+
+    def denied(real):
+        def call(path="."):
+            if os.fspath(path) == locked:  # as for a folder without read permission (root reads everything)
+                raise PermissionError(13, "Permission denied", locked)
+            return real(path)
+        return call
+
+    monkeypatch.setattr(os, "scandir", denied(real_scandir))
+    monkeypatch.setattr(os, "listdir", denied(real_listdir))
+    assert [doc_id for _, doc_id in discover([docs])] == ["a.txt", "locked"]
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        report = engine.ingest([docs], embed=False)
+    assert report.added == ["a.txt"]
+    assert any("locked" in path and "cannot read the folder (Permission denied)" in why for path, why in report.failed)

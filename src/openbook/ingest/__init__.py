@@ -95,7 +95,8 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
     The doc id is the path relative to the folder given, with POSIX separators; a file given directly gets
     its file name; the bytes of a name that is not UTF-8 are written ``\\xNN`` (``path_text``).
     Files are sorted by doc id within each given path; the paths keep the order given; a file reached twice
-    is listed once. Unsupported suffixes are still returned, so that ``load_file`` reports each one.
+    is listed once. Unsupported suffixes are still returned, so that ``load_file`` reports each one; so is a
+    folder that cannot be listed (no permission), so that ``load_file`` reports it.
 
     Raises:
         IngestError: a given path does not exist.
@@ -112,7 +113,8 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
             entries = []
             own = _own_folders(root)
             walked: set[str] = set()
-            for folder, dirs, files in os.walk(root, followlinks=True):
+            unreadable: list[OSError] = []
+            for folder, dirs, files in os.walk(root, followlinks=True, onerror=unreadable.append):
                 real = os.path.realpath(folder)
                 if real in walked:  # a symlink loop, or a second link to a folder already listed
                     dirs[:] = []
@@ -126,6 +128,9 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
                     if not name.startswith("."):
                         file = Path(folder) / name
                         entries.append((file, path_text(file.relative_to(root).as_posix())))
+            for error in unreadable:  # listed, so that load_file reports it: never silently left out
+                folder = Path(error.filename)
+                entries.append((folder, path_text(folder.relative_to(root).as_posix()) if folder != root else "."))
             entries.sort(key=lambda entry: entry[1])
         for file, doc_id in entries:
             key = Path(os.path.realpath(file))  # not Path.resolve(): it raises on a link that points to itself
@@ -169,6 +174,12 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         IngestError: the file cannot be read or parsed; the message is one line, ``<path>: <reason>``.
     """
     path = Path(path)
+    if path.is_dir():  # a folder discover could not list
+        try:
+            os.listdir(path)
+        except OSError as exc:
+            raise IngestError(f"{path}: cannot read the folder ({exc.strerror or exc}); its files are not "
+                              f"ingested") from exc
     if path.exists() and not path.is_file():  # a FIFO, socket or device would block or never end
         raise UnsupportedFormatError(f"{path}: not a regular file (a pipe, socket or device)")
     beir_part = _beir_non_corpus(path)
