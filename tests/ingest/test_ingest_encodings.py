@@ -166,3 +166,11 @@ def test_a_folder_that_cannot_be_listed_is_reported_not_left_out(tmp_path, monke
         report = engine.ingest([docs], embed=False)
     assert report.added == ["a.txt"]
     assert any("locked" in path and "cannot read the folder (Permission denied)" in why for path, why in report.failed)
+
+
+def test_a_utf8_file_with_a_few_stray_windows_bytes_stays_utf8(tmp_path):
+    # a UTF-8 note into which a line was pasted from a Windows application (cp1252 ’ and –)
+    data = "Le café est ouvert à côté de l’église.\n".encode("utf-8") + b"It\x92s open \x96 daily.\n"
+    path = tmp_path / "hours.txt"
+    path.write_bytes(data)
+    assert load_file(path, "hours.txt")[0].text == "Le café est ouvert à côté de l’église.\nIt’s open – daily."
