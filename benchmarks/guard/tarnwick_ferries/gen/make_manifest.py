@@ -18,7 +18,7 @@ META = {  # id: (lang, title, updated, acl)
     "doc-006": ("en", "", "", None),
     "doc-007": ("en", "Baggage Allowance Policy", "2025-02-10", None),
     "doc-008": ("en", "", "", None),
-    "doc-009": ("en", "TARNWICK SOUND FERRIES - CREW HOURS OF WORK AND REST (FLEET STANDING ORDER 14)", "2026-04-02", ["staff"]),
+    "doc-009": ("en", "TARNWICK SOUND FERRIES - CREW HOURS OF WORK AND REST (FLEET STANDING ORDER 14)", "2026-04-02", None),
     "doc-010": ("en", "Our fleet", "2026-01-20", None),
     "doc-011": ("en", "FY2027 Fuel and Energy Budget (Board paper)", "2026-10-14", ["finance"]),
     "doc-012": ("es", "Guía para visitantes de las islas", "2026-05-02", None),
