@@ -4,7 +4,7 @@
 # LAB (default /work/wt-guard/benchmarks/guard/tarnwick_ferries) and MAIN (default /tmp/guard/main.txt) may be overridden.
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 CMD... (an openbook command, e.g. openbook or /tmp/ob-x)" >&2; exit 2; }
-LAB=${LAB:-/work/wt-guard/benchmarks/guard/tarnwick_ferries}
+LAB=${LAB:-$(cd "$(dirname "$0")/.." && pwd)}
 MAIN=${MAIN:-/tmp/guard/main.txt}
 WANT=4f4baf274efa9069b2e7d3714aa45ab549f83381f5eb8e66755163ff97910709
 GOT=$(sha256sum "$LAB/questions.jsonl" | cut -d' ' -f1)
