@@ -7,7 +7,7 @@ ranked 30th by BM25 and 5th by dense retrieval should be able to win.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 from ..errors import QueryError
 from ..types import Chunk, Hit
@@ -16,7 +16,7 @@ RRF_K = 60
 
 
 def rrf(legs: Mapping[str, Sequence[Hit]], k: int = RRF_K, weights: Mapping[str, float] | None = None,
-        top_k: int | None = None) -> list[Hit]:
+        top_k: int | None = None, blind: Mapping[str, Collection[str]] | None = None) -> list[Hit]:
     """Fuse ranked lists by reciprocal rank: ``score(d) = sum over legs of w_leg / (k + rank_leg(d))``.
 
     Formula and ``k = 60`` from Cormack, Clarke and Büttcher, "Reciprocal Rank Fusion outperforms Condorcet and
@@ -29,6 +29,10 @@ def rrf(legs: Mapping[str, Sequence[Hit]], k: int = RRF_K, weights: Mapping[str,
         k: the RRF constant, >= 0; larger values flatten the difference between top and lower ranks.
         weights: leg name -> weight >= 0 (names without a leg are ignored; a missing leg weighs 1.0).
         top_k: keep at most this many fused hits (None: all).
+        blind: leg name -> chunk ids that leg cannot retrieve whatever their content (BM25 and a chunk in a
+            script the query has no letter of: ``openbook.retrieve.blind``). Such a chunk, absent from that leg,
+            counts there at the best rank another leg gave it, instead of nothing (an imputation beyond
+            Cormack et al.; ``Hit.legs`` still lists only the legs that retrieved it).
 
     Returns:
         Hits keyed by chunk id, best first (fused score descending, then chunk id ascending), at most ``top_k``.
@@ -68,6 +72,15 @@ def rrf(legs: Mapping[str, Sequence[Hit]], k: int = RRF_K, weights: Mapping[str,
             for earlier, pair in hit.legs.items():
                 info.setdefault(earlier, pair)
             info[leg] = (rank, float(hit.score))
+
+    for leg, ids in (blind or {}).items():
+        w = float(weights.get(leg, 1.0))
+        for cid in ids:
+            info = leg_info.get(cid)
+            if info is None or leg in info or not any(name in legs for name in info):
+                continue
+            best = min(rank for name, (rank, _) in info.items() if name in legs)
+            fused[cid] += w / (k + best)
 
     order = sorted(fused, key=lambda cid: (-fused[cid], cid))
     if top_k is not None:

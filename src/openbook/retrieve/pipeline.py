@@ -235,8 +235,9 @@ class Retriever:
             from .fusion import rrf
 
             rrf_k = self.config.retrieval.rrf_k
-            results = [rrf({"bm25": b, "dense": d}, k=rrf_k, top_k=depth)
-                       for b, d in zip(legs["bm25"], legs["dense"])]
+            blind = [self._blind_to_bm25(q, b, d[:k]) for q, b, d in zip(queries, legs["bm25"], legs["dense"])]
+            results = [rrf({"bm25": b, "dense": d}, k=rrf_k, top_k=depth, blind={"bm25": x})
+                       for b, d, x in zip(legs["bm25"], legs["dense"], blind)]
         else:
             results = legs[mode]
         if raptor is not None:  # each summary hit becomes its leaves (openbook.retrieve.raptor)
@@ -250,6 +251,20 @@ class Retriever:
         if load_chunks:
             results = [self.attach_chunks(h) for h in results]
         return results
+
+    def _blind_to_bm25(self, query: str, bm25: Sequence[Hit], dense: Sequence[Hit]) -> set[str]:
+        """The dense leg's best chunk among ``dense`` that BM25 did not retrieve because it is written in a
+        script the query has no letter of (``openbook.retrieve.blind``), as a set of at most one chunk id:
+        fusion counts it in the BM25 leg at its dense rank. One chunk, not every such chunk: imputing them all
+        filled a Chinese question's passages with an English office guide, which the cross-language answer
+        rule (``openbook.answer.crosslingual``) then quoted for another office's address. Reads the texts of
+        the hits BM25 did not retrieve only."""
+        from .blind import blind_chunks
+
+        seen = {h.chunk_id for h in bm25}
+        unseen = [h for h in dense if h.chunk_id not in seen]
+        blind = blind_chunks(query, self.attach_chunks(unseen)) if unseen else set()
+        return {next(h.chunk_id for h in unseen if h.chunk_id in blind)} if blind else set()
 
     def _search_hops(self, queries: Sequence[str], k: int, *, where: Sequence[str], roles: Sequence[str],
                      mode: str | None, rerank: str | None, exclude_docs: Collection[str] = (),

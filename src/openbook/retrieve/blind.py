@@ -1,0 +1,54 @@
+"""Which fused chunks the BM25 leg cannot see: text in a script the query has none of.
+
+BM25 matches the analyzer's terms, and no term of a query in one script (an English question) occurs in a
+chunk written in another (a Chinese guide): such a chunk gets no BM25 rank whatever its content, and plain
+reciprocal rank fusion then scores it by its dense rank alone, half of what a chunk both legs rank alike gets.
+In a corpus of several languages the one document that answers a question in another language is thereby
+pushed out of the top k by any same-language chunk that shares a few common words with the question.
+``blind_chunks`` names those chunks; the retriever gives the dense leg's best of them, in the blind leg, the rank
+the dense leg gave it (``openbook.retrieve.fusion.rrf``'s ``blind``; ``Retriever._blind_to_bm25``). A corpus in
+one script is unaffected.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import regex
+
+from ..question import _LATIN, _SCRIPTS
+from ..types import Hit
+
+SCRIPT_FAMILIES: tuple[tuple[str, regex.Pattern[str]], ...] = (
+    ("latin", _LATIN),
+    ("cjk", regex.compile(r"[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]")),
+    *_SCRIPTS,
+)
+"""The script families the BM25 analyzer reads apart: Latin, CJK (Han and kana, both cut into character
+bigrams, so a Chinese query can match Japanese text) and each script of ``openbook.question._SCRIPTS``
+(Hangul, Cyrillic, Arabic, Hebrew, Greek, Devanagari, Thai)."""
+
+SAMPLE_CHARS = 2000
+"""A chunk's script is read on its first characters (a chunk's text is a few hundred words)."""
+
+
+def scripts(text: str) -> set[str]:
+    """The script families (``SCRIPT_FAMILIES`` names) that occur among ``text``'s letters."""
+    return {name for name, pattern in SCRIPT_FAMILIES if pattern.search(text)}
+
+
+def main_script(text: str) -> str | None:
+    """The script family with the most letters in ``text[:SAMPLE_CHARS]``; None when it has none of them."""
+    sample = text[:SAMPLE_CHARS]
+    n, name = max((len(pattern.findall(sample)), name) for name, pattern in SCRIPT_FAMILIES)
+    return name if n else None
+
+
+def blind_chunks(query: str, hits: Sequence[Hit]) -> set[str]:
+    """Chunk ids of ``hits`` (with ``Hit.chunk`` attached; others are skipped) whose text is mostly in a script
+    family that ``query`` has no letter of: the BM25 leg cannot match any of their words."""
+    asked = scripts(query)
+    if not asked:
+        return set()
+    return {h.chunk_id for h in hits if h.chunk is not None
+            and (main_script(h.chunk.text) or next(iter(asked))) not in asked}
