@@ -119,7 +119,7 @@ def main() -> None:
                 if w == "main":  # every question scored as a plain one, as main does
                     extractive.scenario_weights = lambda question, terms, weights, *rest: weights
                 else:
-                    extractive.SITUATION_WEIGHT, extractive.scenario_weights = w, saved[1]
+                    extractive.SITUATION_WEIGHT, extractive.scenario_weights = {"en": w, "zh": w}, saved[1]
                 ans = original(*a, **k)
                 outcomes.append((ans.refused, ans.text, ans.confidence))
         finally:

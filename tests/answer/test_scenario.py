@@ -117,5 +117,5 @@ def test_the_situation_weighs_less_than_the_ask_and_its_story_nothing() -> None:
     ago, = analyzer.analyze("ago")
     assert judged[restore] == 1.0  # the ask
     assert judged[trash] == 1.0  # a name the situation states
-    assert judged[folder] == SITUATION_WEIGHT < 1.0  # the situation's other words: context
+    assert judged[folder] == SITUATION_WEIGHT["en"] < 1.0  # the situation's other words: context
     assert judged[ago] == 0.0  # a word of the story no document holds
