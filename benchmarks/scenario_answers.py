@@ -92,6 +92,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--weights", default="1,0.5,0.3,0.15,0")
     ap.add_argument("--plain", action="store_true", help="ask the questions as they are")
+    ap.add_argument("--no-embed", action="store_true", help="a BM25-only store (made by the first run when absent)")
     ap.add_argument("--out", default=None, help="write one JSON line per question here")
     args = ap.parse_args()
 
@@ -127,7 +128,10 @@ def main() -> None:
         return ans
 
     extractive.answer_extractive = each_weight
-    engine = Engine.open(args.store, Config())
+    cfg = Config().with_overrides({"embedding.enabled": False}) if args.no_embed else Config()
+    engine = Engine.open(args.store, cfg, create=args.no_embed)
+    if args.no_embed and engine.store.count()[0] == 0:
+        engine.ingest([root / "corpus.jsonl"], sync=True)
     tally = {w: {"pos_answered": 0, "pos_gold": 0, "neg_refused": 0} for w in weights}
     out = open(args.out, "w", encoding="utf-8") if args.out else None
     n_scen = 0
