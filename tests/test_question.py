@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from openbook.question import (asked_value, expected_answer_type, expected_unit, has_answer_type, identifiers,
-                               question_language, states_unit, states_value)
+from openbook.question import (QuestionParts, asked_value, expected_answer_type, expected_unit, has_answer_type,
+                               identifiers, question_language, question_parts, states_unit, states_value)
 
 QUESTION = "Has the gateway fix for the root cause of the 2 March 2025 upload outage shipped, and in which version?"
 
@@ -109,3 +109,35 @@ def test_the_two_views_of_the_asked_value(question: str, hop: str | None, answer
 
 def test_question_language_by_script() -> None:
     assert [question_language(q) for q in ("谁是校长？", "誰がいつ？", "Who?")] == ["zh", "ja", "en"]
+
+
+@pytest.mark.parametrize("question,situation,ask", [
+    ("A customer deleted a folder three weeks ago and now wants it back from the Trash. Can they still restore "
+     "it themselves?", "A customer deleted a folder three weeks ago and now wants it back from the Trash.",
+     "Can they still restore it themselves?"),
+    ("I bought a USD 450 software subscription without a purchase order number. What happens?",
+     "I bought a USD 450 software subscription without a purchase order number.", "What happens?"),
+    ("My neighbour's tree fell on my fence last night; who pays for the repair?",
+     "My neighbour's tree fell on my fence last night", "who pays for the repair?"),
+    ("Can I get my folder back? It was deleted yesterday.", "It was deleted yesterday.",
+     "Can I get my folder back?"),
+    ("我上周删除了一个文件夹。现在还能恢复吗？", "我上周删除了一个文件夹。", "现在还能恢复吗？"),
+])
+def test_question_parts_splits_situation_and_ask(question: str, situation: str, ask: str) -> None:
+    parts = question_parts(question)
+    assert (parts.situation, parts.ask) == (situation, ask)
+
+
+@pytest.mark.parametrize("question", [
+    "What is the capital of Australia?",
+    "Rostker v. Goldberg held that the practice of what way of filling armed forces vacancies was constitutional?",
+    "Which case came first, Craig v. Boren or United States v. Paramount Pictures, Inc.?",
+    'Which came to market first, "Hey Pa! There\'s a Goat on the Roof" or "Poleconomy"?',
+    "Who currently has more store locations? Bearno's or Patxi's Chicago Pizza?",
+    "《停止！！ 云雀》是谁的漫画作品？",
+    "Deltex interacts with eIF3. There is no known interaction between Deltex and elF3",  # a claim: no "?"
+    "What happens when the disk is full: does the upload stop?",  # a question before the colon: no statement
+    "It broke; why?",  # a clause of two words is no situation
+])
+def test_a_plain_question_is_all_ask(question: str) -> None:
+    assert question_parts(question) == QuestionParts("", question)

@@ -41,19 +41,29 @@ Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imp
   would need the retrieval benchmarks and the calibration re-run.
 - **Units** (``expected_unit`` / ``states_unit``): a question asking for a size or a price is answered only by
   a text stating a value in bytes or a currency.
+- **Situation and ask** (``question_parts``): a scenario question ("A customer deleted a folder three weeks ago
+  and now wants it back from the Trash. Can they still restore it themselves?") states a situation and then
+  asks. Its sentences are cut by BlingFire (``chunking.split_sentences``, the chunker's splitter), pieces cut
+  inside quotes or brackets, after an abbreviation ("Rostker v. Goldberg") or not at a sentence end joined back;
+  the ask runs from the first to the last sentence with a question mark (a text without one is all ask),
+  its clause after ";", ":" or a dash
+  when that clause opens with a question word ("My tree fell on the fence last night; who pays for it?"); the
+  rest is the situation. A one-sentence question is all ask (situation ""). The answerer counts the
+  situation's words as context, not as words the answer must hold (``openbook.answer.extractive``).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import regex
 
 __all__ = ["question_language", "script_language", "latin_language", "LATIN_LANGUAGES", "identifiers",
            "asked_value", "states_value", "ANSWER_TYPES", "expected_answer_type", "has_answer_type", "expected_unit",
-           "states_unit"]
+           "states_unit", "QuestionParts", "question_parts"]
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -406,3 +416,92 @@ def states_unit(sentence: str, unit: str) -> bool:
     if unit == "money" and _FREE_RE.search(sentence):
         return True
     return bool(_UNIT_WORDS[unit].search(sentence)) and any(ch.isdigit() for ch in sentence)
+
+
+# ---------------------------------------------------------------------- situation and ask
+
+@dataclass(frozen=True)
+class QuestionParts:
+    """A question cut into what it states (``situation``, "" for a plain question) and what it asks (``ask``)."""
+
+    situation: str
+    ask: str
+
+
+_QUESTION_MARK = re.compile(r"[?？]")
+# "Rostker v. Goldberg", "Craig v. Boren", "Dr. Smith": a piece ending in a word of at most two letters (or a
+# known abbreviation) and a full stop is no sentence of its own
+_ABBREVIATION_END = re.compile(r"(?:(?<![\w'’])[^\W\d_]{1,2}|\b(?:inc|ltd|corp|co|jr|sr|st|mr|mrs|ms|dr|prof|vs|etc|no|"
+                               r"fig|approx|dept|est)|\b(?:[a-z]\.){2,}[a-z]?)\.$", re.I)
+_SENTENCE_END = re.compile(r"[.!?。！？]$")  # a piece ending otherwise ("、", "」") is cut inside a sentence
+_OPENERS = "([{（【《「『“‘"
+_CLOSERS = ")]}）】》」』”’"
+# the asked clause of "<statement>; who pays for the repair?": a question word after ";", ":" or a dash
+_ASK_CLAUSE = re.compile(r"(?:;|:|\s[-–—]+)\s*(?=(?:who|whom|whose|what|when|where|which|why|how|can|could|do|does|"
+                         r"did|is|are|was|were|will|would|should|shall|may|might|must|am|have|has)\b)", re.I)
+
+_ASKS = re.compile(r"\W*(?:who|whom|whose|what|when|where|which|why|how)\b", re.I)  # a clause that asks itself
+
+
+def _balanced(text: str) -> bool:
+    """No quote or bracket left open in ``text`` (straight double quotes counted in pairs)."""
+    if text.count('"') % 2:
+        return False
+    depth = 0
+    for ch in text:
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth = max(depth - 1, 0)
+    return depth == 0
+
+
+def _question_sentences(question: str) -> list[str]:
+    """The question's sentences (BlingFire), a piece cut inside quotes or brackets or after an abbreviation
+    joined to the next."""
+    from .chunking import split_sentences  # question analysis is imported by chunking's users, not by it
+
+    pieces = [question[a:b] for a, b in split_sentences(question)]
+    out: list[str] = []
+    carry = ""
+    for piece in pieces:
+        text = f"{carry} {piece}".strip() if carry else piece
+        if not _balanced(text) or _ABBREVIATION_END.search(text) or not _SENTENCE_END.search(text):
+            carry = text
+            continue
+        out.append(text)
+        carry = ""
+    if carry:
+        out.append(carry) if not out else out.__setitem__(-1, f"{out[-1]} {carry}")
+    return out
+
+
+def question_parts(question: str) -> QuestionParts:
+    """The situation a question states and what it asks (see the module docstring).
+
+    The ask is the sentences from the first to the last with a question mark (all of a text without one), or the
+    clause of the last one after ";", ":" or a dash that opens with a question word when what precedes it is a
+    statement of three words or more (not itself a wh-question); every other sentence is the situation. A one-sentence question
+    without such a clause is all ask: ``QuestionParts("", question)``.
+    """
+    text = question.strip()
+    sentences = _question_sentences(text) if text else []
+    if len(sentences) <= 1:
+        sentences = [text]
+    asks = [i for i, s in enumerate(sentences) if _QUESTION_MARK.search(s)]
+    if not asks:  # a claim or a request without a question mark ("Tell me ..."): nothing marks the ask
+        return QuestionParts("", text)
+    # "Who has more stores? Bearno's or Patxi's?": every sentence from the first question to the last asks
+    k, last = asks[0], asks[-1]
+    ask = " ".join(sentences[k:last + 1])
+    before = sentences[:k]
+    cut = None
+    for m in _ASK_CLAUSE.finditer(ask):
+        head = ask[:m.start()]
+        if _balanced(head) and len(_WORD_RE.findall(head)) >= 3 and not _ASKS.match(head):
+            cut = m
+    if cut is not None:
+        before = before + [ask[:cut.start()].strip()]
+        ask = ask[cut.end():].strip()
+    situation = " ".join(before + sentences[last + 1:]).strip()
+    return QuestionParts(situation, ask if situation else text)
