@@ -22,11 +22,23 @@ Steps:
    only when the continuation starts with a lower-case letter), except real compounds (``self-`` +
    ``service`` -> ``self-service``; see ``keeps_hyphen``) and capitalised continuations (``Anti-Corruption``); the lines of a paragraph are joined with spaces
    (no space between CJK characters). A paragraph ends at a blank line, or after a line that ends a sentence and
-   is clearly shorter than the page's longest lines, before a bullet / numbered item, and around a short
-   capitalised line without closing punctuation that follows a finished sentence (a heading).
-5. Pages are joined with a blank line, except a sentence that runs on to the next page (no closing punctuation,
+   is clearly shorter than the page's longest lines, before a bullet / numbered item / ``Step N``, and after a
+   short line of a list item when a capitalised line follows.
+5. Headings become Markdown heading lines of their own (``## 1. Purpose``), as the DOCX and HTML loaders write
+   them, so that the chunker gives each chunk its heading path (``Chunk.headings``). Where the fonts tell
+   (``pdf_layout.heading_levels``: pdfium's character sizes and bold fonts, about 0.5 s on a 40-page file),
+   a short line larger than the body text, or bold in a document whose body is not, is a heading, levels by
+   size; the line is matched to pypdf's text by its letters and digits. Where they do not (one font
+   throughout), the line's shape decides: a short numbered line (``1. Purpose`` level 2, ``2.1 Scope`` level
+   3) with no closing punctuation that is not one of a run of items, or a short capitalised line without
+   closing punctuation after a finished sentence (level 2); such a line opening the document is its title
+   (level 1). A heading wrapped over two lines is joined.
+6. Pages are joined with a blank line, except a sentence that runs on to the next page (no closing punctuation,
    next page starting lower-case), which is joined with a space. ``Document.pages[n - 1]`` is the offset where
    page ``n`` starts.
+
+Dates: ``updated`` is /ModDate, else /CreationDate, from the /Info dictionary; a date printed in a running
+header or footer is removed with the furniture (step 3) and is not read.
 
 Errors (``IngestError``, one line): ``empty file``, ``needs a password``, ``malformed PDF: <reason>``,
 ``no text layer (scanned?)``.
@@ -285,7 +297,7 @@ def reflow(lines: list[str], seen: frozenset[str] = frozenset(), headings: dict[
                 if len(line) < _HEADING_WIDTH * full and line[:1].isupper() and line[-1:].isalnum() \
                         and len(line.split()) <= _HEADING_WORDS:
                     level = 2
-            if level and opening and i == first:
+            if level and opening and i == first and not _numbered(line):
                 level = 1
         if level:
             close()

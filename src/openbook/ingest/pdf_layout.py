@@ -19,6 +19,10 @@ needs it; otherwise ``page_layouts`` returns None for it and the loader keeps py
   ``_MIN_COLUMN_LINES`` lines of at least ``_MIN_WORDS_PER_LINE`` words (median) of prose on each side
   (``_is_prose``), so that forms, menus and tables drawn without ruling lines are not read column-wise. Two columns at most (a third is read with its neighbour).
 
+- **Headings**: pdfium's character sizes and weights give each text line a size and a bold share
+  (``FontLine``); ``heading_levels`` marks the short lines larger than the body text, or bold in a document
+  whose body text is not, as headings with a level (the loader turns them into ``#`` heading lines).
+
 Any pdfplumber failure on a page leaves that page to pypdf (logged at DEBUG on ``openbook.ingest``).
 """
 
