@@ -63,6 +63,12 @@ def test_numbered_list_items_stay_items():
     ]
 
 
+def test_short_line_cut_mid_sentence_is_no_heading():
+    text = reflow(["The pumps are tested every week by the engineer on watch.", "Monthly Checks",
+                   "include the hoses, the hydrants and the couplings on each of the three decks."])
+    assert "#" not in text
+
+
 def test_steps_are_separate_paragraphs():
     text = reflow(["Step 3. Close the watertight doors on every deck of the vessel and report it to the",
                    "bridge.", "Step 4. Open the muster stations and count the passengers on every deck."])

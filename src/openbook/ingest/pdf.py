@@ -223,6 +223,11 @@ def _numbered(line: str) -> tuple[tuple[int, ...], str] | None:
     return (tuple(int(p) for p in m[1].split(".")), m[2]) if m else None
 
 
+def _continued(lines: list[str], i: int) -> bool:
+    """Whether the next non-blank line after line ``i`` starts lower-case (line ``i`` is cut mid-sentence)."""
+    return next((later for later in lines[i + 1:] if later), "")[:1].islower()
+
+
 def _shape_heading(lines: list[str], i: int, full: int) -> int:
     """Heading level (2 for ``1.``/unnumbered, 3 for ``1.1`` ...) that line ``i``'s shape shows, 0 for none.
 
@@ -232,7 +237,7 @@ def _shape_heading(lines: list[str], i: int, full: int) -> int:
     numbered one less or one more at the same depth).
     """
     line = lines[i]
-    if not line or len(line) >= _HEADING_WIDTH * full or not line[-1:].isalnum():
+    if not line or len(line) >= _HEADING_WIDTH * full or not line[-1:].isalnum() or _continued(lines, i):
         return 0
     numbered = _numbered(line)
     if numbered is None:
@@ -293,7 +298,8 @@ def reflow(lines: list[str], seen: frozenset[str] = frozenset(), headings: dict[
         else:
             level = _shape_heading(lines, i, full)
             # unnumbered: short, capitalised, no closing punctuation, after a finished sentence
-            if not level and (not current or current.endswith(_SENTENCE_END)) and not _ITEM.match(line):
+            if not level and (not current or current.endswith(_SENTENCE_END)) and not _ITEM.match(line) \
+                    and not _continued(lines, i):
                 if len(line) < _HEADING_WIDTH * full and line[:1].isupper() and line[-1:].isalnum() \
                         and len(line.split()) <= _HEADING_WORDS:
                     level = 2
