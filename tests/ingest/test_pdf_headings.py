@@ -126,3 +126,31 @@ def test_font_headings_become_sections_in_a_browser_pdf(tmp_path):
     # tiny sections merge into their parent's chunk (chunking step 3), so the text shows the nesting
     assert "\n\n### Crew duties\n\n1. Close the watertight doors.\n\n2. Open the muster stations.\n\n" in doc.text
     assert "\n\n#### Lifeboats\n\nLifeboats are lowered" in doc.text  # bold at the body size: a heading
+
+
+def test_headings_on_later_pages_and_footer_dropped(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM:
+        pytest.skip("no system Chromium here (apt-get install -y chromium)")
+    body = "<p>" + "The crew checks every lifejacket and flare before the vessel leaves the berth. " * 6 + "</p>"
+    html = (f"<html><body style='font-family:serif;font-size:11pt'><h1>Safety Manual</h1><h2>1. Equipment</h2>{body}"
+            f"<h3>1.1 Lifejackets</h3>{body}<div style='page-break-before:always'></div><h2>2. Drills</h2>"
+            "<p>Fire drills are held every Tuesday.</p><ol><li>Sound the alarm.</li><li>Muster the crew.</li></ol>"
+            "</body></html>")
+    path = tmp_path / "manual.pdf"
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.set_content(html)
+            page.pdf(path=str(path), display_header_footer=True, margin={"top": "40px", "bottom": "60px"},
+                     footer_template='<div style="font-size:8px">Rev 3 - page <span class="pageNumber"></span></div>')
+        finally:
+            browser.close()
+    doc = load_file(path, "manual.pdf")[0]
+    assert "Rev 3" not in doc.text  # running footer
+    assert doc.text[doc.pages[1]:].startswith("## 2. Drills\n\nFire drills")
+    sections = {c.section for c in chunk_document(doc)}
+    assert {"Safety Manual > 1. Equipment", "Safety Manual > 1. Equipment > 1.1 Lifejackets",
+            "Safety Manual > 2. Drills"} <= sections
+    assert "1. Sound the alarm.\n\n2. Muster the crew." in doc.text
