@@ -250,8 +250,15 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
 
 
 def _fit(measure: Callable[[int, int], int], toks: list[tuple[int, int]], i: int, limit: int) -> int:
-    """Largest j >= i with measure(toks[i] .. toks[j]) <= limit, or i - 1 if token i alone is too big."""
-    lo, hi = i - 1, len(toks) - 1
+    """Largest j >= i with measure(toks[i] .. toks[j]) <= limit, or i - 1 if token i alone is too big.
+
+    ``measure`` grows with j; a galloping search (j = i, i+1, i+3, i+7, ...) bounds the binary search first,
+    so that each call measures spans of about the answer's size, not the rest of the text: one long line of a
+    few megabytes is cut in seconds, not in hours."""
+    lo, hi, step = i - 1, len(toks) - 1, 1
+    while i + step - 1 < hi and measure(toks[i][0], toks[i + step - 1][1]) <= limit:
+        lo, step = i + step - 1, step * 2
+    hi = min(hi, i + step - 1)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if measure(toks[i][0], toks[mid][1]) <= limit:

@@ -304,8 +304,17 @@ _DURATION_OTHER_RE = re.compile(
 
 _MONTHS = ("january february march april may june july august september october november december "
            "jan feb mar apr jun jul aug sep sept oct nov dec")
+_WEEKDAYS = ("monday tuesday wednesday thursday friday saturday sunday montag dienstag mittwoch donnerstag freitag "
+             "samstag sonnabend sonntag lundi mardi mercredi jeudi vendredi samedi dimanche lunes martes miércoles "
+             "jueves viernes sábado domingo lunedì martedì mercoledì giovedì venerdì sabato domenica "
+             "segunda-feira terça-feira quarta-feira quinta-feira sexta-feira maandag dinsdag woensdag donderdag "
+             "vrijdag zaterdag zondag")
+"""Weekday names (English, German, French, Spanish, Italian, Portuguese, Dutch): "On which day of the week ...?"
+asks for a date, and "on Wednesdays" states one."""
 _DATE_RE = re.compile(rf"\b(1\d{{3}}|20\d{{2}})s?\b|\b({'|'.join(_MONTHS.split())})\b|\d{{4}}-\d{{2}}-\d{{2}}|"
-                      r"[0-9一二三四五六七八九十〇零]+\s*[年月日]|\d+\s*[년월일]", re.I)
+                      rf"\b({'|'.join(_WEEKDAYS.split())})s?\b|"
+                      r"[0-9一二三四五六七八九十〇零]+\s*[年月日]|\d+\s*[년월일]|"
+                      r"(?:星期|礼拜|禮拜|周|週)[一二三四五六日天]|[月火水木金土日]曜日?|[월화수목금토일]요일", re.I)
 _NUM_RE = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                      r"hundred|thousand|million|billion|dozen)\b|[一二三四五六七八九十百千万亿两〇零]", re.I)
 _DURATION_RE = re.compile(r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine|ten|several|many)\b)[\s-]*"
@@ -335,7 +344,7 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
     """Whether ``sentence`` holds a value of answer type ``kind`` that the question itself does not state.
 
     person/place: a capitalised word absent from the question (English), any new word (other languages);
-    date: a year, month name or CJK date; number: a digit or number word; duration: a number with a time unit.
+    date: a year, month name, weekday or CJK date; number: a digit or number word; duration: a number with a time unit.
     """
     if kind is None:
         return True

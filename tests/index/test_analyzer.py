@@ -58,12 +58,21 @@ def test_combining_marks_stay_inside_words():
     assert a.analyze("தமிழ் மொழி") == ["தமிழ்", "மொழி"]
     # Arabic and Hebrew diacritics: the word stays whole, and is also indexed folded (as typed without them)
     assert a.analyze("كِتَابٌ") == ["كِتَابٌ", "كتاب"]
+    assert a.analyze("المَكْتَبَةُ")[0] == "المَكْتَبَةُ" and set(a.analyze("المكتبة")) & set(a.analyze("المَكْتَبَةُ"))
     assert a.analyze("שָׁלוֹם") == ["שָׁלוֹם", "שלום"]
 
 
 def test_indic_marks_are_never_folded_away():
     a = Analyzer()
     assert a.analyze("कुल") != a.analyze("कल")  # the vowel sign is part of the word
+
+
+def test_indic_nukta_is_folded_and_the_original_kept():
+    a = Analyzer()
+    # writers often leave the nukta out: "ज़रूरी" (necessary) typed as "जरूरी" finds it, and the other way round
+    assert a.analyze("ज़रूरी") == ["ज़रूरी", "जरूरी"]
+    assert set(a.analyze("जरूरी")) <= set(a.analyze_document("यह ज़रूरी है"))
+    assert "फोन" in a.analyze("फ़ोन") and "কফি" in a.analyze("কফ়ি")  # precomposed ``फ़`` too; Bengali
 
 
 def test_turkish_dotted_capital_i_folds_to_plain_i():
@@ -76,7 +85,41 @@ def test_format_characters_do_not_split_words():
     a = Analyzer()
     for invisible in ("\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"):
         assert a.analyze(f"inter{invisible}national") == a.analyze("international"), repr(invisible)
-    assert a.analyze("می\u200cخواهم") == ["میخواهم"]  # Persian ZWNJ: one word either way
+    assert a.analyze("می\u200cخواهم") == a.analyze("میخواهم")  # Persian ZWNJ: one word either way
+    assert a.analyze("می\u200cخواهم")[0] == "میخواهم"
+
+
+def test_default_ignorable_characters_and_tatweel_are_removed():
+    a = Analyzer()
+    # emoji presentation selector: no stray term of its own for "❤️", "⚠️"
+    assert a.analyze_document("I ❤️ pizza ⚠️") == ["i", "pizza"]
+    # an ideographic variation selector (a name's glyph variant) keeps the CJK run whole
+    assert a.analyze("葛\U000e0100城市") == a.analyze("葛城市")
+    assert a.analyze("co\u034fop") == ["coop"]  # combining grapheme joiner
+    # Arabic tatweel (kashida) only stretches a word for justification
+    assert a.analyze("المكـــتبة") == a.analyze("المكتبة")
+    assert a.analyze("عـــربي") == a.analyze("عربي")
+
+
+def test_katakana_long_vowel_mark_ending_a_word_is_optional():
+    a = Analyzer()
+    assert a.analyze("コンピューター") == a.analyze("コンピュータ")
+    assert a.analyze("サーバーの設定") == a.analyze("サーバの設定")
+    assert a.analyze("ｻｰﾊﾞｰ") == a.analyze("サーバ")  # half-width katakana too
+    assert a.analyze("ビール") == ["ビー", "ール"]  # a short word keeps its mark
+    assert a.analyze("コーヒー") == a.analyze("コーヒ")  # Lucene's rule: four characters or more
+
+
+def test_interchangeable_arabic_script_letters_fold_to_one():
+    a = Analyzer()
+    for typed, written in [("مكتبه", "مكتبة"),  # teh marbuta written as heh
+                           ("مستشفي", "مستشفى"),  # alef maksura / yeh
+                           ("كتاب", "کتاب"),  # Arabic kaf / Persian keheh
+                           ("يك", "یک"),  # Arabic yeh and kaf / Persian yeh and keheh
+                           ("الاسلام", "ٱلإسلام")]:  # alef wasla, hamza below
+        assert set(a.analyze(typed)) & set(a.analyze_document(written)), (typed, written)
+        assert set(a.analyze(written)) & set(a.analyze_document(typed)), (written, typed)
+    assert a.analyze("کتاب")[0] == "کتاب"  # the spelling as written is kept
 
 
 def test_scripts_without_spaces_are_cut_into_words():
@@ -153,6 +196,13 @@ def test_one_letter_words_are_terms_and_clitics_are_not():
     assert a.analyze("the patient's records") == a.analyze("the patient records")
     assert a.analyze("don’t") == ["don"]  # typographic apostrophe too
     assert a.analyze("'s") == ["s"]  # no word before it: not a clitic
+
+
+def test_unicode_hyphens_in_codes_are_the_ascii_hyphen():
+    a = Analyzer()
+    # a word processor's non-breaking hyphen (U+2011) or the Unicode hyphen (U+2010) inside a part number
+    assert a.analyze_document("Order SL\u2011PRO\u2011500 today") == a.analyze_document("Order SL-PRO-500 today")
+    assert a.analyze("E\u20102043") == a.analyze("E-2043") == ["e-2043", "2043"]
 
 
 def test_one_letter_parts_of_codes_are_not_terms_of_their_own():

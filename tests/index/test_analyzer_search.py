@@ -33,6 +33,12 @@ def engine(tmp_path_factory):
         "zwsp.md": "# Note\n\nThe pass\u200bphrase rotates monthly.\n",
         "heading.md": "## Locker combination 7731\n",
         "oneline.txt": "Locker key is behind the Quill desk",
+        "ar-library.md": "# المكـــتبة\n\nالمكـــتبة مفتوحة يوم السبت.\n",  # tatweel; teh marbuta
+        "ar-canteen.md": "# المقصف\n\nالمقصف مغلق يوم الجمعة.\n",
+        "fa-books.md": "# کتابخانه\n\nاین کتاب در طبقه دوم است.\n",  # Persian keheh and yeh
+        "fa-hours.md": "# ساعت\n\nساعت کار از نه صبح است.\n",
+        "ja-server.md": "# サーバー\n\nサーバーの再起動は毎週月曜日です。\n",  # katakana long vowel mark
+        "ja-printer.md": "# プリンタ\n\nプリンタの用紙は二階にあります。\n",
     }
     for name, text in files.items():
         (docs / name).parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +75,9 @@ def top(engine: Engine, query: str) -> list[str]:
     ("Locker combination", "heading.md"),
     ("Quill desk", "oneline.txt"),
     ("braided rivers sediment", "t1"),
+    ("المكتبه", "ar-library.md"),  # typed without tatweel, teh marbuta as heh
+    ("كتاب", "fa-books.md"),  # Persian word typed on an Arabic keyboard
+    ("サーバ 再起動", "ja-server.md"),
 ])
 def test_each_kind_finds_its_document_first(engine, query, want):
     assert top(engine, query)[:1] == [want]

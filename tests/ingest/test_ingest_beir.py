@@ -61,3 +61,13 @@ def test_scifact_loads_fast():
     assert len({d.doc_id for d in docs}) == 5183
     assert docs[0].doc_id == "4983"
     assert elapsed < 2.0
+
+
+def test_a_gzipped_corpus_is_read_as_a_stream(tmp_path):
+    import gzip
+
+    path = tmp_path / "corpus.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"_id": "d1", "title": "Wings", "text": "Lift on a wing."}\n\n'
+                                   b'{"_id": "d2", "text": "Drag grows with speed."}\n'))
+    docs = load_file(path, "corpus.jsonl.gz")
+    assert [(d.doc_id, d.text) for d in docs] == [("d1", "Lift on a wing."), ("d2", "Drag grows with speed.")]

@@ -29,6 +29,14 @@ def _load(tmp_path, name, source):
         "---\ntitle: Band Q9\nallowed_roles:\n  - hr\n---",  # an alias of acl
         "Title: Band Q9\nACL: hr",  # MultiMarkdown metadata
         "---\r\ntitle: Band Q9\r\nacl: [hr]\r\n---",  # Windows line ends
+        "---\rtitle: Band Q9\racl: [hr]\r---",  # classic Mac line ends (a lone CR): it was published as prose
+        # what a reader sees as "acl" is the access list: invisible characters pasted into the key or before
+        # the fence, full-width letters typed with an input method (these published the file before)
+        "\u200b---\ntitle: Band Q9\nacl: [hr]\n---",
+        "---\ntitle: Band Q9\n\u200bacl: [hr]\n---",
+        "---\ntitle: Band Q9\nac\u00adl: [hr]\n---",
+        "---\ntitle: Band Q9\nａｃｌ: [hr]\n---",
+        "---\ntitle: Band Q9\n\u200eACL\u200f: [hr]\n---",
     ],
 )
 def test_every_front_matter_form_restricts(tmp_path, head):
@@ -102,6 +110,8 @@ def test_text_front_matter_and_acl_header_line(tmp_path):
     assert doc.metadata["acl"] == ["hr", "finance"]
     with pytest.raises(IngestError, match="malformed acl"):
         _load(tmp_path, "c.txt", "Pay bands\nAcl:\n\nBand Q9 salary ceiling.\n")
+    for header in ("ＡＣＬ： hr", "\u200bACL: hr", "A\u00adCL: hr"):  # full-width (an IME), invisible characters
+        assert _load(tmp_path, "d.txt", f"Pay bands\n{header}\n\nBand Q9 salary ceiling.\n").metadata["acl"] == ["hr"]
 
 
 from hypothesis import given, settings  # noqa: E402

@@ -25,3 +25,11 @@ def test_semicolon_dialect_is_sniffed(tmp_path):
     path = tmp_path / "eu.csv"
     path.write_text("name;amount\nAna;1,50\nBo;2,75\n", encoding="utf-8")
     assert load_file(path, "eu.csv")[0].text.split("\n")[2] == "| Ana | 1,50 |"
+
+
+def test_excel_delimiter_hint_names_the_delimiter_and_is_not_a_row(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_bytes("sep=;\r\nArtikel;Preis\r\nMütze;3,50\r\nSchal;12,00\r\n".encode("cp1252"))  # Excel, German locale
+    doc = load_file(path, "export.csv")[0]
+    assert doc.text.split("\n") == ["| Artikel | Preis |", "| --- | --- |", "| Mütze | 3,50 |", "| Schal | 12,00 |"]
+    assert doc.metadata["columns"] == ["Artikel", "Preis"]

@@ -4,15 +4,22 @@ Steps, in order:
 
 1. **Normalisation.** Unicode NFKC and full case folding (full-width ``ＡＢＣ１２３`` becomes ``abc123``); the
    combining dot that case folding leaves after a Turkish ``İ`` is dropped (``İZMİR`` -> ``izmir``); invisible
-   format characters (Unicode category Cf: soft hyphen, zero-width space, zero-width joiner and non-joiner,
-   word joiner, byte-order mark, bidi marks) are removed, so a word they sit in stays one word; digit-group
-   commas are removed (``1,200`` -> ``1200``).
+   characters are removed, so a word they sit in stays one word: format characters (Unicode category Cf: soft
+   hyphen, zero-width space, zero-width joiner and non-joiner, word joiner, byte-order mark, bidi marks) and the
+   other default-ignorable code points (emoji and ideographic variation selectors, Hangul fillers, combining
+   grapheme joiner), as ICU's NFKC_Casefold removes them, and the Arabic tatweel (kashida, ``المكـــتبة`` ->
+   ``المكتبة``), which only stretches a word, as Lucene's ArabicNormalizer removes it; digit-group commas are
+   removed (``1,200`` -> ``1200``); the Unicode hyphen and non-breaking hyphen (U+2010, U+2011, which word
+   processors put in part numbers so they do not break across lines) are the ASCII ``-``, so ``SL‑PRO‑500``
+   is the code ``sl-pro-500`` as typed.
 2. **Tokenisation** by Unicode properties (the ``regex`` module), in the spirit of UAX #29 word boundaries: a
    word is a run of letters, digits and combining marks (categories L, N, M), so Devanagari vowel signs and
    Arabic diacritics stay inside their word. Three kinds of run are treated apart:
 
    - **CJK** (Han, Hiragana, Katakana, Hangul): cut into overlapping character bigrams (a one-character run
-     stays a unigram), the classic approach of Lucene's CJKAnalyzer.
+     stays a unigram), the classic approach of Lucene's CJKAnalyzer. The prolonged sound mark ``ー`` that ends
+     a katakana word of four or more characters is dropped first, as Lucene's JapaneseKatakanaStemFilter does,
+     so ``コンピューター`` and ``コンピュータ``, ``サーバー`` and ``サーバ`` are one word.
    - **Scripts written without spaces** (Unicode Line_Break class SA, "complex context": Thai, Lao, Khmer,
      Myanmar, Tai scripts): cut into words by ICU's dictionary-based word break iterator (``icu4py``), as
      Lucene's ICUTokenizer does.
@@ -34,8 +41,14 @@ Steps, in order:
 5. **Accent folding and stemming.** Words without digits are stemmed with the Snowball stemmer (PyStemmer). A
    word carrying nonspacing marks on a Latin, Greek, Cyrillic, Arabic or Hebrew letter (``josé``, ``café``,
    Arabic tashkeel, Hebrew niqqud) is emitted both as written and folded (marks removed, then stemmed), so
-   ``jose`` finds ``José`` while ``José`` still prefers the accented spelling. Marks of other scripts
-   (Devanagari, Bengali, ...) are letters of the word and are never folded away.
+   ``jose`` finds ``José`` while ``José`` still prefers the accented spelling. The Indic nukta (the dot of
+   ``ज़``, ``ফ়``), which writers often leave out, is folded the same way (Lucene's HindiNormalizer removes it):
+   ``जरूरी`` finds ``ज़रूरी``. The folded form also writes
+   the Arabic-script letters that spellings use interchangeably as one (as Lucene's Arabic and Persian
+   normalizers do): alef maksura and Persian yeh as yeh (``ى ی`` -> ``ي``), keheh as kaf (``ک`` -> ``ك``), teh
+   marbuta as heh (``ة`` -> ``ه``), alef wasla as alef (``ٱ`` -> ``ا``); so ``مكتبة`` finds ``مكتبه`` and a
+   Persian ``کتاب`` typed with an Arabic keyboard's ``كتاب``. Marks of other scripts (Devanagari, Bengali,
+   ...) are letters of the word and are never folded away.
 
 ``Analyzer.settings()`` is stored in the index manifest so that a store analysed differently is detected;
 ``ANALYZER_VERSION`` changes whenever the terms of some text change.
@@ -51,7 +64,7 @@ from typing import Callable, Iterable, Sequence
 import regex
 import Stemmer
 
-ANALYZER_VERSION = 2
+ANALYZER_VERSION = 3
 
 # Interrogatives, dropped from queries only (documents index them): in "what is lift?" the word "what" says
 # that a question is asked, not what it is about. Measured on Cranfield, SciFact and HotpotQA (BENCHMARKS.md).
@@ -76,7 +89,10 @@ _TOKEN_RE = regex.compile(
 )
 # The same tokens for ASCII text, with the stdlib engine (about twice as fast as ``regex`` on English)
 _ASCII_TOKEN_RE = re.compile(r"[^\W_]+(?:[-_./][^\W_]+)*(?:(?:\+\+?|#)(?![\w+#]))?", re.ASCII)
-_FORMAT_RE = regex.compile(r"\p{Cf}+")
+# invisible characters: format (Cf) and other default-ignorable code points, and the Arabic tatweel
+_FORMAT_RE = regex.compile(r"[\p{Cf}\p{Default_Ignorable_Code_Point}\u0640]+")
+# the prolonged sound mark ending a katakana word of 4+ characters (Lucene's JapaneseKatakanaStemFilter)
+_KATAKANA_LONG_RE = regex.compile(r"(?<=(?:\p{Katakana}|ー){3})ー(?!\p{Katakana}|ー)")
 # An apostrophe and one final letter after a word is a clitic (English 's, 't, 'd, 'm), not a word of its own
 _CLITIC_RE = re.compile(r"(?<=[^\W\d_])['\u2019][^\W\d_](?![\w'\u2019])")
 _JOINER_RE = re.compile(r"[-_./]")
@@ -89,9 +105,15 @@ _VERSION_RE = re.compile(r"v(\d.*)")
 _FOLDABLE_RE = regex.compile(r"[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p{Hebrew}]\p{Mn}")
 _FOLD_MARKS_RE = regex.compile(r"(?<=[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p{Hebrew}]\p{Mn}*)\p{Mn}")
 # Latin letters that carry a stroke or lost dot as part of the letter (no Unicode decomposition), folded as
-# Lucene's ASCIIFoldingFilter folds them: Turkish dotless i, Polish l, Nordic o, ...
-_LETTER_FOLDS = str.maketrans({"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "æ": "ae", "œ": "oe"})
-_FOLD_LETTERS = frozenset("ıłøđħŧæœ")
+# Lucene's ASCIIFoldingFilter folds them: Turkish dotless i, Polish l, Nordic o, ...; and the Arabic-script
+# letters written interchangeably (Lucene's ArabicNormalizer and PersianNormalizer): alef maksura and Persian
+# yeh -> yeh, keheh -> kaf, teh marbuta -> heh, alef wasla -> alef
+_LETTER_FOLDS = str.maketrans({"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "æ": "ae", "œ": "oe",
+                               "ى": "ي", "ی": "ي", "ک": "ك", "ة": "ه", "ٱ": "ا"})
+_FOLD_LETTERS = frozenset("ıłøđħŧæœىیکةٱ")
+# the nukta of Devanagari, Bengali, Gurmukhi, Gujarati, Oriya, Kannada (after NFKC, ``ज़`` is ``ज`` + nukta)
+_NUKTA_RE = re.compile("[\u093c\u09bc\u0a3c\u0abc\u0b3c\u0cbc]")
+_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})
 _CACHE_LIMIT = 2_000_000
 _PIECE_CACHE_LIMIT = 500_000  # whitespace-separated pieces ("cells,", "(1.01–2.23)"): more kinds than tokens
 
@@ -105,13 +127,17 @@ def _word_segments(run: str) -> list[str]:
 
 def fold(word: str) -> str:
     """``word`` without the nonspacing marks (Mn) that sit on Latin, Greek, Cyrillic, Arabic or Hebrew letters,
-    in NFC, and with the Latin letters that have no decomposition folded as Lucene's ASCIIFoldingFilter does
-    (``ı ł ø đ ħ ŧ æ œ``): ``fold("josé") == "jose"``, ``fold("diyarbakır") == "diyarbakir"``,
-    ``fold("المَكْتَبَةُ") == "المكتبة"``; Devanagari is left as it is."""
+    in NFC, with the Latin letters that have no decomposition folded as Lucene's ASCIIFoldingFilter does
+    (``ı ł ø đ ħ ŧ æ œ``) and the interchangeable Arabic-script letters written as one (``ى ی`` -> ``ي``,
+    ``ک`` -> ``ك``, ``ة`` -> ``ه``, ``ٱ`` -> ``ا``): ``fold("josé") == "jose"``, ``fold("diyarbakır") ==
+    "diyarbakir"``, ``fold("المَكْتَبَةُ") == "المكتبه"``, ``fold("کتاب") == "كتاب"``; of the Indic marks only
+    the nukta is removed (``fold("ज़रूरी") == "जरूरी"``): vowel signs are letters of the word."""
     if word.isascii():  # nothing to fold (the common case: skips two normalisations)
         return word
     if not _FOLD_LETTERS.isdisjoint(word):
         word = word.translate(_LETTER_FOLDS)
+    if _NUKTA_RE.search(word):
+        word = _NUKTA_RE.sub("", word)
     decomposed = unicodedata.normalize("NFD", word)
     if not _FOLDABLE_RE.search(decomposed):
         return word
@@ -187,6 +213,8 @@ class Analyzer:
         text = unicodedata.normalize("NFKC", text).casefold()
         if "\u0307" in text:
             text = text.replace("i\u0307", "i")  # casefold("İ") is "i" + COMBINING DOT ABOVE
+        if "\u2010" in text:  # NFKC made U+2011 a U+2010
+            text = text.translate(_HYPHENS)
         text = _FORMAT_RE.sub("", text)
         if "'" in text or "\u2019" in text:
             text = _CLITIC_RE.sub("", text)
@@ -196,6 +224,8 @@ class Analyzer:
 
     def _analyze_token(self, raw: str, stop: frozenset[str]) -> tuple[str, ...]:
         if _CJK_START_RE.match(raw):
+            if "ー" in raw:
+                raw = _KATAKANA_LONG_RE.sub("", raw)
             if len(raw) == 1:
                 return (raw,)
             return tuple(raw[i : i + 2] for i in range(len(raw) - 1))

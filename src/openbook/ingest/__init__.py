@@ -4,7 +4,7 @@ One module per format: ``markdown`` (front matter, see ``frontmatter``), ``html`
 ``text`` (dated header lines), ``tabular`` (CSV/TSV as one pipe table), ``pdf`` (pypdf + pdfplumber: page
 offsets, header/footer removal, tables, columns), ``rst`` (docutils), ``office`` (DOCX, PPTX), ``epub``
 (ebooklib), ``man`` (roff) and ``beir`` (``corpus.jsonl``, one document per line). A ``.gz`` file of a text
-format (``notes.md.gz``, ``ls.1.gz``) is read decompressed by that format's loader. ``discover`` lists the
+format (``notes.md.gz``, ``ls.1.gz``, ``corpus.jsonl.gz``) is read decompressed by that format's loader. ``discover`` lists the
 files of a batch; ``load_file`` turns one file into documents or raises ``IngestError`` with a one-line
 message naming the file, so that a batch can report the file and go on; ``UnsupportedFormatError`` (a
 subclass) means the file was skipped: an unsupported type, or binary content in a text format.
@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from ..errors import IngestError, UnsupportedFormatError
 from ..types import Document
-from ._common import binary_kind, read_bytes
+from ._common import binary_kind, path_text, read_head
 from ..dates import body_metadata
 from .beir import iter_beir, load_beir
 from .epub import load_epub
@@ -93,9 +93,10 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
     the given folder holds itself (or a loop) is not followed, so files keep their own path as id; hidden files
     and folders (name starting with ``.``) are skipped.
     The doc id is the path relative to the folder given, with POSIX separators; a file given directly gets
-    its file name.
+    its file name; the bytes of a name that is not UTF-8 are written ``\\xNN`` (``path_text``).
     Files are sorted by doc id within each given path; the paths keep the order given; a file reached twice
-    is listed once. Unsupported suffixes are still returned, so that ``load_file`` reports each one.
+    is listed once. Unsupported suffixes are still returned, so that ``load_file`` reports each one; so is a
+    folder that cannot be listed (no permission), so that ``load_file`` reports it.
 
     Raises:
         IngestError: a given path does not exist.
@@ -107,12 +108,13 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
         if not root.exists():
             raise IngestError(f"{given}: no such file or folder; check the path")
         if root.is_file():
-            entries = [(root, root.name)]
+            entries = [(root, path_text(root.name))]
         else:
             entries = []
             own = _own_folders(root)
             walked: set[str] = set()
-            for folder, dirs, files in os.walk(root, followlinks=True):
+            unreadable: list[OSError] = []
+            for folder, dirs, files in os.walk(root, followlinks=True, onerror=unreadable.append):
                 real = os.path.realpath(folder)
                 if real in walked:  # a symlink loop, or a second link to a folder already listed
                     dirs[:] = []
@@ -125,10 +127,13 @@ def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
                 for name in files:
                     if not name.startswith("."):
                         file = Path(folder) / name
-                        entries.append((file, file.relative_to(root).as_posix()))
+                        entries.append((file, path_text(file.relative_to(root).as_posix())))
+            for error in unreadable:  # listed, so that load_file reports it: never silently left out
+                folder = Path(error.filename)
+                entries.append((folder, path_text(folder.relative_to(root).as_posix()) if folder != root else "."))
             entries.sort(key=lambda entry: entry[1])
         for file, doc_id in entries:
-            key = file.resolve()
+            key = Path(os.path.realpath(file))  # not Path.resolve(): it raises on a link that points to itself
             if key not in seen:
                 seen.add(key)
                 found.append((file, doc_id))
@@ -169,6 +174,12 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         IngestError: the file cannot be read or parsed; the message is one line, ``<path>: <reason>``.
     """
     path = Path(path)
+    if path.is_dir():  # a folder discover could not list
+        try:
+            os.listdir(path)
+        except OSError as exc:
+            raise IngestError(f"{path}: cannot read the folder ({exc.strerror or exc}); its files are not "
+                              f"ingested") from exc
     if path.exists() and not path.is_file():  # a FIFO, socket or device would block or never end
         raise UnsupportedFormatError(f"{path}: not a regular file (a pipe, socket or device)")
     beir_part = _beir_non_corpus(path)
@@ -176,10 +187,10 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         raise UnsupportedFormatError(f"{path}: {beir_part}, not documents (a BEIR folder's documents are corpus.jsonl)")
     suffix = _format_suffix(path)
     inner = suffix.removeprefix(".gz")
-    if suffix == ".gz" or (suffix.startswith(".gz") and inner not in _TEXT_SUFFIXES):
+    if suffix == ".gz" or (suffix.startswith(".gz") and inner not in _TEXT_SUFFIXES | {".jsonl"}):
         raise UnsupportedFormatError(
             f"{path}: unsupported compressed file type {inner or '(none)'!r}.gz; gzip is read for text formats "
-            f"({' '.join(sorted(_TEXT_SUFFIXES - {f'.{n}' for n in '23456789'}))})"
+            f"({' '.join(sorted((_TEXT_SUFFIXES | {'.jsonl'}) - {f'.{n}' for n in '23456789'}))})"
         )
     if inner not in SUPPORTED_SUFFIXES:
         supported = " ".join(sorted(SUPPORTED_SUFFIXES - {f".{n}" for n in "23456789"}))
@@ -188,22 +199,26 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
         )
     try:
         if inner in _TEXT_SUFFIXES or inner == ".jsonl":
-            with open(path, "rb") as fh:
-                head = fh.read(8192)
-            if suffix.startswith(".gz"):
-                head = read_bytes(path)[:8192]
-            kind = binary_kind(head)
+            kind = binary_kind(read_head(path, 8192))
             if kind:
                 raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":
             return load_beir(path)
-        return [_with_body_metadata(_LOADERS[inner](path, doc_id))]
+        return [_with_body_metadata(_storable(_LOADERS[inner](path, doc_id)))]
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc
     except OSError as exc:
         raise IngestError(_one_line(f"{path}: cannot read ({exc.strerror or exc})")) from exc
     except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not stop the batch
         raise IngestError(_one_line(f"{path}: {type(exc).__name__} while parsing: {exc}")) from exc
+
+
+def _storable(doc: Document) -> Document:
+    """``doc`` with a title and source taken from a file name that is not UTF-8 made storable (``path_text``)."""
+    title, source = path_text(doc.title), path_text(doc.source)
+    if (title, source) == (doc.title, doc.source):
+        return doc
+    return dataclasses.replace(doc, title=title, source=source)
 
 
 def _beir_non_corpus(path: Path) -> str:

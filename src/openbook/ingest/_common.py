@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import codecs
 import datetime as _dt
 import logging
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, Mapping
+
+import regex
 
 from ..dates import iso_date  # noqa: F401 - re-exported: the loaders import it from here
 from ..errors import IngestError
@@ -144,6 +148,30 @@ def title_from_path(path: Path) -> str:
     return words or stem
 
 
+_INVISIBLE_RE = regex.compile(r"[\p{Cf}\p{Default_Ignorable_Code_Point}]+")
+
+
+def key_text(text: str) -> str:
+    """``text`` as a reader sees it, for matching metadata key names: invisible characters (format characters
+    such as a zero-width space or soft hyphen, other default-ignorable code points) removed, then NFKC (full-width
+    ``ＡＣＬ：`` -> ``ACL:``). Access keys are matched on this form, so an ``acl`` that a reader sees as ``acl``
+    is never read as some other key (which would publish the file)."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", _INVISIBLE_RE.sub("", text))
+
+
+def path_text(text: str) -> str:
+    """``text`` (a path or file name) with the bytes of a name that is not UTF-8 (which Python keeps as lone
+    surrogates, PEP 383) written as ``\\xNN``: ``name_\\xe9.txt``. Stable across runs, and storable (a lone
+    surrogate cannot be encoded, so it fails hashing and storing)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text
+
+
 def tidy(text: str) -> str:
     """Strip trailing spaces per line, collapse runs of blank lines to one, strip the ends."""
     text = "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
@@ -167,10 +195,11 @@ def binary_kind(data: bytes) -> str | None:
     """What binary content ``data`` (the start of a file) holds, or None when it reads as text.
 
     Binary: a known file signature (ELF, zip, PNG, ...), a NUL byte, or more than 10% control characters
-    (random bytes have about 12%), unless the data starts with a UTF-16/32 byte-order mark.
+    (random bytes have about 12%), unless the data starts with a UTF-16/32 byte-order mark or reads as UTF-16
+    without one (``utf16_without_bom``).
     """
     head = data[:_SNIFF]
-    if any(head.startswith(bom) for bom, _ in _BOMS):
+    if any(head.startswith(bom) for bom, _ in _BOMS) or utf16_without_bom(head):
         return None
     for magic, kind in _MAGIC:
         if head.startswith(magic) and (magic != b"MZ" or b"\x00" in head[:64]):
@@ -199,19 +228,155 @@ def read_bytes(path: Path) -> bytes:
     return data
 
 
-def read_text(path: Path) -> str:
-    """Decode a text file (``.gz`` decompressed): a UTF-16/32 BOM's encoding, UTF-8 (BOM stripped), else cp1252,
-    else latin-1 (which never fails)."""
-    data = read_bytes(path)
+def read_head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of the file's content (of the decompressed content for ``.gz``, without
+    decompressing the rest); ``IngestError`` for a corrupt ``.gz``."""
+    if path.suffix.lower() != ".gz":
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    import gzip
+    import zlib
+
+    try:
+        with gzip.open(path, "rb") as fh:
+            return fh.read(size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise IngestError(f"corrupt gzip file ({' '.join(str(exc).split())}); check the file") from exc
+
+
+def read_text(path: Path, declared: bool = False) -> str:
+    """Decode a text file (``.gz`` decompressed), with universal line ends (``\\r\\n`` and a lone ``\\r``, the
+    classic Mac line end, become ``\\n``, as Python's text mode reads them: front matter and header lines are
+    found by line). The first of these encodings that decodes the bytes strictly wins:
+
+    1. a UTF-16/32 byte-order mark's encoding, or UTF-16 without a mark (every other byte NUL: ASCII-range
+       text that Windows tools saved as "Unicode");
+    2. UTF-8 (a BOM stripped); a UTF-8 file with a few stray bytes of another encoding (a pasted Windows ``’``)
+       stays UTF-8, the stray bytes read as cp1252;
+    3. with ``declared`` (HTML, XML), the charset that a ``<meta charset>`` / ``<?xml encoding?>`` in the first
+       bytes names, when it is a non-Latin one (``shift_jis``, ``gb2312``, ``windows-1251``, ...): a declared
+       Latin-1 or windows-1252 says nothing the last step does not do, and is often wrong;
+    4. the legacy encoding ``charset_normalizer`` detects, when it reads the text as a non-Latin script
+       (GBK/GB18030, Big5, Shift-JIS, EUC-KR, windows-1251, KOI8-R, windows-1253, ...);
+    5. cp1252 (Western text; the detector is unreliable between the Latin code pages), else latin-1 (never
+       fails).
+
+    Raises:
+        IngestError: the file starts with a UTF-16/32 BOM but is not valid text in that encoding.
+    """
+    text = _decode(read_bytes(path), declared)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _decode(data: bytes, declared: bool) -> str:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
                 return data.decode(encoding)
             except UnicodeDecodeError as exc:
                 raise IngestError(f"not valid {encoding.upper()} text ({exc.reason}); re-save the file as UTF-8") from exc
-    for encoding in ("utf-8-sig", "cp1252"):
-        try:
-            return data.decode(encoding)
-        except UnicodeDecodeError:
+    candidates = (  # tried in order, each worked out only when those before it failed
+        lambda: utf16_without_bom(data),
+        lambda: "utf-8-sig",
+        lambda: _declared_charset(data) if declared else None,
+        lambda: _detected_non_latin(data),
+    )
+    for candidate in candidates:
+        encoding = candidate()
+        if encoding:
+            try:
+                return data.decode(encoding)
+            except (UnicodeDecodeError, LookupError):
+                if encoding == "utf-8-sig":
+                    mixed = _mostly_utf8(data)
+                    if mixed is not None:
+                        return mixed
+                continue
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def _stray_as_cp1252(exc: UnicodeError) -> tuple[str, int]:
+    """Codec error handler: the undecodable bytes read as cp1252."""
+    assert isinstance(exc, UnicodeDecodeError)
+    return exc.object[exc.start:exc.end].decode("cp1252", errors="replace"), exc.end
+
+
+codecs.register_error("openbook-stray-cp1252", _stray_as_cp1252)
+
+
+def _mostly_utf8(data: bytes) -> str | None:
+    """``data`` as UTF-8 with its few invalid bytes read as cp1252 (a UTF-8 file with a pasted Windows ``’`` or
+    ``é``), when its valid non-ASCII UTF-8 characters outnumber the invalid stretches three to one; else None (a
+    legacy-encoded file: its bytes rarely form valid UTF-8 sequences; on CMRC passages saved as GBK, Big5,
+    Shift-JIS, EUC-JP or EUC-KR no 60-character piece of 7,600 reaches two to one)."""
+    replaced = data.decode("utf-8-sig", errors="replace")
+    invalid = replaced.count("\ufffd") - data.count(b"\xef\xbf\xbd")  # U+FFFD written in the file is valid
+    valid = sum(1 for c in replaced if ord(c) > 0x7F) - invalid
+    return data.decode("utf-8-sig", errors="openbook-stray-cp1252") if valid >= 3 * invalid else None
+
+
+def utf16_without_bom(data: bytes) -> str | None:
+    """``"utf-16-le"`` / ``"utf-16-be"`` when ``data`` reads as UTF-16 text without a byte-order mark (a NUL in
+    every other byte of at least 90% of the leading characters, and none in the other byte), else None."""
+    head = data[:_SNIFF - _SNIFF % 2]
+    if len(head) < 4 or len(data) % 2:
+        return None
+    even, odd = head[0::2], head[1::2]
+    for encoding, nul_half, other in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if (nul_half.count(0) >= 0.9 * len(nul_half) and other.count(0) == 0
+                and sum(b in _CONTROL for b in other) <= 0.1 * len(other)):
+            return encoding
+    return None
+
+
+# WHATWG "prescan": a charset named in a <meta> tag or an XML declaration near the start of the page
+_DECLARED_RE = re.compile(
+    rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)|<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""",
+    re.IGNORECASE)
+# Declared names whose Python codec is a subset of what pages so labelled actually use (as WHATWG maps them)
+_CHARSET_SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "shift_jis": "cp932",
+                      "shift-jis": "cp932", "sjis": "cp932", "x-sjis": "cp932", "euc-kr": "cp949", "big5": "big5hkscs"}
+_DETECT_BYTES = 64 * 1024  # the detector reads the start of a file only
+
+
+def _declared_charset(data: bytes) -> str | None:
+    match = _DECLARED_RE.search(data[:4096])
+    if not match:
+        return None
+    name = (match.group(1) or match.group(2)).decode("ascii").lower()
+    name = _CHARSET_SUPERSETS.get(name, name)
+    try:
+        probe = bytes(range(0xA0, 0x100)).decode(name, errors="replace")
+    except LookupError:
+        return None
+    return None if _is_latin(probe) else name
+
+
+def _detected_non_latin(data: bytes) -> str | None:
+    """The encoding ``charset_normalizer`` finds for ``data`` when its text is in a non-Latin script, else None.
+    UTF-16/32 guesses are ignored (``read_text`` tells those by their byte-order mark or NUL bytes)."""
+    from charset_normalizer import from_bytes
+
+    sample = data[:_DETECT_BYTES]
+    if len(data) > _DETECT_BYTES and b"\n" in sample:
+        sample = sample[: sample.rindex(b"\n") + 1]  # whole lines: no multi-byte character cut in two
+    for match in from_bytes(sample):
+        if match.encoding.startswith(("utf", "ascii")):
             continue
-    return data.decode("latin-1")
+        return None if _is_latin(str(match)) else match.encoding
+    return None
+
+
+# letters of a script other than Latin (Common and Inherited letters such as ``ˆ`` or ``ª`` count for neither)
+_NON_LATIN_RE = regex.compile(r"[\p{L}--\p{Latin}--\p{Common}--\p{Inherited}]", regex.V1)
+_LATIN_RE = regex.compile(r"[\p{Latin}--\p{ASCII}]", regex.V1)
+
+
+def _is_latin(text: str) -> bool:
+    """Whether ``text`` holds no more letters of other scripts than non-ASCII Latin letters."""
+    return len(_NON_LATIN_RE.findall(text)) <= len(_LATIN_RE.findall(text))

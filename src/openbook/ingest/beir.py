@@ -8,6 +8,7 @@ work is one parse plus one ``Document``, so a 1,000,000-line corpus loads in a f
 
 from __future__ import annotations
 
+import gzip
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -29,7 +30,8 @@ except ImportError:  # pragma: no cover - orjson is optional
 
 
 def iter_beir(path: Path) -> Iterator[Document]:
-    """Yield the documents of a BEIR ``corpus.jsonl`` in file order (blank lines skipped).
+    """Yield the documents of a BEIR ``corpus.jsonl`` (or ``corpus.jsonl.gz``, read as a stream) in file order
+    (blank lines skipped).
 
     A malformed line (not JSON, not an object with ``_id``, a non-string ``text``/``title``) is skipped, never
     the file: the skip is reported in ``Document.warnings`` of the next document in the file (of the last
@@ -41,7 +43,7 @@ def iter_beir(path: Path) -> Iterator[Document]:
     source = str(path.resolve())
     pending: list[str] = []
     held: Document | None = None  # one document of look-ahead, to give it the warnings of trailing bad lines
-    with open(path, "rb") as f:
+    with (gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")) as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue

@@ -1,6 +1,6 @@
 """Metadata blocks at the top of a text file (front matter), parsed in every common form, failing closed.
 
-Forms read (after an optional BOM and blank lines):
+Forms read (after an optional BOM or other invisible characters, and blank lines):
 
 - YAML between ``---`` and ``---`` (or ``...``): Jekyll, Hugo, Docusaurus, MkDocs, Obsidian, Pandoc;
 - TOML between ``+++`` and ``+++`` (Hugo, Zola), read with ``tomllib``;
@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from ..errors import IngestError
-from ._common import ACCESS_KEYS, RESERVED_KEYS
+from ._common import ACCESS_KEYS, RESERVED_KEYS, key_text
 
 __all__ = ["canonical_key", "split_front_matter"]
 
@@ -38,12 +38,14 @@ _YAML_KEY_LINE = re.compile(r"^\s*(?:-\s+)?[\"']?[^\s:#\"'][^:#]{0,80}?[\"']?\s*
 _TOML_KEY_LINE = re.compile(r"^\s*(?:\[[^\]]+\]|[\"']?[\w.-]+[\"']?\s*=)")
 _MMD_LINE = re.compile(r"^([A-Za-z][\w -]{0,40}?)\s*:\s*(.*)$")
 _MAX_BLOCK_LINES = 400
+_INVISIBLE_RE = re.compile("[\ufeff\u200b-\u200f\u2060\u00ad]+")
 
 
 def canonical_key(key: object) -> str:
-    """``ACL`` -> ``acl``, ``Last-Updated`` -> ``last_updated`` when the key is reserved; others unchanged."""
+    """``ACL`` -> ``acl``, ``Last-Updated`` -> ``last_updated`` when the key is reserved (matched on ``key_text``:
+    ``ａｃｌ`` and ``ac<soft hyphen>l`` are ``acl`` too); others unchanged."""
     text = str(key)
-    folded = re.sub(r"[\s-]+", "_", text.strip().casefold())
+    folded = re.sub(r"[\s-]+", "_", key_text(text).strip().casefold())
     if folded in ACCESS_KEYS:
         return "acl"
     return folded if folded in RESERVED_KEYS else text
@@ -232,8 +234,8 @@ def split_front_matter(source: str, *, plain_metadata: bool = True) -> tuple[dic
         start += 1
     if start >= len(lines):
         return {}, source
-    first = lines[start].strip().lstrip("\ufeff")
-    lines[start] = lines[start].replace("\ufeff", "")
+    lines[start] = _INVISIBLE_RE.sub("", lines[start])  # a BOM or a zero-width space pasted before the fence
+    first = lines[start].strip()
     if first in _FENCES:
         found = _fenced([line.rstrip("\r") for line in lines], start)
         if found is None:

@@ -577,7 +577,7 @@ def load_html(path: Path, doc_id: str) -> Document:
     Raises:
         IngestError: the file is empty, unparseable, has no main text, or malformed access metadata.
     """
-    front, source = split_front_matter(read_text(path), plain_metadata=False)  # Jekyll/Hugo HTML pages
+    front, source = split_front_matter(read_text(path, declared=True), plain_metadata=False)  # Jekyll/Hugo HTML pages
     root = parse_html(source)
     title, metadata = page_metadata(root)
     if front:

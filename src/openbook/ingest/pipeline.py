@@ -400,8 +400,9 @@ class Ingester:
                 if not found:
                     report.notes.append(f"{p}: no files to ingest (hidden files and folders are skipped)")
             for f, doc_id in found:
-                if f.resolve() not in reached:
-                    reached.add(f.resolve())
+                real = Path(os.path.realpath(f))  # Path.resolve() raises on a link that points to itself
+                if real not in reached:
+                    reached.add(real)
                     files.append((f, nfc(doc_id), root))
         return files, roots
 
@@ -417,7 +418,7 @@ class Ingester:
         if not any(own.is_relative_to(Path(p).expanduser().resolve()) for p in paths):
             return files
         kept = [(f, d, r) for f, d, r in files
-                if not f.resolve().is_relative_to(own) or Path(r).is_relative_to(own)]
+                if not Path(os.path.realpath(f)).is_relative_to(own) or Path(r).is_relative_to(own)]
         if len(kept) < len(files):
             report.notes.append(f"{own}: the store folder itself, not ingested ({len(files) - len(kept)} files)")
         return kept

@@ -1,7 +1,8 @@
 """CSV/TSV loader: the whole file as one pipe table, header row first, every data row kept.
 
 The dialect (delimiter, quoting) is sniffed with ``csv.Sniffer`` on the first 64 KiB (falling back to the
-comma, or to tab for ``.tsv``). Ragged rows are kept: short rows are padded with empty cells and the header is
+comma, or to tab for ``.tsv``); a first line ``sep=;`` (Excel's delimiter hint) names the delimiter instead and
+is not a row. Ragged rows are kept: short rows are padded with empty cells and the header is
 widened with empty column names for rows that carry extra cells. Blank lines are skipped. Pipes inside cells
 are escaped as ``\\|`` and newlines inside quoted cells become spaces. (Named ``tabular`` so that it does not
 shadow the stdlib ``csv`` module.)
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 from ..errors import IngestError
@@ -18,6 +20,7 @@ from ..types import Document
 from ._common import read_text, title_from_path
 
 _SNIFF_BYTES = 64 * 1024
+_EXCEL_SEP = re.compile(r"\A[ \t]*sep=(.)[ \t]*\n", re.IGNORECASE)
 
 
 def _dialect(sample: str, suffix: str) -> type[csv.Dialect] | csv.Dialect:
@@ -52,9 +55,14 @@ def load_csv(path: Path, doc_id: str) -> Document:
     source = read_text(path)
     if not source.strip():
         raise IngestError("empty CSV file")
+    hint = _EXCEL_SEP.match(source)
+    if hint:
+        source = source[hint.end():]
     dialect = _dialect(source[:_SNIFF_BYTES], path.suffix.lower())
+    options = {"delimiter": hint[1]} if hint else {}
     try:
-        rows = [row for row in csv.reader(io.StringIO(source, newline=""), dialect) if any(c.strip() for c in row)]
+        rows = [row for row in csv.reader(io.StringIO(source, newline=""), dialect, **options)
+                if any(c.strip() for c in row)]
     except csv.Error as exc:
         raise IngestError(f"malformed CSV: {exc}") from exc
     if not rows:

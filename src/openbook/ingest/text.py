@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import normalise_metadata, read_text, tidy, title_from_path
+from ._common import key_text, normalise_metadata, read_text, tidy, title_from_path
 from ..dates import labelled_date
 from .frontmatter import split_front_matter
 
@@ -95,9 +95,10 @@ def _title(text: str, path: Path) -> str:
 
 
 def find_access(text: str) -> str | None:
-    """The value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` header line among the first lines, or None."""
+    """The value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` header line among the first lines, or None; the
+    line is read as ``key_text`` (full-width ``ＡＣＬ：``, a zero-width space before ``ACL``)."""
     for line in text.split("\n")[:_HEADER_LINES]:
-        m = _ACCESS_LINE.match(line)
+        m = _ACCESS_LINE.match(key_text(line))
         if m:
             return m[1]
     return None

@@ -1,0 +1,176 @@
+"""Real files in legacy encodings and with awkward names: each is read as the text it holds, or reported and
+skipped while the batch goes on (``read_text``, ``discover``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from openbook.api import Engine
+from openbook.ingest import discover, load_file
+
+# Non-Latin text in the legacy encoding its writers used before UTF-8 (a few lines, as in a real note)
+LEGACY = [
+    ("gbk", "图书馆星期六开放，从上午十点到下午六点。读者可以借阅书籍，也可以在阅览室里安静地学习。\n"
+            "借书需要带上借书证。每位读者最多可以借五本书，借期为一个月。\n"),
+    ("big5", "圖書館星期六開放，從上午十點到下午六點。讀者可以借閱書籍，也可以在閱覽室裡安靜地學習。\n"
+             "借書需要帶上借書證。每位讀者最多可以借五本書，借期為一個月。\n"),
+    ("shift_jis", "図書館は土曜日に開館します。午前十時から午後六時までです。\n"
+                  "本を借りるには利用者カードが必要です。一人五冊まで、一か月借りることができます。\n"),
+    ("euc_kr", "도서관은 토요일에 문을 엽니다. 오전 열 시부터 오후 여섯 시까지입니다.\n"
+               "책을 빌리려면 도서관 카드가 필요합니다. 한 사람당 다섯 권까지 한 달 동안 빌릴 수 있습니다.\n"),
+    ("cp1251", "Библиотека открыта в субботу с десяти утра до шести вечера.\n"
+               "Чтобы взять книгу, нужен читательский билет. Можно взять до пяти книг на месяц.\n"),
+    ("koi8-r", "Библиотека открыта в субботу с десяти утра до шести вечера.\n"
+               "Чтобы взять книгу, нужен читательский билет. Можно взять до пяти книг на месяц.\n"),
+    ("cp1253", "Η βιβλιοθήκη είναι ανοιχτή το Σάββατο από τις δέκα το πρωί έως τις έξι το απόγευμα.\n"
+               "Για να δανειστείτε ένα βιβλίο χρειάζεστε κάρτα μέλους.\n"),
+]
+# Western text stays cp1252 (the detector cannot tell the Latin code pages apart on short text)
+WESTERN = [
+    "The café “Morning” opens at 7 – it serves crème brûlée and naïve toast.\n",
+    "La bibliothèque est ouverte le samedi. À côté de l'église, près du château.\n",
+    "Die Straße führt zum Großen Münster. Öffnungszeiten: täglich außer montags.\n",
+    "Kirjasto on auki lauantaisin. Käyttäjä voi lainata enintään viisi kirjaa kerrallaan.\n",
+]
+
+
+@pytest.mark.parametrize("encoding, text", LEGACY, ids=[e for e, _ in LEGACY])
+def test_non_latin_text_in_a_legacy_encoding_is_decoded(tmp_path, encoding, text):
+    path = tmp_path / "hours.txt"
+    path.write_bytes(text.encode(encoding))
+    assert load_file(path, "hours.txt")[0].text == text.strip()
+
+
+@pytest.mark.parametrize("text", WESTERN)
+def test_western_text_in_cp1252_stays_cp1252(tmp_path, text):
+    path = tmp_path / "note.md"
+    path.write_bytes(text.encode("cp1252"))
+    assert load_file(path, "note.md")[0].text == text.strip()
+
+
+def test_utf16_without_a_byte_order_mark_is_text(tmp_path):
+    for encoding in ("utf-16-le", "utf-16-be"):
+        path = tmp_path / f"notes-{encoding}.txt"
+        path.write_bytes("Relay notes\n\nPort 9090 is the default, naïve café.\n".encode(encoding))
+        assert load_file(path, path.name)[0].text.endswith("Port 9090 is the default, naïve café.")
+
+
+def test_html_page_in_the_charset_its_meta_tag_declares(tmp_path):
+    page = ('<html><head><meta charset="shift_jis"><title>利用案内</title></head>'
+            "<body><p>図書館は土曜日に開館します。</p></body></html>")
+    (tmp_path / "sjis.html").write_bytes(page.encode("shift_jis"))
+    old = ('<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1251">'
+           "<title>Часы</title></head><body><p>Библиотека открыта в субботу.</p></body></html>")
+    (tmp_path / "cp1251.html").write_bytes(old.encode("cp1251"))
+    wrong = '<html><head><meta charset="iso-8859-1"><title>Café</title></head><body><p>Le café — ouvert.</p></body></html>'
+    (tmp_path / "wrong.html").write_bytes(wrong.encode("utf-8"))  # the declaration is wrong: UTF-8 wins
+    sjis = load_file(tmp_path / "sjis.html", "sjis.html")[0]
+    assert (sjis.title, sjis.text) == ("利用案内", "図書館は土曜日に開館します。")
+    assert load_file(tmp_path / "cp1251.html", "cp1251.html")[0].text == "Библиотека открыта в субботу."
+    assert load_file(tmp_path / "wrong.html", "wrong.html")[0].text == "Le café — ouvert."
+
+
+def test_a_gbk_note_is_found_by_a_chinese_question(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "hours.txt").write_bytes(LEGACY[0][1].encode("gbk"))
+    (docs / "parking.txt").write_text("停车场在图书馆后面，晚上十点关闭。\n", encoding="utf-8")
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        engine.ingest([docs], embed=False)
+        hits = engine.search("图书馆星期六几点开放", k=2, mode="bm25")
+    assert hits[0].doc_id == "hours.txt"
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="the file system must allow non-UTF-8 names")
+def test_a_file_name_that_is_not_utf8_is_ingested_under_an_escaped_id(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    with open(os.path.join(os.fsencode(docs), b"caf\xe9 menu.txt"), "wb") as fh:  # a Latin-1 name from an old zip
+        fh.write(b"The zebrafish platter is served on Fridays.\n")
+    assert [doc_id for _, doc_id in discover([docs])] == ["caf\\xe9 menu.txt"]
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        report = engine.ingest([docs], embed=False)
+        assert report.added == ["caf\\xe9 menu.txt"] and not report.failed
+        assert engine.search("zebrafish", k=1, mode="bm25")[0].doc_id == "caf\\xe9 menu.txt"
+        assert engine.ingest([docs], embed=False).unchanged == ["caf\\xe9 menu.txt"]
+
+
+def test_a_link_to_itself_is_reported_and_the_batch_goes_on(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Comets have icy nuclei.\n", encoding="utf-8")
+    (docs / "loop.md").symlink_to("loop.md")
+    (docs / "dangling.md").symlink_to("missing.md")
+    assert sorted(doc_id for _, doc_id in discover([docs])) == ["a.txt", "dangling.md", "loop.md"]
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        report = engine.ingest([docs], embed=False)
+    assert report.added == ["a.txt"]
+    reported = " ".join(path for path, _ in [*report.failed, *report.skipped])
+    assert "loop.md" in reported and "dangling.md" in reported
+
+
+def test_one_very_long_line_is_chunked_in_linear_time(tmp_path):
+    words = ("alpha beta gamma delta omega sigma kappa lambda " * 50_000).strip()  # 2.4 MB, one line
+    path = tmp_path / "dump.txt"
+    path.write_text(words, encoding="utf-8")
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        start = time.perf_counter()
+        report = engine.ingest([path], embed=False)
+        seconds = time.perf_counter() - start
+    assert report.added == ["dump.txt"] and report.chunks_added > 1000
+    assert seconds < 30  # about 5 s here; the binary search over the rest of the line took minutes
+
+
+def test_utf8_files_are_never_sent_to_the_encoding_detector(tmp_path, monkeypatch):
+    import charset_normalizer
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the detector ran on a UTF-8 file")
+
+    monkeypatch.setattr(charset_normalizer, "from_bytes", refuse)
+    path = tmp_path / "note.md"
+    path.write_text("# Café\r\n\r\nNaïve text, UTF-8.\r\n", encoding="utf-8")
+    assert load_file(path, "note.md")[0].text == "# Café\n\nNaïve text, UTF-8."
+
+
+def test_lone_cr_line_ends_are_line_ends(tmp_path):
+    path = tmp_path / "old-mac.txt"
+    path.write_bytes(b"Opening hours\r\rThe desk opens at nine.\rIt closes at five.\r")
+    doc = load_file(path, "old-mac.txt")[0]
+    assert doc.title == "Opening hours" and doc.text.endswith("The desk opens at nine.\nIt closes at five.")
+
+
+def test_a_folder_that_cannot_be_listed_is_reported_not_left_out(tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    (docs / "locked").mkdir(parents=True)
+    (docs / "a.txt").write_text("Comets have icy nuclei.\n", encoding="utf-8")
+    (docs / "locked" / "b.txt").write_text("Salaries.\n", encoding="utf-8")
+    locked = str(docs / "locked")
+    real_scandir, real_listdir = os.scandir, os.listdir
+
+    def denied(real):
+        def call(path="."):
+            if os.fspath(path) == locked:  # as for a folder without read permission (root reads everything)
+                raise PermissionError(13, "Permission denied", locked)
+            return real(path)
+        return call
+
+    monkeypatch.setattr(os, "scandir", denied(real_scandir))
+    monkeypatch.setattr(os, "listdir", denied(real_listdir))
+    assert [doc_id for _, doc_id in discover([docs])] == ["a.txt", "locked"]
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        report = engine.ingest([docs], embed=False)
+    assert report.added == ["a.txt"]
+    assert any("locked" in path and "cannot read the folder (Permission denied)" in why for path, why in report.failed)
+
+
+def test_a_utf8_file_with_a_few_stray_windows_bytes_stays_utf8(tmp_path):
+    # a UTF-8 note into which a line was pasted from a Windows application (cp1252 ’ and –)
+    data = "Le café est ouvert à côté de l’église.\n".encode("utf-8") + b"It\x92s open \x96 daily.\n"
+    path = tmp_path / "hours.txt"
+    path.write_bytes(data)
+    assert load_file(path, "hours.txt")[0].text == "Le café est ouvert à côté de l’église.\nIt’s open – daily."
