@@ -58,7 +58,7 @@ def test_reflow_joins_paragraph_lines():
     assert reflow(lines).split("\n\n") == [
         "This is a long line of a paragraph that goes on and on until the margin, and then it continues on "
         "the next line until it ends.",
-        "Short heading",
+        "## Short heading",  # a heading of the page's text (a section for the chunker)
         "- a bullet item",
         "New para.",
     ]

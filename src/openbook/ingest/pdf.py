@@ -22,11 +22,23 @@ Steps:
    only when the continuation starts with a lower-case letter), except real compounds (``self-`` +
    ``service`` -> ``self-service``; see ``keeps_hyphen``) and capitalised continuations (``Anti-Corruption``); the lines of a paragraph are joined with spaces
    (no space between CJK characters). A paragraph ends at a blank line, or after a line that ends a sentence and
-   is clearly shorter than the page's longest lines, before a bullet / numbered item, and around a short
-   capitalised line without closing punctuation that follows a finished sentence (a heading).
-5. Pages are joined with a blank line, except a sentence that runs on to the next page (no closing punctuation,
+   is clearly shorter than the page's longest lines, before a bullet / numbered item / ``Step N``, and after a
+   short line of a list item when a capitalised line follows.
+5. Headings become Markdown heading lines of their own (``## 1. Purpose``), as the DOCX and HTML loaders write
+   them, so that the chunker gives each chunk its heading path (``Chunk.headings``). Where the fonts tell
+   (``pdf_layout.heading_levels``: pdfium's character sizes and bold fonts, about 0.5 s on a 40-page file),
+   a short line larger than the body text, or bold in a document whose body is not, is a heading, levels by
+   size; the line is matched to pypdf's text by its letters and digits. Where they do not (one font
+   throughout), the line's shape decides: a short numbered line (``1. Purpose`` level 2, ``2.1 Scope`` level
+   3) with no closing punctuation that is not one of a run of items, or a short capitalised line without
+   closing punctuation after a finished sentence (level 2); such a line opening the document is its title
+   (level 1). A heading wrapped over two lines is joined.
+6. Pages are joined with a blank line, except a sentence that runs on to the next page (no closing punctuation,
    next page starting lower-case), which is joined with a space. ``Document.pages[n - 1]`` is the offset where
    page ``n`` starts.
+
+Dates: ``updated`` is /ModDate, else /CreationDate, from the /Info dictionary; a date printed in a running
+header or footer is removed with the furniture (step 3) and is not read.
 
 Errors (``IngestError``, one line): ``empty file``, ``needs a password``, ``malformed PDF: <reason>``,
 ``no text layer (scanned?)``.
@@ -47,7 +59,7 @@ from ..errors import IngestError
 from ..types import Document
 from ._common import iso_date, logger, normalise_metadata, title_from_path
 from .frontmatter import canonical_key
-from .pdf_layout import page_layouts
+from .pdf_layout import analyse_pages, heading_key
 
 _EDGE_LINES = 3
 _FURNITURE_SHARE = 0.4
@@ -55,7 +67,11 @@ _MIN_CHARS_PER_PAGE = 3  # fewer non-blank characters per page on average: no te
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _SENTENCE_END = tuple(".!?:;。！？：；")
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
-_ITEM = re.compile(r"^(?:[-•▪●◦*–]\s|\(?\d{1,3}[.)]\s|\(?[a-z][.)]\s)")
+_ITEM = re.compile(r"^(?:[-•▪●◦*–]\s|\(?\d{1,3}[.)]\s|\(?[a-z][.)]\s|\d{1,2}(?:\.\d{1,2})+\.?\s|Step\s+\d{1,3}\b)")
+_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2})+|\d{1,2}(?=[.)]))[.)]?\s+(\S.*)$")
+_MD_HEADING = re.compile(r"^#{1,6} ")
+_HEADING_WIDTH = 0.6  # a heading line is shorter than this share of the page's full line width
+_HEADING_WORDS = 8
 _HYPHEN_END = re.compile(r"(\w)-$")
 _TABLE_ROW = re.compile(r"^\|.*\|$")
 _LAST_WORD = re.compile(r"([^\W\d_]+)-$")
@@ -201,44 +217,114 @@ def _join(left: str, right: str, seen: frozenset[str] = frozenset()) -> str:
     return left + " " + right
 
 
-def reflow(lines: list[str], seen: frozenset[str] = frozenset()) -> str:
-    """Join a page's lines into paragraphs separated by blank lines (see the module docstring, step 4).
+def _numbered(line: str) -> tuple[tuple[int, ...], str] | None:
+    """(number parts, rest) of a line that starts with a section or item number (``2.``, ``2.1``, ``3)``)."""
+    m = _NUMBERED.match(line)
+    return (tuple(int(p) for p in m[1].split(".")), m[2]) if m else None
+
+
+def _continued(lines: list[str], i: int) -> bool:
+    """Whether the next non-blank line after line ``i`` starts lower-case (line ``i`` is cut mid-sentence)."""
+    return next((later for later in lines[i + 1:] if later), "")[:1].islower()
+
+
+def _shape_heading(lines: list[str], i: int, full: int) -> int:
+    """Heading level (2 for ``1.``/unnumbered, 3 for ``1.1`` ...) that line ``i``'s shape shows, 0 for none.
+
+    A numbered heading is short (under ``_HEADING_WIDTH`` of the page's full line width, at most
+    ``_HEADING_WORDS`` words after its number), starts upper-case after the number and has no closing
+    punctuation; it is not one of a run of items (the nearest line before or after it is not the item
+    numbered one less or one more at the same depth).
+    """
+    line = lines[i]
+    if not line or len(line) >= _HEADING_WIDTH * full or not line[-1:].isalnum() or _continued(lines, i):
+        return 0
+    numbered = _numbered(line)
+    if numbered is None:
+        return 0
+    number, rest = numbered
+    if not rest[:1].isupper() or len(rest.split()) > _HEADING_WORDS:
+        return 0
+    before = next((n for line_ in reversed(lines[:i]) if line_ and (n := _numbered(line_))), None)
+    after = next((n for line_ in lines[i + 1:] if line_ and (n := _numbered(line_))), None)
+    prev = next((line_ for line_ in reversed(lines[:i]) if line_), "")
+    nxt = next((line_ for line_ in lines[i + 1:] if line_), "")
+    sibling = (*number[:-1], number[-1] + 1)
+    if after is not None and _numbered(nxt) and after[0] == sibling:
+        return 0  # "1. Lifejackets" directly followed by "2. Flares": a list
+    if before is not None and _numbered(prev) and before[0] == (*number[:-1], number[-1] - 1):
+        return 0  # the last item of a list
+    return min(6, 1 + len(number))
+
+
+def reflow(lines: list[str], seen: frozenset[str] = frozenset(), headings: dict[str, int] | None = None,
+           opening: bool = False) -> str:
+    """Join a page's lines into paragraphs separated by blank lines (see the module docstring, step 4); a
+    heading line becomes a Markdown heading line of its own (``## 1. Purpose``), as the other loaders write them.
 
     ``seen``: the document's vocabulary (``_vocabulary``), which decides line-end hyphens first.
+    ``headings``: the headings the page's fonts show (``pdf_layout.heading_levels``: ``heading_key`` ->
+    level); None when fonts show none, and then a line's shape decides (``_shape_heading``, and a short
+    capitalised line without closing punctuation after a finished sentence, level 2).
+    ``opening``: the page opens the document: a heading-shaped first line is its title (level 1).
     """
     lines = [" ".join(line.split()) for line in lines]
     widths = sorted(len(line) for line in lines if line)
     full = widths[int(len(widths) * 0.8)] if widths else 0
     paragraphs: list[str] = []
     current = ""
-    for line in lines:
+    first = next((i for i, line in enumerate(lines) if line), -1)
+
+    def close() -> None:
+        nonlocal current
+        if current:
+            paragraphs.append(current)
+        current = ""
+
+    for i, line in enumerate(lines):
         if _TABLE_ROW.match(line):
             if current and not _TABLE_ROW.match(current.rsplit("\n", 1)[-1]):
-                paragraphs.append(current)
-                current = ""
+                close()
             current = f"{current}\n{line}" if current else line
             continue
         if current and _TABLE_ROW.match(current.rsplit("\n", 1)[-1]):
-            paragraphs.append(current)
-            current = ""
+            close()
         if not line:
-            if current:
-                paragraphs.append(current)
-            current = ""
+            close()
             continue
-        short = len(line) < 0.75 * full
-        # a heading: short, capitalised, no closing punctuation, after a finished sentence
-        heading = len(line) < 0.6 * full and line[:1].isupper() and line[-1:].isalnum() and len(line.split()) <= 8
-        if current and (_ITEM.match(line) or (heading and current.endswith(_SENTENCE_END))):
-            paragraphs.append(current)
-            current = ""
-        standalone_heading = heading and not current
+        level = 0
+        if headings is not None:
+            level = headings.get(heading_key(line), 0) if not _ITEM.match(line) or _numbered(line) else 0
+        else:
+            level = _shape_heading(lines, i, full)
+            # unnumbered: short, capitalised, no closing punctuation, after a finished sentence
+            if not level and (not current or current.endswith(_SENTENCE_END)) and not _ITEM.match(line) \
+                    and not _continued(lines, i):
+                if len(line) < _HEADING_WIDTH * full and line[:1].isupper() and line[-1:].isalnum() \
+                        and len(line.split()) <= _HEADING_WORDS:
+                    level = 2
+            if level and opening and i == first and not _numbered(line):
+                level = 1
+        if level:
+            close()
+            text = line.lstrip("#").strip() or line
+            previous = paragraphs[-1] if paragraphs else ""
+            mark = "#" * level + " "
+            wrapped = i > 0 and lines[i - 1] and not _numbered(line)
+            if wrapped and previous.startswith(mark) and not previous.startswith(mark + "#") \
+                    and len(previous.split()) + len(text.split()) <= 2 + _HEADING_WORDS * 2:
+                paragraphs[-1] = _join(previous, text, seen)  # a heading wrapped over two lines
+            else:
+                paragraphs.append(mark + text)
+            continue
+        if current and _ITEM.match(line):
+            close()
         current = _join(current, line, seen)
-        if standalone_heading or (short and line.endswith(_SENTENCE_END)):
-            paragraphs.append(current)
-            current = ""
-    if current:
-        paragraphs.append(current)
+        nxt = next((later for later in lines[i + 1:] if later), "")
+        item_ends = _ITEM.match(current) and line[-1:].isalnum() and nxt[:1].isupper()
+        if len(line) < 0.75 * full and (line.endswith(_SENTENCE_END) or item_ends):
+            close()  # a short line ends a paragraph that ends a sentence, and a list item before a capital
+    close()
     return "\n\n".join(paragraphs)
 
 
@@ -270,7 +356,7 @@ def _pdf_metadata(reader) -> tuple[str, dict[str, object]]:
     if "updated" not in raw and raw.get("created"):
         raw["updated"] = raw["created"]
     title = re.sub(r"^Microsoft (?:Word|PowerPoint|Excel) - ", "", title)
-    if sum(c.isalpha() for c in title) < 3 or title.lower() in {"untitled", "title", "document"} or (" " not in title and re.search(r"[\d_.-]", title)):
+    if sum(c.isalpha() for c in title) < 3 or re.fullmatch(r"[a-z][a-z0-9+.-]*:\S*", title) or title.lower() in {"untitled", "title", "document"} or (" " not in title and re.search(r"[\d_.-]", title)):
         title = ""
     return title, normalise_metadata({k: v for k, v in raw.items() if v is not None})
 
@@ -324,7 +410,7 @@ def load_pdf(path: Path, doc_id: str) -> Document:
     if sum(len("".join(t.split())) for t in raw_pages) < _MIN_CHARS_PER_PAGE * len(raw_pages):
         raise IngestError("no text layer (scanned?); run OCR first, e.g. ocrmypdf")
     with _quiet_pypdf():
-        layouts = page_layouts(path, len(raw_pages))
+        layouts, headings = analyse_pages(path, len(raw_pages))
     page_lines = [
         layout if layout is not None else text.replace("\r", "\n").split("\n")
         for text, layout in zip(raw_pages, layouts)
@@ -332,10 +418,14 @@ def load_pdf(path: Path, doc_id: str) -> Document:
     page_lines = [[line.translate(_LIGATURES) for line in lines] for lines in page_lines]
     seen = _vocabulary("\n".join("\n".join(lines) for lines in page_lines))
     pages = strip_headers_footers(page_lines)
-    texts = [reflow(lines, seen) for lines in pages]
+    texts = [
+        reflow(lines, seen, headings[i] if headings is not None else None, opening=i == 0)
+        for i, lines in enumerate(pages)
+    ]
     text, offsets = _join_pages(texts, seen)
     if not title:
         first = next((line for line in text.split("\n") if line.strip() and not line.startswith("|")), "")
+        first = first.lstrip("#").strip() if _MD_HEADING.match(first) else first
         title = first if 0 < len(first) <= 100 else title_from_path(path)
     return Document(
         doc_id=doc_id,

@@ -19,6 +19,10 @@ needs it; otherwise ``page_layouts`` returns None for it and the loader keeps py
   ``_MIN_COLUMN_LINES`` lines of at least ``_MIN_WORDS_PER_LINE`` words (median) of prose on each side
   (``_is_prose``), so that forms, menus and tables drawn without ruling lines are not read column-wise. Two columns at most (a third is read with its neighbour).
 
+- **Headings**: pdfium's character sizes and weights give each text line a size and a bold share
+  (``FontLine``); ``heading_levels`` marks the short lines larger than the body text, or bold in a document
+  whose body text is not, as headings with a level (the loader turns them into ``#`` heading lines).
+
 Any pdfplumber failure on a page leaves that page to pypdf (logged at DEBUG on ``openbook.ingest``).
 """
 
@@ -28,8 +32,9 @@ import itertools
 import math
 import re
 import statistics
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._common import logger
 
@@ -43,6 +48,83 @@ _WORD_PAD = 2.0  # points added on each side of a word when looking for a gutter
 _PROSE_WORDS = 0.7  # share of words with a letter in a column of prose
 _PROSE_LOWER = 0.4  # share of cased words starting lower-case in a column of prose
 _MAX_SPANNING = 0.25  # share of lines that may cross the gutter (titles, full-width paragraphs)
+_BOLD_WEIGHT = 600  # pdfium font weight from which a character is bold
+_BOLD_NAME = re.compile(rb"bold|black|heavy|demi", re.I)
+_BIGGER = 1.12  # a line whose font is this much larger than the body text's may be a heading
+_BOLD_LINE = 0.9  # share of bold characters that makes a line bold
+_MAX_HEADING_WORDS = 12
+_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_MAX_HEADING_SHARE = 0.4  # at most this share of a document's characters in headings, else fonts tell nothing
+
+
+class FontLine(NamedTuple):
+    """One text line as pdfium reads it: text, median character size (points), share of bold characters and
+    number of non-space characters."""
+
+    text: str
+    size: float
+    bold: float
+    chars: int
+
+
+def heading_key(line: str) -> str:
+    """How a heading line is matched between pdfium's and pypdf's text: letters and digits, case-folded."""
+    return "".join(ch for ch in line.casefold() if ch.isalnum())
+
+
+def _heading_shaped(text: str) -> bool:
+    """Short (``_MAX_HEADING_WORDS``, a CJK character counting as a word), more letters than digits, not a
+    table row, not starting lower-case, not ending like a sentence or clause."""
+    letters = sum(ch.isalpha() for ch in text)
+    digits = sum(ch.isdigit() for ch in text)
+    wide = sum(1 for ch in text if _WIDE.match(ch))  # a CJK character reads as a word
+    return (
+        len(text.split()) + wide <= _MAX_HEADING_WORDS and len(text) <= 100 and letters >= 2 and digits <= letters
+        and not text.startswith("|") and not text[:1].islower() and not text.endswith((".", ",", ";", ":", "。", "，"))
+    )
+
+
+def heading_levels(pages: list[list[FontLine]]) -> list[dict[str, int]] | None:
+    """Headings that fonts show, per page: ``heading_key(text)`` -> level (1 = largest), or None for none.
+
+    The body size is the size that most characters have. A heading-shaped line (``_heading_shaped``) is a
+    heading when its size is at least ``_BIGGER`` times the body size (levels by size, largest first), or
+    when it is bold at about the body size in a document whose body text is not bold (one level below the
+    sized headings). When headings would hold more than ``_MAX_HEADING_SHARE`` of the characters (slides,
+    a form in large print), the fonts are not telling headings from text and None is returned.
+    """
+    counts: Counter[float] = Counter()
+    bold_chars: Counter[float] = Counter()
+    for line in itertools.chain.from_iterable(pages):
+        counts[round(line.size * 2) / 2] += line.chars
+        bold_chars[round(line.size * 2) / 2] += line.bold * line.chars
+    if not counts:
+        return None
+    body = counts.most_common(1)[0][0]
+    if body <= 0:
+        return None
+    body_bold = bold_chars[body] > 0.5 * counts[body]
+    marked: list[list[tuple[str, float | None]]] = []  # per page: (key, size, or None for a bold line)
+    in_headings = 0
+    for lines in pages:
+        found = []
+        for line in lines:
+            if not _heading_shaped(line.text) or len(heading_key(line.text)) < 2:
+                continue
+            if line.size >= _BIGGER * body:
+                found.append((heading_key(line.text), round(line.size * 2) / 2))
+            elif not body_bold and line.bold >= _BOLD_LINE and line.size >= 0.95 * body:
+                found.append((heading_key(line.text), None))
+            else:
+                continue
+            in_headings += line.chars
+        marked.append(found)
+    if not in_headings or in_headings > _MAX_HEADING_SHARE * sum(counts.values()):
+        return None
+    sizes = sorted({size for found in marked for _, size in found if size is not None}, reverse=True)
+    rank = {size: min(6, i + 1) for i, size in enumerate(sizes)}
+    bold_level = min(6, len(sizes) + 1)
+    return [{key: rank[size] if size is not None else bold_level for key, size in found} for found in marked]
 
 
 def _cell(value: Any) -> str:
@@ -250,9 +332,48 @@ def _may_hold_ruled_table(paths: Any, pdfium_c: Any) -> bool:
     return False
 
 
-def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], bool, float]] | None:
+def _font_lines(textpage: Any, pdfium_c: Any) -> list[FontLine]:
+    """The page's text lines as pdfium breaks them, each with its median character size and bold share."""
+    import ctypes
+
+    raw = textpage.raw
+    name = ctypes.create_string_buffer(128)
+    flags = ctypes.c_int()
+    out: list[FontLine] = []
+    chars: list[str] = []
+    sizes: list[float] = []
+    bold = 0
+
+    def close() -> None:
+        text = " ".join("".join(chars).split())
+        if text and sizes:
+            out.append(FontLine(text, statistics.median(sizes), bold / len(sizes), len(sizes)))
+
+    for i in range(textpage.count_chars()):
+        ch = chr(pdfium_c.FPDFText_GetUnicode(raw, i) or 32)
+        if ch in "\r\n":
+            close()
+            chars, sizes, bold = [], [], 0
+            continue
+        chars.append(ch)
+        if ch.isspace():
+            continue
+        sizes.append(round(pdfium_c.FPDFText_GetFontSize(raw, i), 1))
+        # the weight pdfium reports is often a guess from the font descriptor (Chromium's bold: 380), so the
+        # font's name counts too ("Helvetica-Bold", "Arial,BoldItalic")
+        heavy = pdfium_c.FPDFText_GetFontWeight(raw, i) >= _BOLD_WEIGHT
+        if not heavy:
+            pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
+            heavy = bool(_BOLD_NAME.search(name.value))
+        bold += heavy
+    close()
+    return out
+
+
+def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], bool, float, list[FontLine]]] | None:
     """Per page, from pypdfium2 (fast): text segments as positioned words, whether its paths could form a
-    ruled table (``_may_hold_ruled_table``), and its width; None when pypdfium2 cannot read the file."""
+    ruled table (``_may_hold_ruled_table``), its width and its text lines with their fonts (``FontLine``;
+    empty when pdfium cannot tell); None when pypdfium2 cannot read the file."""
     try:
         import pypdfium2 as pdfium
         import pypdfium2.raw as pdfium_c
@@ -278,7 +399,12 @@ def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], 
                         words.append({"x0": left, "x1": right, "top": height - top, "bottom": height - bottom,
                                       "text": " ".join(text.split())})
                 paths = page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=3)
-                out.append((words, _may_hold_ruled_table(paths, pdfium_c), page.get_width()))
+                try:
+                    fonts = _font_lines(textpage, pdfium_c)
+                except Exception as exc:  # noqa: BLE001 - odd fonts: no heading hints for this page
+                    logger.debug("no font sizes for page %d of %s: %s", i + 1, path, exc)
+                    fonts = []
+                out.append((words, _may_hold_ruled_table(paths, pdfium_c), page.get_width(), fonts))
             finally:
                 textpage.close()
                 page.close()
@@ -324,17 +450,25 @@ def carry_headers(pages: list[list[str] | None]) -> None:
 
 
 def page_layouts(path: Path, n_pages: int) -> list[list[str] | None]:
-    """Laid-out lines for each page of the PDF at ``path``; None for plain pages and on any failure.
+    """Laid-out lines for each page of the PDF at ``path``; None for plain pages and on any failure."""
+    return analyse_pages(path, n_pages)[0]
+
+
+def analyse_pages(path: Path, n_pages: int) -> tuple[list[list[str] | None], list[dict[str, int]] | None]:
+    """Laid-out lines for each page (None for plain pages and on any failure) and the headings that fonts
+    show (``heading_levels``: per page, ``heading_key(line)`` -> level 1-6; None when pdfium cannot read
+    the file or the fonts show no headings).
 
     pypdfium2 reads every page quickly: a page whose paths cannot form a ruled table is laid out from
     pdfium's text segments (columns only); pdfplumber parses only the pages that may hold a ruled table.
     """
     result: list[list[str] | None] = [None] * n_pages
     fast = _pdfium_pages(path, n_pages)
+    headings = heading_levels([f[3] for f in fast]) if fast is not None and len(fast) == n_pages else None
     wanted = list(range(n_pages))
     if fast is not None and len(fast) == n_pages:
         wanted = []
-        for i, (words, has_paths, width) in enumerate(fast):
+        for i, (words, has_paths, width, _) in enumerate(fast):
             if has_paths:
                 wanted.append(i)
             else:
@@ -343,11 +477,11 @@ def page_layouts(path: Path, n_pages: int) -> list[list[str] | None]:
                 except Exception as exc:  # noqa: BLE001
                     logger.debug("could not lay out page %d of %s: %s", i + 1, path, exc)
     if not wanted:
-        return result
+        return result, headings
     try:
         import pdfplumber
     except ImportError:  # pragma: no cover - a dependency; without it pypdf's text is used as is
-        return result
+        return result, headings
     try:
         with pdfplumber.open(str(path)) as pdf:
             for i in wanted:
@@ -363,4 +497,4 @@ def page_layouts(path: Path, n_pages: int) -> list[list[str] | None]:
     except Exception as exc:  # noqa: BLE001 - the file opens in pypdf; keep its text
         logger.debug("pdfplumber could not open %s: %s", path, exc)
     carry_headers(result)
-    return result
+    return result, headings
