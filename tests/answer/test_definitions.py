@@ -1,6 +1,7 @@
 """A term a document defines governs the rules that use it, on small hand-written documents: the rule that uses
 the defined term with a value of the asked type answers (the definition joins as its hop), a rule about another
-defined term is not stitched on, another row of a table does not join a row as the sentence "naming" it, and
+defined term is not stitched on, a weaker sentence of another document adding one common word of the
+question does not pad the answer, another row of a table does not join a row as the sentence "naming" it, and
 two sentences that each cover one half of the question without any link between them do not count
 as one answer in the answerability features."""
 
@@ -90,6 +91,14 @@ def test_the_rule_beats_the_definition_and_a_rule_of_another_class_is_not_stitch
     assert not answer.refused
     assert answer.text.startswith("Class P tools may be renewed twice.")
     assert "Class K" not in answer.text
+
+
+def test_no_weaker_sentence_of_another_document_pads_the_answer_for_one_common_word(engine: Engine) -> None:
+    # "The office keeps a record of returned tools for 12 months" shares only "keep" with what the answer lacks
+    answer = engine.ask("How long can I normally keep a tool borrowed from a partner library?")
+    assert not answer.refused
+    assert "three weeks" in answer.text
+    assert {c.doc_id for c in answer.citations} == {"help/partner-loans.md"}
 
 
 def test_another_row_does_not_name_a_rows_subject(engine: Engine) -> None:
