@@ -49,10 +49,10 @@ and counts in ``rare_in_sentence``, a definition that ranks first yields to a ru
 more of the question, and no sentence about another defined term (Category A beside Category B) is stitched
 on. A table row takes no other row as the sentence naming its subject. From another document, a sentence that
 adds one common word of the question (not of a name it states) joins only when it scores ``ONE_WORD_SHARE`` of
-the first sentence: "The library keeps a record ... for 12 months" does not pad "How long can I keep ...". In the ``two_sentences`` features, a
-second sentence that supplies the attribute a "what is the X" question asks for, which the answering sentence
-lacks, counts only when linked to it (``_linked``: same passage, a title bridge, a comparison the question
-names, a definition, or a shared name).
+the first sentence: "The library keeps a record ... for 12 months" does not pad "How long can I keep ...". In
+the ``two_sentences`` features, a second sentence that supplies the attribute a "what is the X" question asks
+for, which the answering sentence lacks, counts only when linked to it (``_linked``: same passage, a title
+bridge, a comparison the question names, a definition, or a shared name).
 """
 
 from __future__ import annotations
