@@ -428,10 +428,12 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         # a weaker sentence joins only when it brings a real share of the question with it: never a
         # sentence that matches one word
         if len(adds) == 1 and not adds & named_terms and c.score < ONE_WORD_SHARE * chosen[0].score and \
+                all(c is not b for b in bridged) and \
                 all(c.passage.chunk.doc_id != x.passage.chunk.doc_id for x in chosen):
             continue  # from another document, a weaker sentence adding one common word of the question ("keeps a
             # record ... for 12 months" for "How long can I keep a book ...?") pads the answer; one adding a name
-            # the question states (the other side of a comparison) or scoring close to the first may answer it
+            # the question states (the other side of a comparison), scoring close to the first, or the row a bridge
+            # decided may answer it
         gain = coverage(terms, weights, set(adds))
         if c.coverage < STITCH_RATIO * top_cov or (c.score < 0.6 * chosen[0].score and gain < 0.15):
             continue
