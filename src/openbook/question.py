@@ -326,7 +326,7 @@ _DATE_RE = re.compile(rf"\b(1\d{{3}}|20\d{{2}})s?\b|\b({'|'.join(_MONTHS.split()
                       r"[0-9一二三四五六七八九十〇零]+\s*[年月日]|\d+\s*[년월일]|"
                       r"(?:星期|礼拜|禮拜|周|週)[一二三四五六日天]|[月火水木金土日]曜日?|[월화수목금토일]요일", re.I)
 _NUM_RE = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                     r"hundred|thousand|million|billion|dozen)\b|[一二三四五六七八九十百千万亿两〇零]", re.I)
+                     r"hundred|thousand|million|billion|dozen|twice|thrice)\b|[一二三四五六七八九十百千万亿两〇零]", re.I)
 _DURATION_RE = re.compile(r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine|ten|several|many)\b)[\s-]*"
                           r"(years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)\b|"
                           r"[0-9一二三四五六七八九十百千万两]+\s*(年|个月|周|天|日|小时|分钟|秒|年間|日間|時間)|"

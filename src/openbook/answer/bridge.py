@@ -20,14 +20,15 @@ bridge (``_bridge_sentence``: the answering passage names another passage's docu
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..question import asked_value, identifiers, states_value
 
-__all__ = ["affirmed_names", "entity_sentence", "code_sentence", "holds_name", "row_by_bridge", "MIN_GAIN"]
+__all__ = ["affirmed_names", "entity_sentence", "code_sentence", "holds_name", "row_by_bridge", "MIN_GAIN",
+           "Definition", "definition", "governing", "is_table_row"]
 
 _CLAUSE_RE = re.compile(r";|:|\s+but\s+|,\s+(?:while|whereas|although)\s+", re.IGNORECASE)
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
@@ -143,6 +144,11 @@ def code_sentence(top: Any, candidates: Sequence[Any], question: str) -> Any | N
     return None
 
 
+def is_table_row(text: str) -> bool:
+    """Whether ``text`` is a table row as the answerer renders it ("Column: value; Column: value")."""
+    return bool(_ROW_RE.fullmatch(text))
+
+
 def holds_name(candidate: Any, name: frozenset[str], analyzer: Any) -> bool:
     """Whether ``candidate`` holds the whole name ``name`` (its analyzed terms). A sentence holds it when its terms
     do; a table row (``"Column: value; ..."``) only when one item of one cell does, a cell being read as a list
@@ -204,3 +210,58 @@ def row_by_bridge(candidates: Sequence[Any], analyzer: Any, question: str,
         if len(rows) == 1:
             return (rows[0] if top_is_row else top), [c for c in tied if c is not rows[0]]
     return (top, []) if top_is_row else (top, tied)
+
+
+# A definition: "Category A item means a standard loan: ...", "A "new joiner" is an employee who ...", or a bold
+# label of a definitions list, "Controlled purchase: any single purchase of ..." (the answerer reads
+# "**Controlled purchase**: ..." without its emphasis). The defined term is one to five words.
+_TERM = r"[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}"
+_DEFINITION_RES = (
+    re.compile(rf"^(?:(?:an?|the)\s+)?[\"“]?(?P<term>{_TERM}?)[\"”]?\s+(?:means|is defined as|refers to|denotes|"
+               rf"shall mean)\s+(?P<body>\S.*)$", re.IGNORECASE | re.DOTALL),
+    re.compile(rf"^(?:(?:an?|the)\s+)?[\"“](?P<term>{_TERM}?)[\"”]\s+(?:is|are)\s+(?P<body>\S.*)$",
+               re.IGNORECASE | re.DOTALL),
+    re.compile(rf"^(?P<term>[A-Z][\w'’-]*(?:\s+[\w'’-]+){{0,3}}):\s+(?P<body>(?:an?|any|each|every)\s.*)$",
+               re.DOTALL),
+)
+
+
+_NOT_TERMS = frozenset("this that it these those which what who he she they there here we you i note notes tip "
+                       "warning caution important example step".split())
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A sentence that defines a term: the term's pattern in other sentences (its plural too, any case), the
+    analyzed terms of what defines it, and the sentence itself."""
+
+    pattern: re.Pattern[str]
+    body: frozenset[str]
+    text: str
+
+
+def definition(sentence: str, analyzer: Any) -> Definition | None:
+    """The definition ``sentence`` states (``_DEFINITION_RES``), or None. A table row ("Column: value; ...") is
+    no definition."""
+    if _ROW_RE.fullmatch(sentence):
+        return None
+    for rx in _DEFINITION_RES:
+        m = rx.match(sentence.strip())
+        if m is None:
+            continue
+        term = " ".join(m.group("term").split())
+        if term.split()[0].casefold() in _NOT_TERMS or m.group("body").casefold().startswith("that "):
+            return None  # "This means that ...": a consequence, no definition
+        body = frozenset(analyzer.analyze_document(m.group("body"))) - frozenset(analyzer.analyze(term))
+        if not body or len(term) > 50:
+            return None
+        stem = term[:-1] if term.endswith("s") and not term.endswith("ss") else term
+        words = r"\s+".join(re.escape(w) for w in stem.split())
+        return Definition(re.compile(rf"(?<![\w-]){words}(?:s|es)?(?![\w-])", re.IGNORECASE), body, sentence)
+    return None
+
+
+def governing(sentence: str, definitions: Sequence[Definition]) -> Definition | None:
+    """The first of ``definitions`` (those of the sentence's own document) whose term ``sentence`` uses, other
+    than the definition itself: the sentence means what it says with the term read as its definition."""
+    return next((d for d in definitions if d.text != sentence and d.pattern.search(sentence)), None)

@@ -43,6 +43,19 @@ and alone with the document's own numbers; a bulleted list is no procedure. A fu
 when it adds question terms that the chosen sentences and the subjects they inherit lack; never one ending in a
 colon, nor one of another document without the identifier the question names, nor one of another document that
 adds none of the question's rarest terms (the top third by idf): common words shared do not make it an answer.
+
+Defined terms (``bridge.definition``): a sentence that uses a term its document defines in a retrieved passage
+("Category A items are lent to undergraduates for 28 days" under "Category A item means a standard loan: most
+printed books ...") reads with the definition's words as a subject it inherits, so the rule far below the
+definition answers "How long can an undergraduate borrow a printed book?"; the definition joins it as its hop
+and counts in ``rare_in_sentence``, a definition that ranks first yields to a rule using its term that covers
+more of the question, and no sentence about another defined term (Category A beside Category B) is stitched
+on. A table row takes no other row as the sentence naming its subject. From another document, a sentence that
+adds one common word of the question (not of a name it states) joins only when it scores ``ONE_WORD_SHARE`` of
+the first sentence: "The library keeps a record ... for 12 months" does not pad "How long can I keep ...". In
+the ``two_sentences`` features, a second sentence that supplies the attribute a "what is the X" question asks
+for, which the answering sentence lacks, counts only when linked to it (``_linked``: same passage, a title
+bridge, a comparison the question names, a definition, or a shared name).
 """
 
 from __future__ import annotations
@@ -59,7 +72,8 @@ from ..index.analyzer import Analyzer
 from ..index.embedders import cosines_to
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
-from .bridge import code_sentence, entity_sentence, row_by_bridge
+from .bridge import (Definition, code_sentence, definition, entity_sentence, governing, is_table_row,
+                     row_by_bridge)
 from .context import citation_for, superseded_docs
 from .crosslingual import cross_sentence
 from ..question import (expected_answer_type, expected_unit, has_answer_type, question_language, question_parts,
@@ -107,6 +121,7 @@ class _Candidate:
     terms: frozenset[str]
     subject: frozenset[str] = frozenset()
     procedure: bool = False  # the numbered steps of a list, for a how-to question
+    defined: frozenset[str] = frozenset()  # the words of the definition of a term the sentence uses
 
 
 def content_terms(question: str, analyzer: Analyzer) -> list[str]:
@@ -283,14 +298,19 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     how_to = bool(_HOW_TO_RE.search(question))
     asked_year = _asked_year(question)
     pool = []
-    passage_units: list[list[_Unit]] = []  # each passage's sentences, read once (the cross-language check reuses them)
+    # each passage's sentences, read once (the cross-language check reuses them)
+    passage_units: list[list[_Unit]] = [_units(p) for p in passages]
+    # a term a document defines ("Category A item means a standard loan: most printed books ...") governs the
+    # rules below that use it ("Category A items are lent to undergraduates for 28 days"): such a sentence reads
+    # with its definition's words as a subject it inherits, and the definition joins the answer as its hop
+    defined = _document_definitions(passages, passage_units, analyzer)
+    governed: dict[tuple[int, str], tuple[Passage, Definition]] = {}
     for rank, (p, pcov) in enumerate(zip(passages, covs)):
         # a sentence inherits its document's subject (title and section heading, and the heading inside the
         # passage it sits under): "Its headquarters are in Murray Hill." under "Nokia Bell Labs" answers a
         # question naming Bell Labs and headquarters
         doc_subject = " ".join(x for x in (p.chunk.title, p.chunk.section) if x)
-        units = _units(p)
-        passage_units.append(units)
+        units = passage_units[rank]
         headings = {u.heading: frozenset(analyzer.analyze_document(f"{doc_subject} {u.heading}"))
                     for u in units}
         entries = [(u.text, frozenset(analyzer.analyze_document(u.text)), headings[u.heading], False, u.cells,
@@ -300,10 +320,16 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                         for text, subject in _procedures(units, analyzer, set(terms), headings,
                                                          p.chunk.section or "")]
         for sent, st, subject, steps, cells, frame in entries:
+            rule = governing(sent, [d for _, d in defined.get(p.chunk.doc_id, [])]) if not steps else None
+            if rule is not None:
+                subject = subject | rule.body
+                governed[(p.n, sent)] = next((q, d) for q, d in defined[p.chunk.doc_id] if d is rule)
             if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
                 st = st - (numbers - _standalone_numbers(sent))
-            # (only a sentence that shares a term with the question itself is a candidate)
-            scov = coverage(terms, weights, st | subject) if set(terms) & st else 0.0
+            # (only a sentence that shares a term with the question itself, or through the term it uses and
+            # the question paraphrases, "an alumnus" for "associate members", is a candidate)
+            scov = coverage(terms, weights, st | subject) if set(terms) & (st | (rule.body if rule else st)) \
+                else 0.0
             typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
             # a sentence that names the asked attribute itself and states a value of the asked type ("Standard
             # limit: 600 requests per minute" for "What is the API rate limit ...?") answers it, unlike one that
@@ -350,8 +376,11 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         if scov <= 0 and sem < 0.5:
             continue
         score = lexical + SEMANTIC_WEIGHT * sem - (1.0 if pinned and not codes <= st else 0.0)
-        candidates.append(_Candidate(p, sent, score, scov, st, subject, steps))
+        rule = governed.get((p.n, sent))
+        candidates.append(_Candidate(p, sent, score, scov, st, subject, steps,
+                                     rule[1].body if rule else frozenset()))
     candidates.sort(key=lambda c: -c.score)
+    candidates = _rule_over_definition(candidates, governed)
     # a passage in another language: its best sentence competes on dense evidence (answer/crosslingual.py)
     cross = cross_sentence(question, language, passages, [[u.text for u in units] for units in passage_units],
                            embed, embedder, kind, own=candidates[0].text if candidates else None,
@@ -402,7 +431,9 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     bridged = [c for c in candidates if set_aside and c.passage.n == set_aside[0].passage.n
                and c.score >= min(x.score for x in set_aside)]
     current = [c for c in candidates if c.passage.chunk.doc_id not in older]
-    hop = _bridge_sentence(candidates[0], current, analyzer, terms, weights, kind, question)
+    hop = _definition_hop(candidates[0], candidates, governed, analyzer, terms, weights)
+    if hop is None:
+        hop = _bridge_sentence(candidates[0], current, analyzer, terms, weights, kind, question)
     if hop is None:  # the bridge named as an entity, not a title: the row of the plan the answer names
         hop = entity_sentence(candidates[0], current, analyzer, terms, weights, question, coverage)
         if hop is not None and len(set(terms) & hop.terms) < 2:
@@ -431,6 +462,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     slots = 1 if candidates[0].procedure else config.max_sentences
     top_cov, top_doc = candidates[0].coverage, candidates[0].passage.chunk.doc_id
     rare = _rare_terms(terms, weights)
+    named_terms = _names(question, analyzer)  # the words of the names and codes the question states
     if hop is not None and slots > 1:
         chosen.append(hop)
         covered |= hop.terms | hop.subject
@@ -446,6 +478,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             continue  # from another passage, a sentence sharing one word with the question is unrelated
         if pinned and not codes <= c.terms and c.passage.chunk.doc_id != top_doc:
             continue  # the question's identifier pins the subject: another document without it is about another
+        if _other_definition(c, chosen, governed):
+            continue  # "Category A items may be renewed up to 10 times" beside the rule for Category B items
         adds = {t for t in terms if t in c.terms and t not in covered}
         if not adds:
             continue
@@ -455,6 +489,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             # row a bridge decided): sharing common words ("take", "apply") with the question is no answer
         # a weaker sentence joins only when it brings a real share of the question with it: never a
         # sentence that matches one word
+        if len(adds) == 1 and not adds & named_terms and c.score < ONE_WORD_SHARE * chosen[0].score and \
+                all(c is not b for b in bridged) and \
+                all(c.passage.chunk.doc_id != x.passage.chunk.doc_id for x in chosen):
+            continue  # from another document, a weaker sentence adding one common word of the question ("keeps a
+            # record ... for 12 months" for "How long can I keep a book ...?") pads the answer; one adding a name
+            # the question states (the other side of a comparison), scoring close to the first, or the row a bridge
+            # decided may answer it
         gain = coverage(terms, weights, set(adds))
         if c.coverage < STITCH_RATIO * top_cov or (c.score < 0.6 * chosen[0].score and gain < 0.15):
             continue
@@ -465,7 +506,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         if len(chosen) >= slots or c.score < NEAR_TIE * chosen[0].score:
             break
         if c.passage.chunk.doc_id == top_doc and all(c.text not in x.text for x in chosen) and \
-                not _echoes(c.text, question_terms, analyzer) and not c.text.endswith((":", "：")):
+                not _echoes(c.text, question_terms, analyzer) and not c.text.endswith((":", "：")) and \
+                not _other_definition(c, chosen, governed):
             chosen.append(c)
     entities = _entity_sentences(question, candidates, analyzer)
     if len(entities) >= 2 and slots >= 2:
@@ -473,7 +515,12 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         # from each one's own document, then what was chosen before in the slots left
         chosen = (entities + [c for c in chosen if all(c.text != e.text for e in entities)])[:slots]
     else:
-        naming = _naming_sentence(chosen[0], candidates, analyzer, question_terms)
+        # (a sentence using a defined term names its subject by it: "Category A items are lent ...", and a table
+        # row by its cells)
+        naming = _naming_sentence(chosen[0], candidates, analyzer, question_terms) \
+            if (chosen[0].passage.n, chosen[0].text) not in governed and not is_table_row(chosen[0].text) else None
+        if naming is not None and is_table_row(naming.text):
+            naming = None  # a table row is a record of its own: another row does not name its subject
         if naming is not None and len(chosen) < slots and all(naming.text not in c.text for c in chosen):
             # "It follows the adventures of ..." under "The Spiderwick Chronicles": the sentence of the same
             # document that names its subject takes a slot left, since the name may be what the question asks
@@ -640,6 +687,10 @@ def _legs_agree(passages: Sequence[Passage]) -> bool:
     dense = [p for p in passages if "dense" in p.hit.legs and p.hit.legs["dense"][0] == 1]
     return bool(dense) and "bm25" in dense[0].hit.legs and dense[0].hit.legs["bm25"][0] <= 3
 STITCH_RATIO = 0.3  # an added sentence covers at least this share of what the first one covers
+# a sentence of another document adding one common word of the question joins only when scoring at least this
+# share of the first sentence (HotpotQA dev seed 7: such sentences holding the gold answer score 0.82-0.90 of it,
+# library-lab padding 0.63-0.70)
+ONE_WORD_SHARE = 0.75
 _COMPOUND_RE = re.compile(r"[^\W_]+(?:[-_./:][^\W_]+)*")
 _DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
@@ -647,6 +698,61 @@ _DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 def _standalone_numbers(text: str) -> set[str]:
     """Numbers that stand as a word of their own in ``text`` (not a part of a date, version or code)."""
     return {t for t in _COMPOUND_RE.findall(_DIGIT_GROUP_RE.sub("", text)) if t.isdigit()}
+
+
+def _document_definitions(passages: Sequence[Passage], units: Sequence[Sequence[_Unit]],
+                          analyzer: Analyzer) -> dict[str, list[tuple[Passage, Definition]]]:
+    """Per document, the definitions its retrieved passages state (``bridge.definition``), each with its
+    passage, in passage order."""
+    out: dict[str, list[tuple[Passage, Definition]]] = {}
+    for p, us in zip(passages, units):
+        for u in us:
+            d = definition(u.text, analyzer) if not u.cells else None
+            if d is not None and all(d.text != x.text for _, x in out.get(p.chunk.doc_id, [])):
+                out.setdefault(p.chunk.doc_id, []).append((p, d))
+    return out
+
+
+def _rule_over_definition(candidates: list[_Candidate],
+                          governed: Mapping[tuple[int, str], tuple[Passage, Definition]]) -> list[_Candidate]:
+    """When the best candidate is a definition and a sentence using its term covers more of the question read
+    with it ("Category B items may be renewed twice" for "How many times can I renew a printed music score?"
+    over "Category B item means a 7-day loan: printed music scores ..."), that sentence answers first."""
+    if not candidates:
+        return candidates
+    top = candidates[0]
+    rule = next((c for c in candidates[1:] if (g := governed.get((c.passage.n, c.text))) is not None
+                 and g[1].text == top.text and c.coverage > top.coverage), None)
+    return candidates if rule is None else [rule] + [c for c in candidates if c is not rule]
+
+
+def _other_definition(c: _Candidate, chosen: Sequence[_Candidate],
+                      governed: Mapping[tuple[int, str], tuple[Passage, Definition]]) -> bool:
+    """Whether ``c`` uses a defined term that the answer's first sentence does not, when that sentence uses one:
+    a rule about another defined thing (Category A beside the answer's Category B), whatever words it shares."""
+    mine = governed.get((chosen[0].passage.n, chosen[0].text))
+    theirs = governed.get((c.passage.n, c.text))
+    return mine is not None and theirs is not None and theirs[1].text != mine[1].text
+
+
+def _definition_hop(top: _Candidate, candidates: Sequence[_Candidate],
+                    governed: Mapping[tuple[int, str], tuple[Passage, Definition]], analyzer: Analyzer,
+                    terms: Sequence[str], weights: np.ndarray) -> _Candidate | None:
+    """The definition of the term the answering sentence uses, when it explains question terms the sentence
+    lacks ("Category A item means a standard loan: most printed books" for "Category A items are lent to
+    undergraduates for 28 days" and "How long can an undergraduate borrow a standard printed book?"): the
+    candidate sentence, or one made of it; None when the answering sentence uses no defined term."""
+    found = governed.get((top.passage.n, top.text))
+    if found is None:
+        return None
+    p, d = found
+    if not coverage(terms, weights, set(d.body) - set(top.terms)):
+        return None
+    same = next((c for c in candidates if c.passage.n == p.n and c.text == d.text), None)
+    if same is not None:
+        return same
+    own = frozenset(analyzer.analyze_document(d.text))
+    return _Candidate(p, d.text, 0.0, coverage(terms, weights, own), own)
 
 
 def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
@@ -760,7 +866,8 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     """
     top_coverage = top.coverage
     if rescore:
-        top_coverage = coverage(terms, weights, top.terms | top.subject) if set(terms) & top.terms else 0.0
+        top_coverage = coverage(terms, weights, top.terms | top.subject) if set(terms) & (top.terms | top.defined) \
+            else 0.0
     total = float(weights.sum()) or 1.0
     order = np.argsort(-weights, kind="stable")
     n_rare = max(1, -(-len(terms) // 3))
@@ -796,7 +903,12 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
         asked = [n for n in names if n <= ask]
     covered = top.terms | top.subject
     gain, second = 0.0, frozenset()
+    titles_of: dict[str, frozenset[str]] = {}
+    # the attribute a "what is the X" question asks for, when the answering sentence lacks it
+    focus = (_focus_terms(question, analyzer) & set(terms)) - covered
     for c in candidates[1:SECOND_SENTENCES]:
+        if focus & c.terms and not _linked(top, c, analyzer, q_terms, titles_of):
+            continue  # two unrelated sentences, each covering one half of the question, answer neither half
         g = coverage(terms, weights, (c.terms | c.subject) - covered)
         if g > gain:
             gain, second = g, c.terms | c.subject
@@ -827,7 +939,8 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
         "names_found": names_found,
         "passage_coverage": passage_coverage,
         "sentence_coverage": top_coverage,
-        "rare_in_sentence": sum(w for t, w in zip(rare, rare_w) if t in top.terms) / rare_total,
+        # (a term the sentence uses stands for the words of its definition)
+        "rare_in_sentence": sum(w for t, w in zip(rare, rare_w) if t in top.terms | top.defined) / rare_total,
         "rare_in_passage": rare_passage,
         "unseen": sum(w for t, w in zip(terms, weights) if t not in vocab) / total,
         "type_missing": 0.0 if has_answer_type(top.text, kind, question) else 1.0,
@@ -843,6 +956,42 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
 
 
 SECOND_SENTENCES = 40  # candidates searched for the second sentence of ``two_sentences``
+
+
+def _linked(top: _Candidate, other: _Candidate, analyzer: Analyzer, question_terms: set[str],
+            titles: dict[str, frozenset[str]]) -> bool:
+    """Whether ``other`` can complete ``top`` as the second sentence of one answer: it sits in the same passage,
+    one's passage names the other's document title (the bridge of a multi-hop question), the question names
+    both documents' titles (a comparison), a term one uses is defined by the other, or both state a name the
+    question does not (a shared entity: "MU-Guest", "Ashdown House"). Two sentences of one topic that share
+    none of these ("Visitors connect to the MU-Guest network." and "... eduroam with their ... password.")
+    each answer a half of the question, not the question. ``titles``: a cache, doc id -> title terms."""
+    if top.passage.hit.chunk_id == other.passage.hit.chunk_id:
+        return True
+    if top.defined and other.defined and top.defined == other.defined or \
+            top.defined and top.defined <= other.terms or other.defined and other.defined <= top.terms:
+        return True
+    t1, t2 = (titles.setdefault(c.passage.chunk.doc_id, frozenset(analyzer.analyze(c.passage.chunk.title)))
+              for c in (top, other))
+    if top.passage.chunk.doc_id != other.passage.chunk.doc_id:
+        if t2 and t2 <= set(analyzer.analyze(top.passage.chunk.text)) or \
+                t1 and t1 <= set(analyzer.analyze(other.passage.chunk.text)):
+            return True
+        if t1 and t2 and t1 <= question_terms and t2 <= question_terms:
+            return True
+    return bool(_names(top.text, analyzer) & _names(other.text, analyzer) - question_terms)
+
+
+_ENTITY_RE = re.compile(r"(?<![\w-])(?:[A-Z][\w'’-]*|[\w-]*\d[\w-]*)")
+
+
+def _names(sentence: str, analyzer: Analyzer) -> frozenset[str]:
+    """The terms of the names and codes a sentence states: capitalised words past its first word, words with a
+    digit, and in a CJK sentence its terms (no capitals to tell a name by)."""
+    if any(_is_cjk(ch) for ch in sentence[:40]):
+        return frozenset(analyzer.analyze(sentence))
+    words = [m.group(0) for m in _ENTITY_RE.finditer(sentence) if m.start() > 0]
+    return frozenset(analyzer.analyze(" ".join(words)))
 
 
 _NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
