@@ -134,11 +134,41 @@ def collect(engine: Engine, questions: list) -> list[tuple[str, int, dict | None
                                                       if "dense" in p.hit.legs), default=0.0)
                     other = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
                     features["words_blind"] = float(features.get("unseen", 0.0) >= 0.25 or other)
+                    features["near_word"] = near_word(engine, embedder, q.question, passages, top.text) \
+                        if features.get("unseen", 0.0) > 0 else 0.0
+                    unseen = [t for t in extractive.content_terms(q.question, engine.retriever.analyzer)
+                              if t not in engine.vocabulary()]
+                    features["unseen_common"] = float(extractive._unseen_common_words(
+                        q.question, unseen, engine.retriever.analyzer))
+                    seen = 1.0 - features.get("unseen", 0.0)
+                    for name in ("passage_coverage", "sentence_coverage"):  # coverage of the corpus's words
+                        features[f"seen_{name}"] = min(1.0, features.get(name, 0.0) / seen) if seen > 0 else 0.0
                 rows.append((language, label, features, "corpus"))
     finally:
         extractive.answerability = original
         extractive.answer_features = original_features
     return rows
+
+
+def near_word(engine: Engine, embedder, question: str, passages, sentence: str) -> float:
+    """The smallest, over the question's words that the corpus never indexes, of each one's best cosine (raw, the
+    store's embedder, both sides embedded as queries) to a word of the answering sentence or the best passage: how
+    close the passages come to saying the unseen word with another word ("notebook" for "laptop")."""
+    analyzer = engine.retriever.analyzer
+    vocab = engine.vocabulary()
+    content = set(extractive.content_terms(question, analyzer))
+    unseen = sorted({w.lower() for w in extractive._COMPOUND_RE.findall(question)
+                     if any(t in content and t not in vocab for t in analyzer.analyze(w))})
+    if not unseen:
+        return 0.0
+    text = f"{sentence} {passages[0].chunk.text}" if passages else sentence
+    words = sorted({w.lower() for w in extractive._COMPOUND_RE.findall(text)
+                    if len(w) > 2 and not w.isdigit()} - set(unseen))
+    if not words:
+        return 0.0
+    qv = embedder.embed(unseen, kind="query")
+    wv = embedder.embed(words, kind="query")
+    return float(np.min(np.max(qv @ wv.T, axis=1)))
 
 
 NEGATIVE = {"unseen", "type_missing", "few_terms"}
@@ -170,6 +200,37 @@ def operating_point(pos_z: np.ndarray, n_pos: int, answered: float) -> float:
     return float(pos_z[k])
 
 
+def unseen_words_table(rows: list, embedder: str, fit_only: set[str]) -> None:
+    """Print the ``extractive.UNSEEN_WORD_CONFIDENCE`` calibration: the rows the shipped hybrid model refuses
+    (score < 0.5) whose question words missing from the corpus are all common words (``unseen_common``), what a
+    lower threshold T adds (positives / negatives answered), and the T with the most added right minus wrong
+    over the sets not in ``fit_only`` (the reported ones)."""
+    from openbook.answer.extractive import UNSEEN_WORD_CONFIDENCE
+    from openbook.answer.refusal import answerability
+
+    scored = {}
+    for lang, label, f, _where, name in rows:
+        if f is not None and f.get("unseen_common"):
+            score = answerability(f, lang, embedder)
+            if score < 0.5:
+                scored.setdefault(name, []).append((score, label))
+    calib = sorted((x for name, xs in scored.items() if name not in fit_only for x in xs), reverse=True)
+    best, gained, t_best = 0, 0, None
+    for score, label in calib:
+        gained += 1 if label else -1
+        if gained > best:
+            best, t_best = gained, score
+    print(f"unseen common words: refused rows (calibration sets) {sum(l for _, l in calib)} positives / "
+          f"{sum(1 - l for _, l in calib)} negatives; most added right minus wrong ({best}) at T = "
+          f"{t_best if t_best is None else round(t_best, 4)}; shipped {UNSEEN_WORD_CONFIDENCE}")
+    for name, xs in sorted(scored.items()):
+        points = {0.25, 0.3, UNSEEN_WORD_CONFIDENCE, 0.35, 0.4, 0.45} | ({round(t_best, 2)} if t_best else set())
+        for t in sorted(points):
+            print(f"  {name}{' (reported)' if name in fit_only else ''} T={t:.2f}: answers "
+                  f"{sum(1 for s, l in xs if l and s >= t)} of {sum(l for _, l in xs)} refused positives, "
+                  f"{sum(1 for s, l in xs if not l and s >= t)} of {sum(1 - l for _, l in xs)} refused negatives")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", action="append", default=[])
@@ -192,11 +253,20 @@ def main() -> None:
                     help="comma-separated --dataset set names whose questions join the fit and are reported per set "
                          "but whose positives do not set the operating point (e.g. a derived set such as "
                          "benchmarks/make_mixed_beir.py's, whose questions repeat another set's)")
+    ap.add_argument("--whole", default="",
+                    help="comma-separated --dataset set names whose questions all calibrate (a derived folder that "
+                         "holds only calibration questions, e.g. benchmarks/make_synonym_beir.py's *_synonym_calib)")
+    ap.add_argument("--store-name", action="append", default=[],
+                    help="SET=STORE: the store to ask a set's questions on (a derived set over another's corpus)")
     ap.add_argument("--support", type=float, default=None,
                     help="also report each set with the dense-support fallback at this raw cosine "
                          "(extractive.DENSE_SUPPORT: a refused answer is given when the best dense cosine is at "
                          "least this and both legs agree or words cannot decide), and the fallback's calibration "
                          "table")
+    ap.add_argument("--unseen-words", action="store_true",
+                    help="calibrate extractive.UNSEEN_WORD_CONFIDENCE: over the rows that the SHIPPED hybrid model "
+                         "refuses and whose unseen words are all common (lower-case) words, the score threshold "
+                         "with the most positives minus negatives answered (each set's rows, and their union)")
     ap.add_argument("--dump", default=None, help="write the feature rows as JSON lines here")
     ap.add_argument("--load", action="append", default=[],
                     help="fit on the rows of earlier --dump files (repeatable) instead of asking again")
@@ -208,8 +278,10 @@ def main() -> None:
     cfg = Config() if args.hybrid else Config().with_overrides({"embedding.enabled": False})
     kind = "hybrid" if args.hybrid else "bm25"
 
+    named_stores = dict(x.split("=", 1) for x in args.store_name)
+
     def store(root: Path) -> Engine:
-        path = Path(args.store_root) / f"{root.name}-{kind}"
+        path = Path(named_stores.get(root.name) or Path(args.store_root) / f"{root.name}-{kind}")
         if path.exists():  # an existing store is used as it is (re-embedding a corpus takes minutes)
             return Engine.open(path, cfg)
         engine = Engine.open(path, cfg, create=True)
@@ -228,9 +300,11 @@ def main() -> None:
             if f is not None and "dense_sentence" in f and "dense_top_or_sentence" not in f:
                 f["dense_top_or_sentence"] = max(f["dense_top"], f["dense_sentence"])
                 f["dense_answer_or_sentence"] = max(f["dense_answer"], f["dense_sentence"])
+    whole = {f for f in args.whole.split(",") if f}
     for ds in [] if args.load else args.dataset:
         root = Path(ds)
-        splits[root.name] = calibration_split(root, args.per_set)
+        splits[root.name] = load_qa_questions(root)[:args.per_set] if root.name in whole else \
+            calibration_split(root, args.per_set)
         with store(root) as engine:
             vectors = engine.store.embedding()
             embedder = vectors.model if vectors is not None else embedder
@@ -251,6 +325,8 @@ def main() -> None:
             for r in rows:
                 fh.write(json.dumps(r) + "\n")
     judged = {Path(spec.rpartition(":")[0]).name for spec in args.judged}
+    if args.unseen_words:
+        unseen_words_table(rows, embedder, fit_only={f for f in args.fit_only.split(",") if f})
     names = FEATURES + tuple(f for f in args.extra.split(",") if f)
     model = {}
     drop = frozenset(f for f in args.drop.split(",") if f)
