@@ -191,3 +191,17 @@ def test_where_on_a_field_no_document_has_warns(lab_store):
     out = json.loads(r.stdout)
     assert out["hits"] == [] and len(out["warnings"]) == 1 and "stauts" in out["warnings"][0]
     assert r.stderr.startswith("warning: ") and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_ask_json_gives_the_answerability_score(tmp_path):
+    # the score the answerer refuses by (README: ``Answer.confidence``) reaches scripts, answered or refused
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "leave.md").write_text("# Leave\n\nFull-time staff get 28 days of annual leave a year.\n")
+    assert run("ingest", "docs", "--no-embed", "--store", "s", cwd=tmp_path).returncode == 0
+    answered = json.loads(run("ask", "How many days of annual leave do full-time staff get?", "--json",
+                              "--store", "s", cwd=tmp_path).stdout)
+    refused = json.loads(run("ask", "What is the capital of Australia?", "--json", "--store", "s",
+                             cwd=tmp_path).stdout)
+    assert answered["refused"] is False and answered["confidence"] >= 0.5
+    assert refused["refused"] is True and "confidence" in refused
+    assert refused["confidence"] is None or refused["confidence"] < 0.5

@@ -54,7 +54,8 @@ def iso_date(value: Any) -> str | None:
     if not re.search(r"\d", text):
         return None  # dateutil would fill a bare month name with today's year and day
     try:
-        return _dateparser.parse(text, default=_dt.datetime(2000, 1, 1)).date().isoformat()
+        # ignoretz: only the date is kept, and an unknown zone name (EDT) would warn, later raise, in dateutil
+        return _dateparser.parse(text, default=_dt.datetime(2000, 1, 1), ignoretz=True).date().isoformat()
     except (ValueError, OverflowError):
         return None
 

@@ -19,6 +19,7 @@ from openbook.ingest._common import iso_date, normalise_metadata, title_from_pat
         ("2024/05/01", "2024-05-01"),
         ("2024年5月1日", "2024-05-01"),
         ("2024 年 05 月 01 日", "2024-05-01"),
+        ("Fri Oct 31 10:41:31 EDT 2014", "2014-10-31"),  # sqlite3(1)'s .TH date: a zone dateutil does not know
         ("2024-02-30", None),
         ("not a date", None),
         ("", None),

@@ -308,3 +308,23 @@ def test_numbered_file_without_macros_is_text(tmp_path):
     path.write_text("2024-05-01 relay started on port 9090\n2024-05-01 relay stopped\n", encoding="utf-8")
     doc = load_file(path, "relay.log.1")[0]
     assert doc.format == "text" and "port 9090" in doc.text
+
+
+def test_man_title_takes_the_whole_name_paragraph(tmp_path):
+    # a NAME description continued on macro lines (as in adduser.conf(5)) is not cut at its first line
+    path = tmp_path / "relay.conf.5"
+    path.write_text(".TH RELAY.CONF 5 2024-05-01\n.SH NAME\n/etc/relay.conf \\- configuration file for\n"
+                    ".BR relayd (8)\nand\n.BR relayctl (8)\n.SH DESCRIPTION\nOne option per line.\n", encoding="utf-8")
+    doc = load_file(path, path.name)[0]
+    assert doc.title == "relay.conf(5): configuration file for relayd(8) and relayctl(8)"
+
+
+def test_man_macro_definitions_are_not_text(tmp_path):
+    # rst2man pages define macros (.de1 ... ..) inside NAME: their bodies were indexed and shown as text
+    path = tmp_path / "tags.5"
+    path.write_text(".TH TAGS 5\n.SH NAME\ntags \\- Vi tags file format\n.\n.nr rst2man-indent-level 0\n"
+                    ".de1 rstReportMargin\n\\\\$1 \\\\n[an-margin]\nlevel \\\\n[rst2man-indent-level]\n..\n"
+                    ".ig\nan ignored block\n..\n.SH DESCRIPTION\nOne tag per line.\n", encoding="utf-8")
+    doc = load_file(path, path.name)[0]
+    assert doc.title == "tags(5): Vi tags file format"
+    assert "an-margin" not in doc.text and "ignored block" not in doc.text and "One tag per line." in doc.text

@@ -70,3 +70,25 @@ def test_english_question_reaches_the_chinese_document_that_answers_it(tmp_path)
         assert "guide-zh.txt" in [h.doc_id for h in hits]
     finally:
         engine.close()
+
+
+def test_only_the_dense_leg_s_best_chunk_in_another_script_is_imputed(tmp_path) -> None:
+    # two Chinese documents in an English corpus: imputing both filled a Chinese question's passages with the
+    # other script's text (``Retriever._blind_to_bm25``); only the dense leg's best of them gets a BM25 rank
+    docs = {f"note-{i}.md": f"# Note {i}\n\n{text}\n" for i, text in enumerate([
+        "Printing costs 10 pence a page for students.", "Students may borrow books for one week.",
+        "Late returns cost students 20 pence a day.", "Group rooms can be booked one week ahead."])}
+    docs["guide-zh.txt"] = "国际学生指南\n\n语言交流角每周三下午四点在二楼开放。\n"
+    docs["menu-zh.txt"] = "食堂菜单\n\n星期一供应红烧肉和米饭，星期二供应饺子。\n"
+    engine = hybrid_engine(tmp_path, docs)
+    try:
+        hits = engine.search("When does the language exchange corner for international students meet?", k=6)
+        dense_rank = {h.doc_id: h.legs["dense"][0] for h in hits if "dense" in h.legs}
+        foreign = [h for h in hits if h.doc_id.endswith("-zh.txt")]
+        assert len(foreign) == 2 and all("bm25" not in h.legs for h in foreign)
+        imputed = [h.doc_id for h in foreign if h.score == pytest.approx(2 / (60 + dense_rank[h.doc_id]))]
+        plain = [h.doc_id for h in foreign if h.score == pytest.approx(1 / (60 + dense_rank[h.doc_id]))]
+        assert len(imputed) == 1 and len(plain) == 1
+        assert dense_rank[imputed[0]] < dense_rank[plain[0]]  # the better one on the dense leg
+    finally:
+        engine.close()

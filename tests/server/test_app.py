@@ -52,6 +52,7 @@ def test_ask_json_and_sse_stream(served):
         assert out["applied"]["hops"] == 2 and out["applied"]["transforms"] == []
         assert out["refused"] is False and "25 days" in out["answer"] and out["citations"][0]["doc_id"] == \
             "leave-policy.md"
+        assert 0.5 <= out["confidence"] <= 1  # the answerability score, as in `ask --json`
         with c.stream("POST", "/v1/ask", json={"question": QUESTION, "stream": True}) as r:
             assert r.headers["content-type"].startswith("text/event-stream")
             events = [line[7:] for line in r.iter_lines() if line.startswith("event: ")]

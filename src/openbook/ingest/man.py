@@ -143,6 +143,11 @@ def roff_to_text(source: str) -> tuple[str, dict[str, str]]:
             if not m:
                 continue
             name, rest = m[1], m[2]
+            if name in ("de", "de1", "dei", "am", "am1", "ami", "ig"):  # a macro definition or a comment block:
+                while i < len(lines) and lines[i].strip() != "..":  # its body is roff, never page text
+                    i += 1
+                i += 1
+                continue
             if name == "TS":
                 block = []
                 while i < len(lines) and not lines[i].startswith(".TE"):
@@ -228,7 +233,8 @@ def roff_to_text(source: str) -> tuple[str, dict[str, str]]:
 
 
 def _join(lines: list[str]) -> str:
-    """Fill paragraph lines into one line each; headings, items, table rows and verbatim blocks kept."""
+    """The converted lines as one text (``tidy``: trailing spaces and runs of blank lines removed); paragraph
+    lines stay as the roff source broke them."""
     return tidy("\n".join(lines))
 
 
@@ -246,9 +252,9 @@ def load_man(path: Path, doc_id: str) -> Document:
     text, head = roff_to_text(source)
     name = head.get("name", "").strip()
     title = f"{name.lower() if name.isupper() else name}({head['section']})" if name and head.get("section") else name
-    m = re.search(r"^## NAME\s*\n+(.+)$", text, re.MULTILINE | re.IGNORECASE)
-    if m and title:
-        what = m[1].strip()
+    m = re.search(r"^## NAME\s*\n+((?:.+\n?)+)", text, re.MULTILINE | re.IGNORECASE)
+    if m and title:  # the NAME paragraph, whose roff source may continue on lines (".BR adduser (8)")
+        what = " ".join(m[1].split())
         title = f"{title}: {what.split(' - ', 1)[1].strip()}" if " - " in what else title
     metadata: dict[str, object] = {}
     if head.get("date") and iso_date(head["date"]):
