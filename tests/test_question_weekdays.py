@@ -17,3 +17,4 @@ def test_no_weekday_no_date_and_the_question_s_own_weekday_is_not_new() -> None:
     question = "On which day of the week does the reading group meet?"
     assert not has_answer_type("The reading group meets every week in room 2.", "date", question)
     assert not has_answer_type("Is it open on Sunday? It is open on Sunday.", "date", "Is it open on Sunday?")
+    assert not has_answer_type("读书会每周一次，在二楼。", "date", "读书会哪天见面？")  # "once a week"

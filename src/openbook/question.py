@@ -324,7 +324,7 @@ asks for a date, and "on Wednesdays" states one."""
 _DATE_RE = re.compile(rf"\b(1\d{{3}}|20\d{{2}})s?\b|\b({'|'.join(_MONTHS.split())})\b|\d{{4}}-\d{{2}}-\d{{2}}|"
                       rf"\b({'|'.join(_WEEKDAYS.split())})s?\b|"
                       r"[0-9一二三四五六七八九十〇零]+\s*[年月日]|\d+\s*[년월일]|"
-                      r"(?:星期|礼拜|禮拜|周|週)[一二三四五六日天]|[月火水木金土日]曜日?|[월화수목금토일]요일", re.I)
+                      r"(?:星期|礼拜|禮拜|周|週)[一二三四五六日天](?![次遍回])|[月火水木金土日]曜日?|[월화수목금토일]요일", re.I)
 _NUM_RE = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                      r"hundred|thousand|million|billion|dozen|twice|thrice)\b|[一二三四五六七八九十百千万亿两〇零]", re.I)
 _DURATION_RE = re.compile(r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine|ten|several|many)\b)[\s-]*"
@@ -354,7 +354,7 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
     """Whether ``sentence`` holds a value of answer type ``kind`` that the question itself does not state.
 
     person/place: a capitalised word absent from the question (English), any new word (other languages);
-    date: a year, month name, weekday or CJK date; number: a digit or number word; duration: a number with a time unit.
+    date: a year, month name, weekday (not 每周一次, "once a week") or CJK date; number: a digit or number word; duration: a number with a time unit.
     """
     if kind is None:
         return True

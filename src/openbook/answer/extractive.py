@@ -81,6 +81,7 @@ from .context import citation_for, superseded_docs
 from .crosslingual import cross_sentence
 from ..question import (expected_answer_type, expected_unit, has_answer_type, question_language, question_parts,
                         states_unit)
+from .injection import looks_like_injection
 from .refusal import (DENSE_SCALE, MODEL_LANGUAGE, answerability, dense_scaled, reads_sentence_cosine,
                       refusal_sentence)
 
@@ -336,6 +337,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                         for text, subject in _procedures(units, analyzer, set(terms), headings,
                                                          p.chunk.section or "")]
         for sent, st, subject, steps, cells, frame in entries:
+            if looks_like_injection(sent):
+                continue  # an instruction aimed at a model (untrusted document text) is never quoted as an answer
             rule = governing(sent, [d for _, d in defined.get(p.chunk.doc_id, [])]) if not steps else None
             if rule is not None:
                 subject = subject | rule.body
@@ -399,7 +402,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     candidates.sort(key=lambda c: -c.score)
     candidates = _rule_over_definition(candidates, governed)
     # a passage in another language: its best sentence competes on dense evidence (answer/crosslingual.py)
-    cross = cross_sentence(question, language, passages, [[u.text for u in units] for units in passage_units],
+    readable = [[u.text for u in units if not looks_like_injection(u.text)] for units in passage_units]
+    cross = cross_sentence(question, language, passages, readable,
                            embed, embedder, kind, own=candidates[0].text if candidates else None,
                            shared=lambda s: coverage(terms, weights, set(analyzer.analyze_document(s)))) \
         if embed is not None and embedder is not None else None

@@ -28,6 +28,12 @@ SCRIPT_FAMILIES: tuple[tuple[str, regex.Pattern[str]], ...] = (
 bigrams, so a Chinese query can match Japanese text) and each script of ``openbook.question._SCRIPTS``
 (Hangul, Cyrillic, Arabic, Hebrew, Greek, Devanagari, Thai)."""
 
+MAX_DENSE_RANK = 3
+"""Only a chunk the dense leg ranks among its first ``MAX_DENSE_RANK`` is imputed: across languages the cosines
+run lower than within one, so a chunk of another script that still ranks among the very best is about the
+question; an unrelated one (a menu in a mixed corpus, ranked 7th for a password question) is left as plain RRF
+ranks it."""
+
 SAMPLE_CHARS = 2000
 """A chunk's script is read on its first characters (a chunk's text is a few hundred words)."""
 

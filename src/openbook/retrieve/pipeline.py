@@ -232,10 +232,12 @@ class Retriever:
         if self.config.index.raptor:  # summaries compete with chunks in each leg (collapsed tree)
             raptor = self._summary_legs(queries, legs, visibility, qv if dense_texts is None else None, depth)
         if mode == "hybrid":
+            from .blind import MAX_DENSE_RANK
             from .fusion import rrf
 
             rrf_k = self.config.retrieval.rrf_k
-            blind = [self._blind_to_bm25(q, b, d[:k]) for q, b, d in zip(queries, legs["bm25"], legs["dense"])]
+            blind = [self._blind_to_bm25(q, b, d[:min(k, MAX_DENSE_RANK)])
+                     for q, b, d in zip(queries, legs["bm25"], legs["dense"])]
             results = [rrf({"bm25": b, "dense": d}, k=rrf_k, top_k=depth, blind={"bm25": x})
                        for b, d, x in zip(legs["bm25"], legs["dense"], blind)]
         else:
@@ -253,9 +255,9 @@ class Retriever:
         return results
 
     def _blind_to_bm25(self, query: str, bm25: Sequence[Hit], dense: Sequence[Hit]) -> set[str]:
-        """The dense leg's best chunk among ``dense`` that BM25 did not retrieve because it is written in a
-        script the query has no letter of (``openbook.retrieve.blind``), as a set of at most one chunk id:
-        fusion counts it in the BM25 leg at its dense rank. One chunk, not every such chunk: imputing them all
+        """The dense leg's best chunk among ``dense`` (its first ``blind.MAX_DENSE_RANK``) that BM25 did not
+        retrieve because it is written in a script the query has no letter of (``openbook.retrieve.blind``), as a
+        set of at most one chunk id: fusion counts it in the BM25 leg at its dense rank. One chunk, not every such chunk: imputing them all
         filled a Chinese question's passages with an English office guide, which the cross-language answer
         rule (``openbook.answer.crosslingual``) then quoted for another office's address. Reads the texts of
         the hits BM25 did not retrieve only."""
