@@ -139,3 +139,20 @@ def test_documents_with_one_title_never_link() -> None:
     second = [[first[1], first[2]], [first[0], first[2]], [first[0], first[1]]]
     ranked = rank_pairs("creep buckling of tapered columns under load", first, second, terms=terms, idf=idf, k=3)
     assert ranked == first
+
+
+def test_a_first_document_in_another_script_keeps_the_first_hop_order() -> None:
+    """Words cannot judge a Chinese first document for an English question (its coverage is 0 whatever it says):
+    a linked English pair must not jump over it."""
+    idf = lambda terms: [9.0 for _ in terms]  # noqa: E731
+    terms = lambda text: {w.strip("?.,").lower() for w in text.split()}  # noqa: E731
+    first = [_hit("a", 10.0, "国际学生指南", "科学图书馆在考试期间凌晨两点关门。"),
+             _hit("b", 9.0, "Opening hours", "the science library opens at 8 during exams; see late study rooms"),
+             _hit("c", 8.0, "Late study rooms", "late study rooms close at 2 during exams")]
+    second = [[first[1], first[2]], [first[0], first[2]], [first[0], first[1]]]
+    question = "When does the science library close during exams?"
+    assert rank_pairs(question, first, second, terms=terms, idf=idf, k=3) == first
+    english = [_hit("a", 10.0, "Student guide", "a guide for new students"), first[1], first[2]]
+    second = [[english[1], english[2]], [english[0], english[2]], [english[0], english[1]]]
+    # (the same pair does move over an English first document that explains less of the question)
+    assert [h.doc_id for h in rank_pairs(question, english, second, terms=terms, idf=idf, k=3)][0] != "a"

@@ -54,6 +54,7 @@ from typing import Any, Callable, Sequence
 
 from ..question import asked_value, identifiers, states_value
 from ..types import Hit
+from .blind import blind_chunks
 
 __all__ = ["MultiHopSettings", "rank_pairs", "hop_queries", "identifier_query", "link_identifier", "llm_follow_up",
            "FOLLOW_UP_SYSTEM"]
@@ -219,7 +220,9 @@ def rank_pairs(question: str, first: Sequence[Hit], second: Sequence[Sequence[Hi
         k: hits to return.
 
     Returns:
-        At most ``k`` hits, best first. When no pair counts (see the module docstring), ``first[:k]`` unchanged.
+        At most ``k`` hits, best first. When no pair counts (see the module docstring), or the first document is
+        in a script the question has none of (``blind.blind_chunks``: no word coverage can judge it), ``first[:k]``
+        unchanged.
         Otherwise the best hit of each document of the best pairs comes first, with the pair's score and a
         ``hop2`` leg (rank, score) added when a second-hop query found it, then the other hits of ``first`` in
         their order (several chunks of a document allowed), each scored by its first-hop score divided by the
@@ -279,6 +282,10 @@ def rank_pairs(question: str, first: Sequence[Hit], second: Sequence[Sequence[Hi
         return 1.0 if (tb and tb in phrase_of(a)) or (ta and ta in phrase_of(b)) else 0.0
 
     st = settings
+    if h1 and blind_chunks(question, h1[:1]):
+        # the first document is in a script the question has none of: its word coverage is 0 whatever it says,
+        # so any pair would "explain more" than it; words cannot judge it, and the first hop's order stands
+        return list(first[:k])
     top_coverage = coverage(h1[:1])
     pairs: dict[tuple[str, str], float] = {}
     for a, hits in zip(h1[: st.follow], second):
