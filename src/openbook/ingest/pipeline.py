@@ -533,7 +533,9 @@ class Ingester:
                 doc = replace(doc, doc_id=known[0])
             duplicates = [d for d in known if d != doc.doc_id]
         if doc.doc_id in seen:
-            raise IngestError(f"duplicate document id {doc.doc_id!r}; skipped")
+            raise IngestError(f"duplicate document id {doc.doc_id!r} (another file of this ingest has the same path "
+                              f"under its folder); skipped. Ingest the folders from a common parent folder so "
+                              f"their ids differ")
         seen.add(doc.doc_id)
         digest = content_hash(doc.content_hash, sig)
         old = stored.get(doc.doc_id)
