@@ -10,7 +10,9 @@ How the main content is found:
    else an ``<article>`` with at least ``_MIN_ARTICLE_CHARS`` (the largest one when there are several), that
    element is rendered, tables and short paragraphs included (an error-code table must survive); see
    ``extract_main_text`` for how trafilatura is used as a second opinion on what in it is boilerplate.
-3. Otherwise trafilatura picks the main content of the cleaned page and its XML is rendered the same way.
+3. Otherwise trafilatura picks the main content of the cleaned page and its XML is rendered the same way; where it
+   kept all of the page's text but lost every heading (its short-page fallback), the page's own blocks are used
+   so that the headings reach the chunker as sections (``_with_headings``).
 
 Rendering: ``h1``..``h6`` -> ``#`` lines, paragraphs separated by blank lines, list items as ``- `` lines
 (``<ol>`` items as ``1. `` lines numbered as a browser numbers them: ``start``, ``value``, ``reversed``; a
