@@ -293,10 +293,19 @@ class Engine:
         """Whether the store holds ``doc_id`` at all, whoever may see it (the server tells 403 from 404)."""
         return self.store.get_document(doc_id) is not None
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self, *, roles: Sequence[str] | None = None) -> dict[str, Any]:
         """Counts and the store's description: ``store`` (location), ``backend``, ``schema_version``,
         ``documents``, ``chunks``, ``manifest``, ``read_only``, ``ingest_running`` and backend extras (the
-        embedded store: ``generation``, ``index_format``)."""
-        docs, chunks = self.store.count()
+        embedded store: ``generation``, ``index_format``).
+
+        Args:
+            roles: None (a local administrator) counts every document; a role list (empty: public documents
+                only) counts the documents and chunks those roles may see, as ``documents(roles=...)`` lists them.
+        """
+        if roles is None:
+            docs, chunks = self.store.count()
+        else:
+            visible = self.documents(roles=roles)
+            docs, chunks = len(visible), sum(d["chunks"] for d in visible)
         info = self.store.info()
         return {"store": info["location"], "documents": docs, "chunks": chunks, **info}

@@ -598,10 +598,17 @@ def documents(ctx: click.Context, prefix: str, where: tuple[str, ...], roles: tu
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
         docs = engine.documents(prefix=prefix, where=where, roles=roles)
+        total = engine.stats()["documents"] if not docs and not roles and not as_json else 0
     if as_json:
         click.echo(json.dumps({"documents": docs}, ensure_ascii=False))
         return
-    if not docs:
+    if not docs and roles:
+        click.echo(f"no documents visible to roles {list(roles)}")
+    elif not docs and total:
+        matching = " matching" if prefix or where else ""
+        click.echo(f"no public documents{matching}; the store holds {total} document(s) in all: those under an "
+                   f"access list show with --role ROLE")
+    elif not docs:
         click.echo("no documents")
     for d in docs:
         click.echo(f"{d['doc_id']}\t{d['title']}\t{d['updated'] or '-'}\t{d['chunks']} chunks\t{d['source']}")
@@ -618,10 +625,16 @@ def show(ctx: click.Context, doc_id: str, roles: tuple[str, ...], store: str | N
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
         doc = engine.document(doc_id, roles=roles)
+        exists = doc is None and not roles and engine.document_exists(doc_id)
     if doc is None:
-        seen = f"roles {list(roles)}" if roles else "roles (none): without --role only public documents show"
-        raise QueryError(f"no document {doc_id!r} visible to {seen}; list ids with "
-                         f"`openbook documents{' --role ROLE' if not roles else ''}`")
+        if roles:  # whether it exists under another access list is not said
+            raise QueryError(f"no document {doc_id!r} visible to roles {list(roles)}; list ids with "
+                             f"`openbook documents --role ROLE`")
+        if exists:
+            raise QueryError(f"document {doc_id!r} is under an access list: without --role only public documents "
+                             f"show; add --role ROLE (one of its `acl` roles)")
+        raise QueryError(f"no document {doc_id!r} in the store; list ids with `openbook documents` "
+                         f"(--role ROLE for documents under an access list)")
     if as_json:
         click.echo(json.dumps(doc, ensure_ascii=False))
         return

@@ -130,3 +130,37 @@ def test_pre_keeps_its_lines_without_main(tmp_path):
     path.write_text(page, encoding="utf-8")
     text = load_file(path, "pre.html")[0].text
     assert "apt-get install relay\nsystemctl enable relay\nrelay --port 9090" in text
+
+
+@pytest.mark.parametrize("head", ["", "<head><title>Widget</title></head>"])
+def test_short_page_keeps_its_headings_as_sections(tmp_path, head):
+    # trafilatura's short-page fallback joins a heading to the paragraph after it (or drops it, with a <title>)
+    from openbook.chunking import chunk_document
+
+    path = tmp_path / "widget.html"
+    path.write_text(
+        f"<html>{head}<body><h1>Widget maintenance</h1><p>Clean the widget filter every 90 days with warm water."
+        "</p><h2>Spare parts</h2><ul><li>Filter cartridge</li><li>Pump seal</li></ul></body></html>",
+        encoding="utf-8",
+    )
+    doc = load_file(path, "widget.html")[0]
+    assert doc.text.split("\n\n") == [
+        "# Widget maintenance", "Clean the widget filter every 90 days with warm water.",
+        "## Spare parts", "- Filter cartridge\n- Pump seal",
+    ]
+    paths = {chunk.headings for chunk in chunk_document(doc)}
+    assert ("Widget maintenance",) in paths or ("Widget maintenance", "Spare parts") in paths
+
+
+def test_headings_of_a_page_trafilatura_trims_are_not_put_back(tmp_path):
+    # trafilatura chose part of the page: its extraction stays as it is (no boilerplate comes back with headings)
+    story = "".join(f"<p>Paragraph {i} of the story tells what happened on day {i} of the trip.</p>" for i in range(12))
+    path = tmp_path / "story.html"
+    path.write_text(
+        f"<html><body><div class='menu'><h3>Our sister sites</h3><p>Visit Gadget World and Sprocket Daily</p></div>"
+        f"<div id='content'>{story}</div><footer>Copyright notice for the footer</footer></body></html>",
+        encoding="utf-8",
+    )
+    doc = load_file(path, "story.html")[0]
+    assert "Paragraph 11 of the story" in doc.text
+    assert "sister sites" not in doc.text

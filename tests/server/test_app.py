@@ -24,12 +24,25 @@ def test_health_stats_and_openapi(served):
     with client(served) as c:
         assert c.get("/v1/health").json()["status"] == "ok"
         stats = c.get("/v1/stats").json()
-        assert stats["documents"] == 8 and stats["keys_required"] is True
+        assert stats["documents"] == 7 and stats["keys_required"] is True  # 8 stored, finance/budget.md hidden
         assert stats["you"] == {"name": "staff", "roles": ["staff"], "write": False}
         paths = c.get("/openapi.json").json()["paths"]
     for path in ("/v1/search", "/v1/ask", "/v1/documents", "/v1/documents/{doc_id}", "/v1/ingest",
                  "/v1/chat/completions"):
         assert path in paths
+
+
+def test_stats_counts_only_what_the_caller_may_see(served):
+    # documents under an access list the caller lacks are not counted (their number is no one else's business)
+    counts = {}
+    for who in ("public", "staff", "finance", "admin"):
+        with client(served, who) as c:
+            stats = c.get("/v1/stats").json()
+            listed = c.get("/v1/documents").json()["documents"]
+        assert stats["documents"] == len(listed) and stats["chunks"] == sum(d["chunks"] for d in listed)
+        counts[who] = {d["doc_id"] for d in listed}
+    assert "staff/parking.md" not in counts["public"] and "finance/budget.md" not in counts["staff"]
+    assert counts["public"] < counts["staff"] < counts["admin"] and "finance/budget.md" in counts["finance"]
 
 
 def test_search_has_the_cli_json_shape(served):
@@ -196,7 +209,8 @@ def test_no_keys_serves_public_only_and_refuses_a_public_address(tmp_path):
             httpx.Client(base_url=server.url, timeout=60) as c:
         ids = [d["doc_id"] for d in c.get("/v1/documents").json()["documents"]]
         assert "staff/parking.md" not in ids and "finance/budget.md" not in ids and "leave-policy.md" in ids
-        assert c.get("/v1/stats").json()["you"]["roles"] == []
+        stats = c.get("/v1/stats").json()
+        assert stats["you"]["roles"] == [] and stats["documents"] == len(ids)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     r = subprocess.run([sys.executable, "-m", "openbook", "serve", "--store", str(store), "--host", "0.0.0.0"],
                        capture_output=True, text=True, env=env, timeout=120)

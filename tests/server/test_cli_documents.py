@@ -42,3 +42,30 @@ def test_show_prints_metadata_and_chunks_and_hides_what_roles_cannot_see(store, 
         main(["show", "finance/budget.md", "--role", "staff", "--store", store])
     assert exc.value.code == 1
     assert "no document 'finance/budget.md' visible to roles ['staff']" in capsys.readouterr().err
+
+
+def fails(capsys, *args: str) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    assert exc.value.code == 1
+    return capsys.readouterr().err
+
+
+def test_show_tells_a_missing_document_from_a_hidden_one(store, capsys):
+    # the local CLI with no role is the store's administrator: it may learn that a document exists but is hidden
+    err = fails(capsys, "show", "no/such-file.md", "--store", store)
+    assert "no document 'no/such-file.md' in the store" in err and "roles (none)" not in err
+    err = fails(capsys, "show", "finance/budget.md", "--store", store)
+    assert "'finance/budget.md' is under an access list" in err and "--role ROLE" in err
+    # with roles, a hidden document and a missing one read the same
+    hidden = fails(capsys, "show", "finance/budget.md", "--role", "staff", "--store", store)
+    missing = fails(capsys, "show", "finance/nothing.md", "--role", "staff", "--store", store)
+    assert hidden.replace("budget", "nothing") == missing
+
+
+def test_no_public_documents_hints_at_role(store, capsys):
+    text = run(capsys, "documents", "--prefix", "finance/", "--store", store)
+    assert text.startswith("no public documents matching; the store holds ") and "--role ROLE" in text
+    assert run(capsys, "documents", "--prefix", "finance/", "--role", "staff", "--store", store).startswith(
+        "no documents visible to roles ['staff']")
+    assert json.loads(run(capsys, "documents", "--prefix", "zzz/", "--store", store, "--json")) == {"documents": []}

@@ -10,7 +10,9 @@ How the main content is found:
    else an ``<article>`` with at least ``_MIN_ARTICLE_CHARS`` (the largest one when there are several), that
    element is rendered, tables and short paragraphs included (an error-code table must survive); see
    ``extract_main_text`` for how trafilatura is used as a second opinion on what in it is boilerplate.
-3. Otherwise trafilatura picks the main content of the cleaned page and its XML is rendered the same way.
+3. Otherwise trafilatura picks the main content of the cleaned page and its XML is rendered the same way; where it
+   kept all of the page's text but lost every heading (its short-page fallback), the page's own blocks are used
+   so that the headings reach the chunker as sections (``_with_headings``).
 
 Rendering: ``h1``..``h6`` -> ``#`` lines, paragraphs separated by blank lines, list items as ``- `` lines
 (``<ol>`` items as ``1. `` lines numbered as a browser numbers them: ``start``, ``value``, ``reversed``; a
@@ -453,6 +455,31 @@ def _filter_blocks(blocks: list[str], reference: list[str]) -> list[str]:
     return kept
 
 
+def _is_heading(block: str) -> bool:
+    return block.startswith("#")
+
+
+def _with_headings(blocks: list[str], reference: list[str]) -> list[str]:
+    """trafilatura's extraction, or the cleaned page's own blocks where trafilatura kept all of the page's text
+    but lost every heading.
+
+    On a short page trafilatura falls back to a plain extraction that joins headings to the paragraph after
+    them, or drops them, so the chunker would see no section. When ``reference`` holds no heading, ``blocks``
+    (the cleaned page, rendered) holds some, every other block of ``blocks`` is one ``_filter_blocks`` keeps
+    (trafilatura left none out) and they hold at least ``_CLEAN_MAIN`` of the reference's tokens, ``blocks``
+    is returned; otherwise ``reference``.
+    """
+    if any(_is_heading(b) for b in reference) or not any(_is_heading(b) for b in blocks):
+        return reference
+    text = [b for b in blocks if not _is_heading(b)]
+    if _filter_blocks(text, reference) != text:
+        return reference
+    ref = Counter(_tokens("\n".join(reference)))
+    if sum((Counter(_tokens("\n".join(blocks))) & ref).values()) < _CLEAN_MAIN * sum(ref.values()):
+        return reference
+    return blocks
+
+
 def extract_main_text(root: etree._Element, strategy: str = "auto") -> str:
     """Main content of a parsed page as Markdown-like text.
 
@@ -481,7 +508,8 @@ def extract_main_text(root: etree._Element, strategy: str = "auto") -> str:
         fallback = render_blocks(body if body is not None else root)
         if strategy == "main":
             return blocks_to_text(fallback)
-        return blocks_to_text(_trafilatura_blocks(root) or fallback)
+        reference = _trafilatura_blocks(root)
+        return blocks_to_text(_with_headings(fallback, reference) if reference else fallback)
     blocks = render_blocks(main)
     if strategy == "main" or raw is None:
         return blocks_to_text(blocks)

@@ -195,7 +195,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 
     @app.get("/v1/stats", summary="What the store holds")
     async def stats(who: Principal = Depends(principal)) -> dict[str, Any]:
-        info = await service.read(Engine.stats)
+        info = await service.read(Engine.stats, roles=who.roles)  # what the caller may see, never hidden ones
         return info | {"keys_required": keys.required, "you": {"name": who.name, "roles": list(who.roles),
                                                               "write": who.write}}
 
