@@ -354,7 +354,8 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
     """Whether ``sentence`` holds a value of answer type ``kind`` that the question itself does not state.
 
     person/place: a capitalised word absent from the question (English), any new word (other languages);
-    date: a year, month name, weekday (not 每周一次, "once a week") or CJK date; number: a digit or number word; duration: a number with a time unit.
+    date: a year, month name, weekday (not 每周一次, "once a week") or CJK date; number: a digit or number word;
+    duration: a number with a time unit.
     """
     if kind is None:
         return True
@@ -471,8 +472,10 @@ def _question_sentences(question: str) -> list[str]:
             continue
         out.append(text)
         carry = ""
-    if carry:
-        out.append(carry) if not out else out.__setitem__(-1, f"{out[-1]} {carry}")
+    if carry and out:
+        out[-1] = f"{out[-1]} {carry}"
+    elif carry:
+        out.append(carry)
     return out
 
 
@@ -481,8 +484,8 @@ def question_parts(question: str) -> QuestionParts:
 
     The ask is the sentences from the first to the last with a question mark (all of a text without one), or the
     clause of the last one after ";", ":" or a dash that opens with a question word when what precedes it is a
-    statement of three words or more (not itself a wh-question); every other sentence is the situation. A one-sentence question
-    without such a clause is all ask: ``QuestionParts("", question)``.
+    statement of three words or more (not itself a wh-question); every other sentence is the situation. A
+    one-sentence question without such a clause is all ask: ``QuestionParts("", question)``.
     """
     text = question.strip()
     sentences = _question_sentences(text) if text else []
