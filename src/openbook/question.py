@@ -479,6 +479,7 @@ def _question_sentences(question: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=256)  # read by the answerer's weights and again by its features: split once
 def question_parts(question: str) -> QuestionParts:
     """The situation a question states and what it asks (see the module docstring).
 

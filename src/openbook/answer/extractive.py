@@ -317,6 +317,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     pool = []
     # each passage's sentences, read once (the cross-language check reuses them)
     passage_units: list[list[_Unit]] = [_units(p) for p in passages]
+    # an instruction aimed at a model (untrusted document text) is never quoted as an answer, in any language
+    suspect = {u.text for units in passage_units for u in units if looks_like_injection(u.text)}
     # a term a document defines ("Category A item means a standard loan: most printed books ...") governs the
     # rules below that use it ("Category A items are lent to undergraduates for 28 days"): such a sentence reads
     # with its definition's words as a subject it inherits, and the definition joins the answer as its hop
@@ -337,8 +339,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                         for text, subject in _procedures(units, analyzer, set(terms), headings,
                                                          p.chunk.section or "")]
         for sent, st, subject, steps, cells, frame in entries:
-            if looks_like_injection(sent):
-                continue  # an instruction aimed at a model (untrusted document text) is never quoted as an answer
+            if sent in suspect or (steps and looks_like_injection(sent)):
+                continue  # (a procedure quotes its steps whole: read once more)
             rule = governing(sent, [d for _, d in defined.get(p.chunk.doc_id, [])]) if not steps else None
             if rule is not None:
                 subject = subject | rule.body
@@ -402,7 +404,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     candidates.sort(key=lambda c: -c.score)
     candidates = _rule_over_definition(candidates, governed)
     # a passage in another language: its best sentence competes on dense evidence (answer/crosslingual.py)
-    readable = [[u.text for u in units if not looks_like_injection(u.text)] for units in passage_units]
+    readable = [[u.text for u in units if u.text not in suspect] for units in passage_units]
     cross = cross_sentence(question, language, passages, readable,
                            embed, embedder, kind, own=candidates[0].text if candidates else None,
                            shared=lambda s: coverage(terms, weights, set(analyzer.analyze_document(s)))) \
