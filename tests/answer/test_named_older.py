@@ -105,3 +105,11 @@ def test_a_document_calling_itself_outdated_names_nothing() -> None:
 def test_one_shared_word_is_no_name() -> None:
     texts = {"support": ["The old manual is outdated.", "Older material, including the Trash FAQ, says 30 days."]}
     assert named_as_older(TITLES, texts, Analyzer()) == {}
+
+
+def test_a_thing_named_by_a_few_words_of_a_long_title_is_not_the_document() -> None:
+    docs = {"news": ("IT news, March 2024", {"updated": "2024-03-01"}),
+            "guide": ("VPN Client Installation and Troubleshooting Guide for Windows", {"updated": "2023-05-01"})}
+    assert named_as_older(docs, {"news": ["The old VPN client is deprecated."]}, Analyzer()) == {}
+    assert named_as_older(docs, {"news": ["The VPN client troubleshooting guide for Windows is outdated."]},
+                          Analyzer()) == {"guide": "news"}

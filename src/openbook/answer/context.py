@@ -129,7 +129,7 @@ _CLAUSE_END_RE = re.compile(r"[.;:!?\n]\s|[;!?\n]|\.$")
 _SELF_RE = re.compile(r"^\W*(?:this|these|our|the\s+present|the\s+current)\b", re.I)
 NAME_MAX_CHARS = 120  # a name is looked for this far before or after its cue, within the clause
 NAME_MIN_WORDS = 2  # words of a name that must be words of the title it names (stop words aside)
-NAME_MIN_SHARE = 0.4  # and the share of the name's own words (stop words aside) they make
+NAME_MIN_SHARE = 0.4  # and this share of the name's words and of the title's (stop words aside)
 
 
 def named_as_older(docs: Mapping[str, tuple[str, Mapping[str, Any]]], texts: Mapping[str, Sequence[str]],
@@ -145,9 +145,11 @@ def named_as_older(docs: Mapping[str, tuple[str, Mapping[str, Any]]], texts: Map
     The name is the clause's text next to the cue, at most ``NAME_MAX_CHARS`` characters: before a cue, back to
     the nearest ``. ; : ! ?`` or line break; after one, up to the first comma or clause end. It names the title
     holding the most of its words (a word counts when one of its analyzer terms is one of the title's; stop
-    words aside): at least ``NAME_MIN_WORDS`` words, at least ``NAME_MIN_SHARE`` of the name's words, and
-    strictly more than any other title, the naming document's own included. A tie, a name starting with
-    "this / our / the current", or the naming document's own title names nothing ("this guide is outdated").
+    words aside): at least ``NAME_MIN_WORDS`` words, at least ``NAME_MIN_SHARE`` of the name's words and of the
+    title's ("the VPN client is deprecated" does not name "VPN Client Installation and Troubleshooting Guide for
+    Windows"), and strictly more than any other title, the naming document's own included. A tie, a name
+    starting with "this / our / the current", or the naming document's own title names nothing ("this guide is
+    outdated").
 
     Dates decide who may say it: the naming document must be dated (``updated``, from front matter or a
     labelled date in its text) and the named one must not be dated later. An undated text calling something
@@ -163,7 +165,7 @@ def named_as_older(docs: Mapping[str, tuple[str, Mapping[str, Any]]], texts: Map
         older doc id -> naming doc id; each older document at most once (the first naming document, in
         ``texts`` order).
     """
-    titles = {d: set(analyzer.analyze(title)) for d, (title, _) in docs.items() if title}
+    titles = {d: _words(title, analyzer) for d, (title, _) in docs.items() if title}
     out: dict[str, str] = {}
     for newer, chunks in texts.items():
         mine = str(docs.get(newer, ("", {}))[1].get("updated") or "")
@@ -196,19 +198,26 @@ def _older_names(text: str) -> list[str]:
     return [n.strip() for n in names if n.strip() and not _SELF_RE.match(n)]
 
 
-def _title_named(name: str, titles: Mapping[str, set[str]], analyzer: Analyzer) -> str | None:
+def _title_named(name: str, titles: Mapping[str, list[frozenset[str]]], analyzer: Analyzer) -> str | None:
     """The doc id whose title ``name`` names clearly (see ``named_as_older``), or None.
 
     Words are counted, not terms: "v1.3" or "sign-in" gives several analyzer terms but is one word of a name."""
-    words = [t for t in (frozenset(analyzer.analyze(w)) for w in name.split()) if t and not t <= ENGLISH_STOP_WORDS]
+    words = _words(name, analyzer)
     if not words:
         return None
-    ranked = sorted(((sum(1 for w in words if w & t), d) for d, t in titles.items()), reverse=True)
-    if not ranked:
+    said = frozenset().union(*words)
+    ranked = []
+    for doc, title in titles.items():
+        held = frozenset().union(*title) if title else frozenset()
+        shared = sum(1 for w in words if w & held)
+        ranked.append((shared, shared >= NAME_MIN_WORDS and shared >= NAME_MIN_SHARE * len(words) and
+                       sum(1 for t in title if t & said) >= NAME_MIN_SHARE * len(title), doc))
+    ranked.sort(key=lambda x: x[0], reverse=True)
+    if not ranked or not ranked[0][1] or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
         return None
-    best, doc = ranked[0]
-    if best < NAME_MIN_WORDS or best < NAME_MIN_SHARE * len(words):
-        return None
-    if len(ranked) > 1 and ranked[1][0] == best:
-        return None
-    return doc
+    return ranked[0][2]
+
+
+def _words(text: str, analyzer: Analyzer) -> list[frozenset[str]]:
+    """The analyzer terms of each whitespace-separated word of ``text``, stop words and punctuation left out."""
+    return [t for t in (frozenset(analyzer.analyze(w)) for w in text.split()) if t and not t <= ENGLISH_STOP_WORDS]
