@@ -23,8 +23,9 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
     naming a title family of two words or more (``supersedes_text``, read at ingest by
     ``openbook.dates``; never by doc id, and never a document with a later ``updated`` date), or
     when both share a title family (the title without version marks such as "v2", "1.3", "(draft)" and without
-    a trailing "| Site name") and it has the later ``updated`` date. Runs in
-    about linear time, so the store records the links for the whole corpus at ingest.
+    a trailing "| Site name") and it has the later ``updated`` date, or, when the two are not both dated, the
+    higher version number in its title ("Leave policy v2" over "Leave policy v1", "version 1.3" over "version
+    1.2"). Runs in about linear time, so the store records the links for the whole corpus at ingest.
     """
     out: dict[str, str] = {}
     by_title: dict[str, list[str]] = {}
@@ -59,12 +60,13 @@ def version_links(docs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str
             for older in targets - {newer}:
                 out[older] = newer
     for members in by_family.values():
-        numbered = [(_version_number(docs[d][0]), d) for d in members if not docs[d][1].get("updated")]
-        numbered = [x for x in numbered if x[0] is not None]
+        numbered = [(v, d) for v, d in ((_version_number(docs[d][0]), d) for d in members) if v is not None]
         if len(numbered) >= 2:
             top_version, top_doc = max(numbered)
+            top_dated = bool(docs[top_doc][1].get("updated"))
             for version, d in numbered:
-                if version < top_version and d not in out:
+                # "v1" beside "v2": the number orders them unless both are dated (then the dates below do)
+                if version < top_version and d not in out and not (top_dated and docs[d][1].get("updated")):
                     out[d] = top_doc
         dated = [(str(docs[d][1].get("updated") or ""), d) for d in members]
         dated = [x for x in dated if x[0]]

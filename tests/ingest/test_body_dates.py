@@ -80,3 +80,13 @@ def test_a_version_number_does_not_end_what_is_superseded() -> None:
     assert said == {"supersedes_text": "the Parking Policy of March 2025 (version 1.0) and applies from 1 April 2026"}
     assert body_metadata("Supersedes: Install guide 2.3.1. Read it first.", {}) == {
         "supersedes_text": "Install guide 2.3.1"}
+
+
+def test_a_version_number_orders_a_family_when_only_one_of_two_is_dated() -> None:
+    # "v2" beside "v1" is the newer whichever of the two carries a date; two dates still decide between them
+    assert version_links({"a": ("Leave policy v1", {}), "b": ("Leave policy v2", {"updated": "2024-01-01"})}) == {
+        "a": "b"}
+    assert version_links({"a": ("Leave policy v1", {"updated": "2023-01-01"}), "b": ("Leave policy v2", {})}) == {
+        "a": "b"}
+    assert version_links({"a": ("Leave policy v1", {"updated": "2024-06-01"}),
+                          "b": ("Leave policy v2", {"updated": "2024-01-01"})}) == {"b": "a"}

@@ -306,7 +306,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     kind = expected_answer_type(question)
     notes: list[str] = []
 
-    older = superseded_docs(passages, versions)
+    older = superseded_docs(passages, versions, analyzer)
     # a number the question states on its own ("Debian 12") must be a number on its own in the sentence; one
     # inside a code of the question ("E-2043", "SL-TEAM-700") is matched inside the code
     numbers = {t for t in terms if t.isdigit()} & _standalone_numbers(question)
