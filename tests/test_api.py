@@ -18,6 +18,7 @@ from openbook.config import Config
 from dataclasses import replace
 
 from openbook.errors import QueryError, StoreError, StoreVersionError
+from openbook.store import Visibility
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -114,6 +115,31 @@ def test_filters_and_roles_apply_before_top_k(tmp_path, docs):
         assert e.search("days", where=["author=Bob"]) == []
         # the hidden document never takes a slot of the top k
         assert len(e.search("days", k=1, where=["updated<2024-01-01"])) == 1
+
+
+def test_stats_count_only_what_the_roles_may_search(tmp_path, docs, monkeypatch):
+    write(docs, "board.md", "---\ntitle: Board minutes\nacl: [staff, finance]\n---\n" + "\n\n".join(
+        f"## Meeting {i}\n\n" + " ".join(f"The board discussed item {i}-{j} at length." for j in range(60))
+        for i in range(4)))
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+
+        def searchable(roles: list[str]) -> tuple[int, int]:
+            every_term = [[(t, 1.0) for t in e.store.vocabulary()]]  # every chunk holds one of them
+            hits = e.store.bm25_top_k(every_term, 10_000, Visibility.of(roles=roles))[0]
+            return len({h.doc_id for h in hits}), len(hits)
+
+        def listing(*args, **kwargs):
+            raise AssertionError("stats must count with a store query, not by listing documents")
+
+        monkeypatch.setattr(e.store, "document_rows", listing)
+        for roles in ([], ["finance"], ["STAFF"], ["staff", "finance"]):
+            stats = e.stats(roles=roles)
+            assert (stats["documents"], stats["chunks"]) == searchable(roles)
+            assert (stats["manifest"]["documents"], stats["manifest"]["rows"]) == searchable(roles)
+        public, admin = e.stats(roles=[]), e.stats()  # None: the local administrator (`openbook stats`) sees all
+        assert (admin["documents"], admin["chunks"]) == e.store.count() == (4, admin["manifest"]["rows"])
+        assert public["documents"] == 2 and public["chunks"] < admin["chunks"] - 1  # board.md has several chunks
 
 
 def test_ask_cites_or_refuses(tmp_path, docs):

@@ -299,13 +299,14 @@ class Engine:
         embedded store: ``generation``, ``index_format``).
 
         Args:
-            roles: None (a local administrator) counts every document; a role list (empty: public documents
-                only) counts the documents and chunks those roles may see, as ``documents(roles=...)`` lists them.
+            roles: None (a local administrator: ``openbook stats``) counts every document and chunk; a role list
+                (empty: public documents only) counts only the documents those roles may see and their chunks
+                (``Store.count(roles)``, a query the store answers), and the manifest's counts (``rows``,
+                ``documents``) are replaced by these, so no number tells how much is hidden.
         """
-        if roles is None:
-            docs, chunks = self.store.count()
-        else:
-            visible = self.documents(roles=roles)
-            docs, chunks = len(visible), sum(d["chunks"] for d in visible)
+        docs, chunks = self.store.count(None if roles is None else tuple(roles))
         info = self.store.info()
+        if roles is not None and info.get("manifest") is not None:
+            visible = {"rows": chunks, "documents": docs}  # the manifest's counts include hidden documents
+            info["manifest"] = {k: visible.get(k, v) for k, v in info["manifest"].items()}
         return {"store": info["location"], "documents": docs, "chunks": chunks, **info}

@@ -3,7 +3,7 @@
 Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imports the other for it):
 
 - **Language** (``question_language``): "ja" with kana, "zh" with Han characters, "ko", "ru", "ar", "th" ...
-  for a question mostly in another script (``script_language``, the ``regex`` module's script properties), and
+  for a question mostly in another script (``script_language``; the scripts are ``openbook.scripts``), and
   for Latin script "de", "fr", "es", "it", "pt" or "nl" when py3langid is sure enough (``latin_language``),
   else "en".
 - **Identifiers** (``identifiers``): ticket-shaped codes such as SKY-5120 or CVE-2024-3094 (capitals, hyphen-joined
@@ -61,27 +61,14 @@ from typing import Any
 
 import regex
 
+from .scripts import HAN, HANGUL, KANA, LATIN, OTHER_SCRIPTS
+
 __all__ = ["question_language", "script_language", "latin_language", "LATIN_LANGUAGES", "identifiers",
            "asked_value", "states_value", "ANSWER_TYPES", "expected_answer_type", "has_answer_type", "expected_unit",
            "states_unit", "QuestionParts", "question_parts"]
 
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_SCRIPTS: tuple[tuple[str, regex.Pattern[str]], ...] = (
-    ("ko", regex.compile(r"\p{Script=Hangul}")),
-    ("ru", regex.compile(r"\p{Script=Cyrillic}")),
-    ("ar", regex.compile(r"\p{Script=Arabic}")),
-    ("he", regex.compile(r"\p{Script=Hebrew}")),
-    ("el", regex.compile(r"\p{Script=Greek}")),
-    ("hi", regex.compile(r"\p{Script=Devanagari}")),
-    ("th", regex.compile(r"\p{Script=Thai}")),
-)
-"""Scripts other than Latin, Han and kana, each with the language its text is taken to be in: Hangul Korean,
-Cyrillic Russian (Ukrainian with і, ї, є or ґ: ``_UKRAINIAN``), Arabic script Arabic (Persian and Urdu too),
-Hebrew, Greek, Devanagari Hindi (Marathi and Nepali too), Thai."""
 _UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
 _LETTER = regex.compile(r"[^\W\d_]")
-_LATIN = regex.compile(r"\p{Script=Latin}")
 
 LATIN_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl")
 """The Latin-script languages told apart (py3langid's bundled langid.py model, restricted to these)."""
@@ -123,13 +110,14 @@ def latin_language(text: str) -> str:
 
 
 def script_language(text: str) -> tuple[str, int]:
-    """The language of the non-Latin, non-CJK script with the most letters in ``text`` (``_SCRIPTS``) and its
+    """The language of the non-Latin, non-CJK script with the most letters in ``text``
+    (``openbook.scripts.OTHER_SCRIPTS``, the first on a tie; Cyrillic with і, ї, є or ґ is Ukrainian) and its
     letter count; ``("en", 0)`` when there is none."""
     best, count = "en", 0
-    for lang, pattern in _SCRIPTS:
-        n = len(pattern.findall(text))
+    for script in OTHER_SCRIPTS:
+        n = script.count(text)
         if n > count:
-            best, count = lang, n
+            best, count = str(script.language), n
     if best == "ru" and _UKRAINIAN.search(text):
         best = "uk"
     return best, count
@@ -141,17 +129,17 @@ def question_language(text: str) -> str:
     script that makes at least a third of its letters (``script_language``: ``"ru"``, ``"ar"``, ``"th"`` ...;
     each a key of ``REFUSALS``), else for Latin script the language py3langid tells with confidence
     (``latin_language``: ``"de"``, ``"fr"``, ``"es"``, ``"it"``, ``"pt"``, ``"nl"``), else ``"en"``."""
-    if _KANA.search(text):
+    if KANA.pattern.search(text):
         return "ja"
     lang, count = script_language(text)
     third = count > 0 and count * 3 >= len(_LETTER.findall(text))
-    if lang == "ko" and third:
+    if lang == HANGUL.language and third:
         return "ko"
-    if _HAN.search(text):
+    if HAN.pattern.search(text):
         return "zh"
     if third:
         return lang
-    return latin_language(text) if _LATIN.search(text) else "en"
+    return latin_language(text) if LATIN.pattern.search(text) else "en"
 
 
 # ---------------------------------------------------------------------- identifiers

@@ -85,3 +85,13 @@ def test_inline_html_keeps_word_boundaries():
     assert "| mode | eco turbo |" in text
     assert "- one\n- two" in text
     assert "## Limits" in text and "gamma delta epsilon" in text
+
+
+def test_indented_code_becomes_a_fenced_block():
+    from openbook.ingest.markdown import clean_markdown
+
+    body = ("A log line:\n\n    2024-03-01 ERROR sync failed.\n\n        retrying.\n\nAfter it.\n\n"
+            "1. Step one\n\n    More of step one.\n2. Step two\n")
+    assert clean_markdown(body) == ("A log line:\n\n```\n2024-03-01 ERROR sync failed.\n\n    retrying.\n```\n\n"
+                                    "After it.\n\n1. Step one\n\n    More of step one.\n2. Step two")
+    assert clean_markdown("Para\n    continued, not code") == "Para\n    continued, not code"

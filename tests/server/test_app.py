@@ -34,13 +34,23 @@ def test_health_stats_and_openapi(served):
 
 def test_stats_counts_only_what_the_caller_may_see(served):
     # documents under an access list the caller lacks are not counted (their number is no one else's business)
+    # and no other number (the manifest's rows and documents) tells it either: each equals what they can search
+    from openbook.store import Visibility, open_store
+
+    store = open_store(str(served.store))
+    every_term = [[(t, 1.0) for t in store.vocabulary()]]  # every chunk holds one of them
     counts = {}
-    for who in ("public", "staff", "finance", "admin"):
+    for who, roles in (("public", []), ("staff", ["staff"]), ("finance", ["finance"]),
+                       ("admin", ["staff", "finance"])):
         with client(served, who) as c:
             stats = c.get("/v1/stats").json()
             listed = c.get("/v1/documents").json()["documents"]
         assert stats["documents"] == len(listed) and stats["chunks"] == sum(d["chunks"] for d in listed)
+        searchable = store.bm25_top_k(every_term, 10_000, Visibility.of(roles=roles))[0]
+        assert (stats["documents"], stats["chunks"]) == (len({h.doc_id for h in searchable}), len(searchable))
+        assert (stats["manifest"]["documents"], stats["manifest"]["rows"]) == (stats["documents"], stats["chunks"])
         counts[who] = {d["doc_id"] for d in listed}
+    store.close()
     assert "staff/parking.md" not in counts["public"] and "finance/budget.md" not in counts["staff"]
     assert counts["public"] < counts["staff"] < counts["admin"] and "finance/budget.md" in counts["finance"]
 

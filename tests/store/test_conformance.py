@@ -387,6 +387,20 @@ def test_access_rule_on_roles(filled, corpus):
     assert top.doc_id != by_index[0] and top.doc_id in public
 
 
+@pytest.mark.parametrize("roles", [None, [], ["staff"], ["LEGAL"], ["finance", "legal"], ["nobody"]])
+def test_counts_are_of_what_the_roles_may_search(filled, corpus, roles):
+    # a count given to a caller must not tell how much is hidden from them: it equals what they can search
+    visibility = Visibility() if roles is None else Visibility.of(roles=roles)
+    allowed = {d.doc_id for d, _, _ in corpus} if roles is None else visible_docs(filled, visibility)
+    every_term = [[(t, 1.0) for t in filled.vocabulary()]]  # every chunk holds one of them
+    searchable = filled.bm25_top_k(every_term, 10_000, visibility)[0] if roles is not None else \
+        filled.bm25_top_k(every_term, 10_000, Visibility.of(roles=["staff", "finance", "legal"]))[0]
+    assert filled.count(roles) == (len(allowed), sum(len(cs) for d, cs, _ in corpus if d.doc_id in allowed))
+    assert filled.count(roles) == (len({h.doc_id for h in searchable}), len(searchable))
+    if roles == []:
+        assert filled.count(roles)[0] < filled.count()[0]  # the corpus has hidden documents
+
+
 def cosine_reference(corpus, qv: np.ndarray, allowed: set[str]) -> dict[str, float]:
     chunks, vecs = _table(corpus)[3:]
     q = qv.astype(np.float64) / max(np.linalg.norm(qv), 1e-12)

@@ -64,6 +64,7 @@ bridge, a comparison the question names, a definition, or a shared name).
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
@@ -297,7 +298,10 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         return refusal
     weights = term_weights(terms, stats)
     # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
-    passage_terms = [set(analyzer.analyze_document(p.chunk.indexed_text(context=False))) for p in passages]
+    # and for a question asking a fact, not on its code blocks (a config file's keys state nothing: ``_units``)
+    how_to = bool(_HOW_TO_RE.search(question))
+    passage_terms = [set(analyzer.analyze_document(_without_code(p.chunk.indexed_text(context=False), how_to)))
+                     for p in passages]
     # a scenario question's situation ("A customer deleted a folder three weeks ago ...") chooses the sentence
     # with all its words, but answerability reads them at SITUATION_WEIGHT: the answer need not repeat them all
     judged = scenario_weights(question, terms, weights, analyzer, stats.vocabulary())
@@ -312,11 +316,12 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     numbers = {t for t in terms if t.isdigit()} & _standalone_numbers(question)
     question_terms = set(analyzer.analyze(question))
     focus = _focus_terms(question, analyzer) & set(terms) if kind is not None else set()
-    how_to = bool(_HOW_TO_RE.search(question))
     asked_year = _asked_year(question)
     pool = []
     # each passage's sentences, read once (the cross-language check reuses them)
-    passage_units: list[list[_Unit]] = [_units(p) for p in passages]
+    # a code block (a config file, a log) answers only a how-to question: a command it presents is a way to do
+    # something, while the words a question asking a fact shares with a code line make no statement of it
+    passage_units: list[list[_Unit]] = [[u for u in _units(p) if how_to or not u.code] for p in passages]
     # an instruction aimed at a model (untrusted document text) is never quoted as an answer, in any language
     suspect = {u.text for units in passage_units for u in units if looks_like_injection(u.text)}
     # a term a document defines ("Category A item means a standard loan: most printed books ...") governs the
@@ -1127,6 +1132,33 @@ class _Unit:
     cells: tuple[tuple[str, str], ...] = ()  # a table row's (header, value) pairs, in column order
     number: int | None = None  # an ordered list item's own number ("3. Open ..." -> 3), None otherwise
     columns: tuple[str, ...] = ()  # a table row's table header, every column (also those the row leaves empty)
+    code: bool = False  # a fenced code block, whole: its lines as written, without the fences
+
+
+_CODE_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})\s*([^`\s]*)")
+
+
+def _closes(line: re.Match[str] | None, fence: str) -> bool:
+    """Whether a fence line (``_CODE_FENCE_RE``'s match) closes the block ``fence`` opened: as many or more of
+    the same character, and no info string."""
+    return line is not None and line[1][0] == fence[0] and len(line[1]) >= len(fence) and not line[2]
+
+
+def _without_code(text: str, keep: bool = False) -> str:
+    """``text`` without its fenced code blocks, fences included, as ``_units`` reads them (``keep``: unchanged)."""
+    if keep or ("```" not in text and "~~~" not in text):
+        return text
+    kept: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        m = _CODE_FENCE_RE.match(line)
+        if fence:
+            fence = "" if _closes(m, fence) else fence
+        elif m:
+            fence = m[1]
+        else:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 _LIST_ITEM_RE = re.compile(r"^(\s*)(?:[-*+•]|(\d{1,3})[.)])\s+")
@@ -1137,7 +1169,10 @@ def _units(p: Passage) -> list[_Unit]:
     """Sentences of a passage, in order. A table row becomes ``header: value; ...`` so it reads on its own; a
     markdown list item and a line that opens with a bold label (``**Standard limit:** 600 ...``) start a
     sentence of their own even without sentence punctuation before them; a heading inside the passage is no
-    sentence but the subject of the sentences under it."""
+    sentence but the subject of the sentences under it. A fenced code block (```` ``` ```` or ``~~~``; the Markdown
+    loader fences indented code too) is one unit marked ``code``, its lines kept as written: never cut into
+    sentences at its periods, its ``#`` comments no headings; inside a list it belongs to the step above it.
+    A block the passage does not close runs to the passage's end."""
     out: list[_Unit] = []
     header: list[str] | None = None
     heading = ""
@@ -1162,8 +1197,32 @@ def _units(p: Passage) -> list[_Unit]:
                                          number=number if block_run >= 0 else None))
             block.clear()
 
+    code: list[str] | None = None  # the lines of the open code block
+    fence = ""  # its opening fence ("```", "~~~~"): it closes on a line of at least as many of that character
+    code_run = -1
+
+    def close_code() -> None:
+        text = textwrap.dedent("\n".join(line.rstrip() for line in code or [])).strip("\n")
+        for piece in _cap(text) if text.strip() else []:
+            out.append(_Unit(piece, heading, code_run, step if code_run >= 0 else 0,
+                             number=number if code_run >= 0 else None, code=True))
+
     for line in p.chunk.text.split("\n"):
         stripped = line.strip()
+        opening = _CODE_FENCE_RE.match(line)
+        if code is not None:
+            if _closes(opening, fence):
+                close_code()
+                code = None
+            else:
+                code.append(line)
+            continue
+        if opening:
+            flush()
+            # (a block in a list is part of the step above it, however it is indented)
+            block_run = code_run = block_run if in_list else -1
+            code, fence = [], opening[1]
+            continue
         if stripped.startswith("|"):
             flush()
             in_list, block_run = False, -1
@@ -1204,4 +1263,6 @@ def _units(p: Passage) -> list[_Unit]:
             in_list, block_run = False, -1
         block.append(line)
     flush()
+    if code is not None:
+        close_code()
     return out

@@ -29,7 +29,7 @@ RESERVED_KEYS = frozenset(
 ACCESS_KEYS = frozenset({"acl", "acls", "allowed_roles"})
 
 _ID_PREFIX = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[-_ ]+|(?:[A-Za-z]{1,5}[-_])?\d{2,}[-_ ]+(?=\D))")
-_BLANK_RUN = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
+_BLANK_RUN = re.compile(r"\n(?:[ \t]*\n)+")  # (not the indent of the line after: code keeps it)
 
 
 def _jsonable(value: Any) -> Any:
@@ -173,7 +173,8 @@ def path_text(text: str) -> str:
 
 
 def tidy(text: str) -> str:
-    """Strip trailing spaces per line, collapse runs of blank lines to one, strip the ends."""
+    """Strip trailing spaces per line, collapse runs of blank lines to one (the next line keeps its indent: an
+    indented code line), strip the ends."""
     text = "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     return _BLANK_RUN.sub("\n\n", text).strip()
 

@@ -3,7 +3,8 @@
 Front matter: YAML, TOML, JSON, a Pandoc title block or MultiMarkdown metadata (see ``frontmatter``); a
 block that cannot be parsed, or a malformed ``acl``, refuses the file rather than publish it.
 
-Cleaning (outside fenced code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
+Indented code blocks (four spaces or a tab, after a blank line, outside lists) become fenced blocks.
+Cleaning (outside code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
 ``[text](url)`` and ``[text][ref]`` -> ``text``; reference definitions (``[ref]: url``) dropped; ``<url>``
 autolinks -> ``url``; raw HTML tables rendered as pipe tables, ``<h1>``..``<h6>`` as ``#`` headings, other raw
 HTML tags removed with their text kept: inline tags (``<b>``, ``<span>``) leave nothing, ``<br>`` a line break,
@@ -138,20 +139,59 @@ def _piped(line: str) -> str:
     return f"| {body} |"
 
 
+_INDENTED = re.compile(r"^(?: {4}|\t)(?=[ \t]*\S)")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
+
+
+def _indented_code(lines: list[str], i: int, prose: list[str]) -> int:
+    """The end (exclusive) of the indented code block starting at ``lines[i]``, or ``i`` when none starts there.
+
+    As in CommonMark: lines indented by four spaces or a tab, blank lines between them included, after a blank
+    line (an indented line cannot interrupt a paragraph) and not inside a list (after a list item or an indented
+    line, indentation continues the item)."""
+    if not _INDENTED.match(lines[i]) or (prose and prose[-1].strip()):
+        return i
+    before = next((p for p in reversed(prose) if p.strip()), "")
+    if _LIST_ITEM.match(before) or before[:1] in (" ", "\t"):
+        return i
+    end = j = i
+    while j < len(lines) and (not lines[j].strip() or _INDENTED.match(lines[j])):
+        j += 1
+        end = j if lines[j - 1].strip() else end
+    return end
+
+
+def _fenced(code: list[str]) -> list[str]:
+    """Indented code lines as a fenced block, each line without its four columns of indentation."""
+    body = [line[1:] if line.startswith("\t") else line[4:] for line in code]
+    fence = "~~~~" if any(_FENCE.match(line) for line in body) else "```"
+    return [fence, *body, fence]
+
+
 def clean_markdown(body: str) -> str:
-    """Markdown body -> openbook text: links/images to text, comments and HTML tags removed (code kept)."""
+    """Markdown body -> openbook text: links/images to text, comments and HTML tags removed (code kept;
+    indented code blocks become fenced ones, so that the chunker and the answerer see one kind of code block)."""
     body = _COMMENT.sub("", body.replace("\r\n", "\n"))
     out: list[str] = []
     prose: list[str] = []
     fence: str | None = None
-    for line in body.split("\n"):
+    lines = body.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
         m = _FENCE.match(line)
         if fence is None:
-            if m:
+            end = _indented_code(lines, i - 1, prose)
+            if m or end > i - 1:
                 out.append(_clean_prose("\n".join(prose)))
                 prose = []
+            if m:
                 fence = m[1]
                 out.append(line)
+            elif end > i - 1:
+                out.extend(_fenced(lines[i - 1:end]))
+                i = end
             else:
                 prose.append(line)
         else:

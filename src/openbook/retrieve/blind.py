@@ -14,19 +14,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import regex
-
-from ..question import _LATIN, _SCRIPTS
+from ..scripts import FAMILIES, family_of
 from ..types import Hit
 
-SCRIPT_FAMILIES: tuple[tuple[str, regex.Pattern[str]], ...] = (
-    ("latin", _LATIN),
-    ("cjk", regex.compile(r"[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]")),
-    *_SCRIPTS,
-)
-"""The script families the BM25 analyzer reads apart: Latin, CJK (Han and kana, both cut into character
-bigrams, so a Chinese query can match Japanese text) and each script of ``openbook.question._SCRIPTS``
-(Hangul, Cyrillic, Arabic, Hebrew, Greek, Devanagari, Thai)."""
+SCRIPT_FAMILIES = FAMILIES
+"""The script families the BM25 analyzer reads apart (``openbook.scripts.FAMILIES``): Latin, CJK (Han and kana,
+both cut into character bigrams, so a Chinese query can match Japanese text) and each other script of
+``openbook.scripts.OTHER_SCRIPTS`` (Hangul, Cyrillic, Arabic, Hebrew, Greek, Devanagari, Thai)."""
 
 MAX_DENSE_RANK = 3
 """Only a chunk the dense leg ranks among its first ``MAX_DENSE_RANK`` is imputed: across languages the cosines
@@ -45,9 +39,7 @@ def scripts(text: str) -> set[str]:
 
 def main_script(text: str) -> str | None:
     """The script family with the most letters in ``text[:SAMPLE_CHARS]``; None when it has none of them."""
-    sample = text[:SAMPLE_CHARS]
-    n, name = max((len(pattern.findall(sample)), name) for name, pattern in SCRIPT_FAMILIES)
-    return name if n else None
+    return family_of(text[:SAMPLE_CHARS])
 
 
 def blind_chunks(query: str, hits: Sequence[Hit]) -> set[str]:

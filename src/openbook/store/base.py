@@ -268,8 +268,11 @@ class Store(Protocol):
         """Every stored document by id (no text)."""
         ...
 
-    def count(self) -> tuple[int, int]:
-        """``(documents, chunks)`` stored."""
+    def count(self, roles: Sequence[str] | None = None) -> tuple[int, int]:
+        """``(documents, chunks)`` stored: every one for ``roles`` None (a local administrator); for a role list
+        (empty: a caller with no role) only the documents those roles may see under the access rule
+        (``Visibility(roles).allows``: no ``acl`` or one of its roles) and their chunks, counted by a query
+        the backend answers (no listing of documents), so that a count never reveals what is hidden."""
         ...
 
     def put_document(self, doc: Document, root: str, chunks: Sequence[Chunk], digest: str) -> None:

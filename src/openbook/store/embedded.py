@@ -43,7 +43,7 @@ import filelock
 import numpy as np
 
 from ..errors import StoreError, StoreVersionError
-from ..retrieve.filters import acl_roles
+from ..retrieve.filters import access_allows, acl_roles
 from ..types import Chunk, Document, Hit
 from .base import empty_store_error, write_transaction
 from .base import CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource, Visibility
@@ -111,6 +111,7 @@ class EmbeddedStore:
         self._snapshots = 0  # depth of open ``snapshot()`` blocks
         self._pinned: int | None = None  # the generation the outermost snapshot reads
         self._has_contexts: bool | None = None  # chunk_contexts table present; None: not checked yet
+        conn.create_function("openbook_access", 2, _sql_access, deterministic=True)  # the access rule, for count
 
     @property
     def location(self) -> str:
@@ -534,10 +535,18 @@ class EmbeddedStore:
         rows = self.conn.execute("SELECT doc_id, source, root, content_hash FROM documents")
         return {r[0]: StoredDocument(*r) for r in rows}
 
-    def count(self) -> tuple[int, int]:
-        """(documents, chunks) stored."""
-        d = self.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-        c = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    def count(self, roles: Sequence[str] | None = None) -> tuple[int, int]:
+        """(documents, chunks) stored; with ``roles``, only those the roles may see (one SQL query: the access
+        rule runs inside SQLite on each document's ``acl``, as the index's ``acl.json`` holds it)."""
+        if roles is None:
+            d = self.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+            c = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            return int(d), int(c)
+        d, c = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM((SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id)), 0) "
+            "FROM documents d WHERE json_extract(d.metadata, '$.acl') IS NULL "
+            "OR openbook_access(json_extract(d.metadata, '$.acl'), ?)",
+            (json.dumps(list(roles)),)).fetchone()
         return int(d), int(c)
 
     def put_document(self, doc: Document, root: str, chunks: Sequence[Chunk], digest: str) -> None:
@@ -596,11 +605,7 @@ class EmbeddedStore:
                                  "WHERE json_extract(metadata, '$.acl') IS NOT NULL")
         out: dict[str, list[str]] = {}
         for doc_id, raw in rows:
-            try:
-                acl = json.loads(raw) if isinstance(raw, str) and raw.startswith("[") else raw
-            except ValueError:
-                acl = raw
-            roles = acl_roles(acl)
+            roles = acl_roles(_stored_acl(raw))
             if roles:
                 out[doc_id] = list(roles)
         return out
@@ -684,6 +689,19 @@ class EmbeddedStore:
                                   headings=tuple(json.loads(r[3])), start=r[4], end=r[5], page=r[6],
                                   metadata=meta, context=r[9] or "")
         return out
+
+
+def _stored_acl(raw: Any) -> Any:
+    """A document's ``acl`` as SQLite's ``json_extract(metadata, '$.acl')`` returns it (a list as JSON text)."""
+    try:
+        return json.loads(raw) if isinstance(raw, str) and raw.startswith("[") else raw
+    except ValueError:
+        return raw
+
+
+def _sql_access(raw: Any, roles_json: str) -> bool:
+    """``openbook_access(acl, roles)`` inside SQLite: ``access_allows`` on a stored ``acl`` and a JSON role list."""
+    return access_allows(_stored_acl(raw), json.loads(roles_json))
 
 
 def _connect_read_only(db: Path) -> sqlite3.Connection:

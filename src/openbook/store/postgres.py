@@ -490,11 +490,19 @@ class PostgresStore:
         rows = self.conn.execute("SELECT doc_id, source, root, content_hash FROM documents")
         return {r[0]: StoredDocument(*r) for r in rows}
 
-    def count(self) -> tuple[int, int]:
+    def count(self, roles: Sequence[str] | None = None) -> tuple[int, int]:
+        """(documents, chunks) stored; with ``roles``, only those the roles may see (the access rule on
+        ``documents.acl`` in SQL, as searches apply it)."""
         self._flush(read=True)
         with self.snapshot():
-            d = self.conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-            c = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            if roles is None:
+                d = self.conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+                c = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+                return int(d), int(c)
+            d, c = self.conn.execute(
+                "SELECT count(*), COALESCE(sum((SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id)), 0) "
+                "FROM documents d WHERE cardinality(d.acl) = 0 OR d.acl && %s::text[]",
+                (sorted({r.casefold() for r in roles}),)).fetchone()
         return int(d), int(c)
 
     def put_document(self, doc: Document, root: str, chunks: Sequence[Chunk], digest: str) -> None:

@@ -1,0 +1,114 @@
+"""Code blocks in the offline answerer (answer/extractive.py ``_units``): a fenced block (and an indented one,
+which the Markdown loader fences) is one unit, kept whole, never cut into sentences at its periods nor read as
+headings at its ``#`` comments; it answers a how-to question, and never a question asking a fact, however many
+words a config snippet or a log line shares with it. On a small real BM25 store of hand-written Markdown."""
+
+from __future__ import annotations
+
+import pytest
+
+from openbook.api import Engine
+from openbook.answer.extractive import _units
+from openbook.types import Chunk, Hit, Passage
+
+from helpers.stores import bm25_engine
+
+GUIDE = """---
+title: Fernwick client guide
+---
+# Installing Fernwick
+
+To install the Fernwick client, run the following command in a terminal:
+
+```bash
+# install from the package index
+pip install fernwick-client==2.4.1
+fernwick --version
+```
+
+Then sign in with the login command. The installer needs Python 3.10 or later.
+
+## Configuration
+
+The client reads its settings from the file config.toml in your home folder. A typical file looks like this:
+
+~~~toml
+[network]
+listen_port = 8443
+proxy_server = "proxy.fernwick.example"
+~~~
+
+The sync interval defaults to 10 minutes. You can change it in the settings.
+
+## Troubleshooting
+
+When a sync fails, the client writes a line to its log file, for example:
+
+    2024-03-01 12:00:03 ERROR sync failed. storage quota exceeded for user ana. quota 15 GB.
+    2024-03-01 12:00:04 INFO retrying in 60 seconds.
+
+Check your plan on the account page.
+"""
+
+SETUP = """# Set up the Fernwick server
+
+1. Download the server package.
+2. Create the service account:
+
+   ```
+   sudo useradd --system fernwick
+   ```
+
+3. Start the service.
+"""
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> Engine:
+    e = bm25_engine(tmp_path_factory.mktemp("code"), {"guide.md": GUIDE, "setup.md": SETUP,
+                                                       "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"})
+    yield e
+    e.close()
+
+
+def test_a_how_to_question_quotes_the_command_block_whole(engine: Engine) -> None:
+    answer = engine.ask("How do I install the Fernwick client?")
+    assert not answer.refused
+    assert "# install from the package index\npip install fernwick-client==2.4.1\nfernwick --version" in answer.text
+    assert "```" not in answer.text
+
+
+@pytest.mark.parametrize("question, code", [
+    ("What port does the Fernwick client listen on?", "8443"),  # only the config snippet states it
+    ("Which proxy server does the client use?", "proxy.fernwick.example"),
+    ("What is the storage quota?", "15 GB"),  # only a log line (an indented block) states it
+    ("How long does the client wait before retrying a failed sync?", "60 seconds"),
+])
+def test_a_question_asking_a_fact_is_never_answered_by_a_code_line(engine: Engine, question: str,
+                                                                   code: str) -> None:
+    answer = engine.ask(question)
+    assert code not in answer.text and "listen_port" not in answer.text and "ERROR" not in answer.text
+
+
+def test_prose_next_to_a_config_snippet_still_answers(engine: Engine) -> None:
+    answer = engine.ask("What is the default sync interval?")
+    assert answer.text.startswith("The sync interval defaults to 10 minutes.")
+
+
+def test_a_code_block_in_a_step_belongs_to_the_step(engine: Engine) -> None:
+    answer = engine.ask("How do I set up the Fernwick server?")
+    assert "2. Create the service account: sudo useradd --system fernwick 3. Start the service." in \
+        " ".join(answer.text.split())
+
+
+def _passage(text: str) -> Passage:
+    chunk = Chunk(chunk_id="c1", doc_id="d.md", text=text, title="Guide", headings=(), start=0, end=len(text))
+    return Passage(n=1, hit=Hit(chunk_id="c1", doc_id="d.md", score=1.0, legs={}, chunk=chunk))
+
+
+def test_units_keep_a_block_whole_with_its_comments_and_periods() -> None:
+    units = _units(_passage("Run this:\n\n```sh\n# fetch v2.4.1. then check.\nfetch --all\n```\nDone. "
+                            "See the log.\n~~~~\nstill code\n```\nstill code too\n"))
+    assert [(u.text, u.code, u.heading) for u in units] == [
+        ("Run this:", False, ""), ("# fetch v2.4.1. then check.\nfetch --all", True, ""),
+        ("Done.", False, ""), ("See the log.", False, ""), ("still code\n```\nstill code too", True, "")]
