@@ -31,6 +31,7 @@ from .types import Answer, Hit, Passage
 if TYPE_CHECKING:
     from .answer.pipeline import Answerer
     from .store.copy import CopyReport
+    from .store.reindex import ReindexReport
     from .ingest.pipeline import IngestReport, Ingester
 
 _INGEST_NAMES = ("IngestReport", "IngestInterrupted", "nfc", "STAGES", "BATCH_MIN_CHUNKS", "BATCH_EMBED_SECONDS",
@@ -101,6 +102,33 @@ def copy_store(src: str | Path, dst: str | Path, config: Config | None = None,
             target.close()
     finally:
         source.close()
+
+
+def reindex_store(store: str | Path, config: Config | None = None, progress: Callable[[str], None] | None = None,
+                  on_wait: Callable[[str], None] | None = None) -> "ReindexReport":
+    """Rebuild the BM25 index of the store at ``store`` (a folder or a backend URL) with this openbook's analyzer,
+    from its stored chunks: documents, chunk ids, metadata, version links and vectors are kept (no embedder
+    runs). What to run after an upgrade changed the analyzer; a store already current is left untouched.
+    Atomic: interrupted, the previous index stays (``openbook.store.reindex``).
+
+    Args:
+        config: BM25 k1/b and ANN threshold to record; None: the index's recorded k1/b.
+        progress: hears one line per stage. on_wait: hears one line if another writer holds the store.
+
+    Raises:
+        StoreError: no store or nothing indexed there, read-only, or damaged (then re-ingest).
+        StoreVersionError: an index format (not only an analyzer) this openbook does not read.
+    """
+    from .store.reindex import reindex_store as _reindex
+
+    settings = None
+    if config is not None:
+        settings = IndexSettings(k1=config.bm25.k1, b=config.bm25.b, ann_threshold=config.embedding.ann_threshold)
+    target = open_store(store)
+    try:
+        return _reindex(target, Analyzer(), settings, progress=progress, on_wait=on_wait)
+    finally:
+        target.close()
 
 
 class Engine:

@@ -688,7 +688,7 @@ def serve(ctx: click.Context, store: str | None, host: str, port: int, no_embed:
 
 @cli.group("store")
 def store_group() -> None:
-    """Move a corpus between store backends (a folder, postgresql://...)."""
+    """Move a corpus between store backends (a folder, postgresql://...), or migrate a store's index."""
 
 
 @store_group.command("copy")
@@ -706,6 +706,28 @@ def store_copy(ctx: click.Context, src: str, dst: str) -> None:
     vectors = f"{report.vectors} vectors ({report.model}), none re-embedded," if report.model else \
         "no vectors (a BM25-only store)"
     click.echo(f"copied {report.documents} documents, {report.chunks} chunks and {vectors} from {src} to {dst}")
+
+
+@store_group.command("reindex")
+@store_option
+@click.pass_context
+def store_reindex(ctx: click.Context, store: str | None) -> None:
+    """Rebuild the store's BM25 index with this openbook's analyzer (after an upgrade changed it) from the stored
+    chunks: documents, chunk ids, metadata and vectors are kept, nothing is re-embedded. Atomic: interrupted, the
+    previous index stays, and the command can be run again."""
+    from .api import reindex_store
+
+    cfg = _config(ctx, store)
+    report = reindex_store(cfg.store, cfg, progress=lambda line: click.echo(f"  {line}", err=True),
+                           on_wait=lambda line: click.echo(line, err=True))
+    version = report.after.get("version")
+    if not report.changed:
+        click.echo(f"store {cfg.store} is already indexed with this openbook's analyzer (v{version}); nothing to do")
+        return
+    vectors = f"{report.vectors} vectors ({report.model}) kept, none re-embedded" if report.model else \
+        "no vectors (a BM25-only store)"
+    click.echo(f"reindexed {report.chunks} chunks of {cfg.store} with {report.change()}; {vectors} "
+               f"({report.seconds:.1f} s)")
 
 
 @cli.group()

@@ -169,3 +169,18 @@ def test_ann_recall_against_exact_on_real_embeddings(real) -> None:
     recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(ann_ids.tolist(), exact_ids.tolist())])
     assert recall >= 0.95, f"HNSW recall@10 against exact search: {recall:.3f}"
     assert np.all(np.diff(ann_scores, axis=1) <= 1e-6)
+
+
+def test_unit_rows_are_kept_bit_for_bit_and_others_normalised(real) -> None:
+    vectors = np.ascontiguousarray(real[0], dtype=np.float32)  # the embedder's own unit rows
+    renormalised = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert (renormalised != vectors).any(), "dividing by the float32 norm moves some components by an ulp"
+    index = VectorIndex.build(vectors, model="m", normalized=True)
+    assert np.asarray(index.vectors).tobytes() == vectors.tobytes()  # a kept row stays the stored one
+    again = VectorIndex.build(np.asarray(index.vectors), model="m", normalized=True)
+    assert np.asarray(again.vectors).tobytes() == vectors.tobytes()
+    raw = vectors.copy()
+    raw[3] *= 3.0
+    index = VectorIndex.build(raw, model="m", normalized=True)
+    assert np.linalg.norm(index.vectors[3]) == pytest.approx(1.0, abs=1e-6)
+    assert raw[3] == pytest.approx(vectors[3] * 3.0)  # the caller's array is not normalised in place

@@ -30,6 +30,9 @@ MANIFEST_FILE = "dense.json"
 ANN_FILE = "dense.usearch"
 REEMBED_COMMAND = "openbook ingest --reembed PATH"
 
+UNIT_TOLERANCE = 1e-6
+"""A row whose L2 norm is within this of 1 counts as unit length and is stored as given (float32 rounding leaves
+a normalised 384-dim row within about 1.2e-7 of 1)."""
 _BLOCK_ROWS = 65_536  # rows scored per matrix product in exact search (bounds memory at nq * 65536 floats)
 
 
@@ -91,8 +94,14 @@ class VectorIndex:
         array = np.ascontiguousarray(array, dtype=np.float32)
         if not np.isfinite(array).all():
             raise IndexError_(f"dense vectors for model {model!r} contain NaN or infinity; re-embed the documents")
-        norms = np.linalg.norm(array, axis=1, keepdims=True)
-        array = (array / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+        # rows already of unit length (to float32 rounding) are kept bit for bit: dividing by a norm of
+        # 0.99999994 moves some components by one ulp, so a vector carried into the next generation (an
+        # ingest's kept rows, a reindex) would drift a little each time instead of staying the stored one
+        norms = np.linalg.norm(array.astype(np.float64), axis=1)
+        off = np.flatnonzero(np.abs(norms - 1.0) > UNIT_TOLERANCE)
+        if len(off):
+            array = np.array(array, dtype=np.float32)  # a copy: never normalise the caller's array in place
+            array[off] = (array[off] / np.maximum(norms[off], 1e-12)[:, None]).astype(np.float32)
         ann = None
         settings = None
         if array.shape[0] and array.shape[0] >= ann_threshold:

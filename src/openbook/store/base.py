@@ -64,7 +64,7 @@ from typing import (Any, Callable, Collection, ContextManager, Iterable, Iterato
 import numpy as np
 
 from ..retrieve.filters import Clause, document_passes, parse_filters
-from ..errors import StoreError
+from ..errors import StoreError, StoreVersionError
 from ..types import Chunk, Document, Hit
 
 QueryTerms = Sequence[tuple[str, float]]
@@ -81,6 +81,24 @@ def weighted_terms(terms: Iterable[str | tuple[str, float]]) -> list[tuple[str, 
         term, weight = (t, 1.0) if isinstance(t, str) else t
         out[term] = out.get(term, 0.0) + float(weight)
     return list(out.items())
+
+
+def analyzer_mismatch_error(location: str, recorded: Mapping[str, Any] | None,
+                            current: Mapping[str, Any]) -> StoreVersionError:
+    """The error for querying or extending an index whose recorded analyzer settings (``recorded``, from its
+    manifest) differ from this openbook's (``current``, ``Analyzer.settings()``): it names what differs
+    (``analyzer v2, this openbook analyzes with v3``; a Python upgrade changes ``unicode``) and the migration
+    that rebuilds the BM25 index from the stored chunks, ``openbook store reindex``, which keeps every vector."""
+    recorded = dict(recorded or {})
+    if recorded.get("version") != current.get("version"):
+        what = f"analyzer v{recorded.get('version')} and this openbook analyzes with v{current.get('version')}"
+    else:
+        changed = [f"{k} {recorded.get(k)!r} -> {current.get(k)!r}" for k in sorted({*recorded, *current})
+                   if recorded.get(k) != current.get(k)]
+        what = f"other analyzer settings than this openbook's ({', '.join(changed)})"
+    return StoreVersionError(f"the index in {location} was built with {what}, so its BM25 terms would not match "
+                             f"a query's: run `openbook store reindex --store {location}` (rebuilds the BM25 index "
+                             f"from the stored chunks, keeps the embeddings) or re-ingest the documents")
 
 
 def empty_store_error(store: Any) -> StoreError:
@@ -340,6 +358,10 @@ class Store(Protocol):
         terms (``terms[i]`` for ``chunks[i]``, as ``Analyzer.analyze_document`` returns them, repeats kept).
         Visible to readers at ``commit``.
 
+        An index built with other analyzer settings than ``configure``'s can only be replaced whole (``removed``
+        names every row: ``openbook.store.reindex``); any other write to it raises ``StoreVersionError``, since
+        its terms would not mix with the new chunks' terms.
+
         Vectors: ``embedder`` None writes a BM25-only index (vectors are dropped). Otherwise new chunks whose id
         is in ``reuse`` keep their committed vector (same id, same indexed text), the other new chunks are
         embedded (``embedder.embed_passages(chunk.indexed_text() ...)``), kept rows keep theirs; ``reembed``
@@ -351,6 +373,17 @@ class Store(Protocol):
         ...
 
     # ------------------------------------------------------------------ the index: reads
+    def index_manifest(self) -> dict[str, Any] | None:
+        """The committed index's manifest as recorded (``format_version``, ``analyzer``, ``bm25``, ``chunking``,
+        ``embedding``), read without checking it against ``configure``'s settings: what a migration reads of an
+        index this openbook refuses to query (``openbook.store.reindex``). None before the first index write."""
+        ...
+
+    def indexed_chunk_ids(self) -> list[str]:
+        """Chunk ids of the committed index in row order (insertion order: the order that breaks BM25 ties), read
+        without checking the analyzer settings; empty before the first index write."""
+        ...
+
     def corpus_stats(self) -> CorpusStats | None:
         """Statistics of the committed index; None when nothing was ever indexed."""
         ...

@@ -45,9 +45,9 @@ import numpy as np
 from ..errors import StoreError, StoreVersionError
 from ..retrieve.filters import access_allows, acl_roles
 from ..types import Chunk, Document, Hit
-from .base import empty_store_error, write_transaction
+from .base import analyzer_mismatch_error, empty_store_error, write_transaction
 from .base import CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource, Visibility
-from .generations import INDEX_FORMAT, GenerationWrite, LoadedIndex, write_generation
+from .generations import CHUNK_IDS, INDEX_FORMAT, MANIFEST, GenerationWrite, LoadedIndex, write_generation
 from .generations import write_json_atomic  # noqa: F401 - re-exported (server.keys)
 
 FORMAT_VERSION = 1
@@ -428,13 +428,14 @@ class EmbeddedStore:
         """Load generation ``gen`` as the current index. Raises ``FileNotFoundError`` when its folder is gone."""
         settings = self._settings()
         index = LoadedIndex(self.generation_dir(gen))
-        if index.manifest.get("format_version") != INDEX_FORMAT or \
-                index.manifest.get("analyzer") != dict(settings.analyzer):
+        if index.manifest.get("format_version") != INDEX_FORMAT:
             raise StoreVersionError(
-                f"index in {self.path} was built by an incompatible openbook (format "
-                f"{index.manifest.get('format_version')}, analyzer {index.manifest.get('analyzer')}); "
-                f"re-ingest the documents into a new store (`openbook ingest PATH --store NEW_FOLDER`)"
+                f"index in {self.path} was built by an incompatible openbook (index format "
+                f"{index.manifest.get('format_version')}, this openbook reads {INDEX_FORMAT}); re-ingest the "
+                f"documents into a new store (`openbook ingest PATH --store NEW_FOLDER`)"
             )
+        if index.manifest.get("analyzer") != dict(settings.analyzer):
+            raise analyzer_mismatch_error(self.location, index.manifest.get("analyzer"), settings.analyzer)
         if (index.bm25.k1, index.bm25.b) != (settings.k1, settings.b):  # only the length norms change
             index.bm25 = index.bm25.with_params(settings.k1, settings.b)
         self._index, self._index_gen = index, gen
@@ -457,18 +458,54 @@ class EmbeddedStore:
                     reuse: Collection[str] = (), embedder: VectorSource | None = None,
                     reembed: bool = False) -> int:
         """Write the next generation (``openbook.store.generations``) and name it in the open transaction."""
-        old = self.loaded()
+        removed = set(removed)
+        old = self._previous_index(removed)
         gen, folder = self.new_generation_dir()
         target = GenerationWrite(folder, gen, self._settings(), self.access_lists())
 
         def texts(ids: list[str]) -> dict[str, str]:
             return {cid: c.indexed_text() for cid, c in self.get_chunks(ids).items()}
 
-        embedded = write_generation(target, old, set(removed), chunks, terms, reuse=set(reuse),
+        embedded = write_generation(target, old, removed, chunks, terms, reuse=set(reuse),
                                     embedder=embedder, reembed=reembed, chunk_texts=texts)
         self.set_meta("generation", str(gen))
         self._wrote_generation = True
         return embedded
+
+    def _previous_index(self, removed: Collection[str]) -> LoadedIndex | None:
+        """The committed index a write builds on: ``loaded()``, or, when its analyzer settings differ from
+        ``configure``'s, the same generation loaded unchecked if ``removed`` names every one of its rows (a
+        reindex replaces it whole and reuses only its vectors). Raises ``StoreVersionError`` otherwise."""
+        try:
+            return self.loaded()
+        except StoreVersionError:
+            gen = self.generation
+            old = LoadedIndex(self.generation_dir(gen))
+            if old.manifest.get("format_version") != INDEX_FORMAT or \
+                    not all(cid.decode("ascii") in removed for cid in old.chunk_ids):
+                raise
+            return old
+
+    def index_manifest(self) -> dict[str, Any] | None:
+        """The current generation's ``manifest.json`` as written, unchecked; None before the first index write."""
+        gen = self.generation
+        if gen == 0:
+            return None
+        try:
+            return json.loads((self.generation_dir(gen) / MANIFEST).read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise self._missing(exc) from None
+
+    def indexed_chunk_ids(self) -> list[str]:
+        """The current generation's ``chunk_ids.npy``, in row order, unchecked; empty before the first write."""
+        gen = self.generation
+        if gen == 0:
+            return []
+        try:
+            ids = np.load(self.generation_dir(gen) / CHUNK_IDS)
+        except FileNotFoundError as exc:
+            raise self._missing(exc) from None
+        return [c.decode("ascii") for c in ids]
 
     def corpus_stats(self) -> CorpusStats | None:
         index = self.loaded()

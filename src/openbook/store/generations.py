@@ -157,7 +157,7 @@ def write_generation(target: GenerationWrite, old: LoadedIndex | None, removed: 
         chunk_ids, row_docs = [], []
     k1, b = settings.k1, settings.b
     extra = {"analyzer": dict(settings.analyzer)}
-    if old is not None and old.bm25.rows:
+    if old is not None and keep.any():  # an update; a write that replaces every row builds afresh (a reindex)
         bm25 = old.bm25.updated(keep, tokens)
         bm25 = bm25.with_params(k1, b) if (bm25.k1, bm25.b) != (k1, b) else bm25
     else:

@@ -66,7 +66,7 @@ from ..errors import StoreError, StoreVersionError
 from ..retrieve.filters import acl_roles
 from ..types import Chunk, Document, Hit
 from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource,
-                   Visibility, empty_store_error, write_transaction)
+                   Visibility, analyzer_mismatch_error, empty_store_error, write_transaction)
 
 SCHEMA = "openbook"
 SCHEMA_VERSION = 2
@@ -651,6 +651,9 @@ class PostgresStore:
                 (wanted,))}
         self._delete_rows(set(removed) | set(new_ids))
         kept = self._stats()[0]
+        if kept and manifest and manifest.get("analyzer") != dict(settings.analyzer):
+            # rows analysed otherwise would stay beside the new ones; only a whole replacement (reindex) may
+            raise analyzer_mismatch_error(self.location, manifest.get("analyzer"), settings.analyzer)
 
         # vectors: which rows get one, and which must be computed
         embedded = 0
@@ -876,6 +879,16 @@ class PostgresStore:
             cur.execute("TRUNCATE stage_terms, stage_postings")
 
     # ------------------------------------------------------------------ the index: reads
+    def index_manifest(self) -> dict[str, Any] | None:
+        """The manifest in ``meta`` as written, unchecked; None before the first index write."""
+        self._flush(read=True)
+        return self._manifest()
+
+    def indexed_chunk_ids(self) -> list[str]:
+        """``index_rows`` chunk ids by ``row`` (insertion order), unchecked."""
+        self._flush(read=True)
+        return [r[0] for r in self.conn.execute("SELECT chunk_id FROM index_rows ORDER BY row")]
+
     def _generation(self) -> int:
         return int(self.conn.execute("SELECT generation FROM index_stats WHERE id = 1").fetchone()[0])
 
@@ -917,12 +930,13 @@ class PostgresStore:
             raise empty_store_error(self)
         if gen != self._checked_gen:
             manifest = self._manifest() or {}
-            if manifest.get("format_version") != INDEX_FORMAT or \
-                    manifest.get("analyzer") != dict(self._settings().analyzer):
+            if manifest.get("format_version") != INDEX_FORMAT:
                 raise StoreVersionError(
-                    f"the index in {self.location} was built by an incompatible openbook (format "
-                    f"{manifest.get('format_version')}, analyzer {manifest.get('analyzer')}); re-ingest into a new "
+                    f"the index in {self.location} was built by an incompatible openbook (index format "
+                    f"{manifest.get('format_version')}, this openbook reads {INDEX_FORMAT}); re-ingest into a new "
                     f"database, or `openbook store copy` from a store built with these settings")
+            if manifest.get("analyzer") != dict(self._settings().analyzer):
+                raise analyzer_mismatch_error(self.location, manifest.get("analyzer"), self._settings().analyzer)
             self._checked_gen = gen
         return rows, total / rows, gen
 
