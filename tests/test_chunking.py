@@ -407,6 +407,17 @@ def test_property_invariants_hold_for_generated_documents(blocks: list[str], cfg
     assert [c.chunk_id for c in chunk_document(doc, cfg, count=count)] == [c.chunk_id for c in chunks]
 
 
+def test_overlap_comes_from_the_last_part_of_a_chunk_cut_for_a_non_additive_counter() -> None:
+    # (found by the property test above) a counter that is not additive made one flush cut the chunk in two; the
+    # overlap then reached back into the first part and the next chunk started before the one it followed
+    blocks = ["alpha.", "alpha alpha alpha alpha.", "alpha.",
+              "alpha. alpha. alpha. alpha. alpha. alpha alpha alpha alpha alpha alpha alpha alpha.", "alpha."]
+    doc = make_doc("\n\n".join(blocks))
+    cfg = ChunkingConfig(target_words=24, overlap_words=23, max_words=29)
+    chunks = chunk_document(doc, cfg, count=_quarter_chars)
+    check_invariants(doc, chunks, cfg, count=_quarter_chars)
+
+
 # ------------------------------------------------------------------------------------------------ real files
 
 

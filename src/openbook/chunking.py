@@ -421,6 +421,9 @@ class _Chunker:
             if cur and new and (size + u.size > self.target or new >= aim):
                 carry = self.carry(cur, u)
                 self.flush(cur, path)
+                # (a counter that is not additive may have cut ``cur`` into several chunks: the overlap comes
+                # from the last of them only, or the next chunk would start before the one it follows)
+                carry = [c for c in carry if c.start >= self.spans[-1][0]]
                 cur, size, new = carry, sum(c.size for c in carry), 0
             if not cur or not new and cur[0].section == u.section:
                 path = upath
