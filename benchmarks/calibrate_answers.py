@@ -141,8 +141,10 @@ def collect(engine: Engine, questions: list) -> list[tuple[str, int, dict | None
                     features["words_blind"] = float(features.get("unseen", 0.0) >= 0.25 or other)
                     features["near_word"] = near_word(engine, embedder, q.question, passages, top.text) \
                         if features.get("unseen", 0.0) > 0 else 0.0
+                    # (as the answerer reads them: a word an expansion says in the corpus's words is not unseen)
+                    said = {t for e in engine.retriever.expansions(q.question) for t in e.matched_terms}
                     unseen = [t for t in extractive.content_terms(q.question, engine.retriever.analyzer)
-                              if t not in engine.vocabulary()]
+                              if t not in engine.vocabulary() and t not in said]
                     features["unseen_common"] = float(extractive._unseen_common_words(
                         q.question, unseen, engine.retriever.analyzer))
                     seen = 1.0 - features.get("unseen", 0.0)

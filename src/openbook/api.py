@@ -245,7 +245,7 @@ class Engine:
         return self.retriever.glossary()
 
     def query_expansions(self, query: str) -> list[dict[str, Any]]:
-        """What the glossary adds to ``query``'s BM25 leg: ``[{"matched", "added": [...]}]``."""
+        """What the expansions add to ``query``'s BM25 leg: ``[{"matched", "added": [...], "source"}]``."""
         return self.retriever.query_expansions(query)
 
     def query_terms(self, query: str) -> list[str]:

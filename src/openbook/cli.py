@@ -340,7 +340,7 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
     for t in transforms:
         click.echo(f"{t['name']}: {t['note'] or '; '.join(map(repr, t['generated']))}", err=True)
     for e in expansions:
-        click.echo(f"glossary: {e['matched']!r} also searched as {', '.join(map(repr, e['added']))}", err=True)
+        click.echo(f"{e['source']}: {e['matched']!r} also searched as {', '.join(map(repr, e['added']))}", err=True)
     if not rows:
         click.echo("no results")
     for i, r in enumerate(rows, start=1):

@@ -61,6 +61,10 @@ class RetrievalConfig:
     ``llm_follow_up``: with two hops and ``[llm] backend``, the model also writes one follow-up query per search
     (one LLM call each; off by default, its effect is unmeasured here).
     ``glossary``: path of a synonym glossary TOML file (``openbook.retrieve.glossary``) applied to the BM25 leg.
+    ``wordnet``: expand a lower-case question noun the corpus lacks with WordNet synonyms, hypernyms and
+    co-hyponyms the corpus indexes (``openbook.retrieve.lexicon``; on by default), each added term weighing
+    ``wordnet_weight`` in the BM25 query (0-1; a query's own terms weigh 1). The offline answer reads glossary
+    expansions, and WordNet's with ``[answer] wordnet = true``.
     ``transforms``: LLM query transforms, e.g. ``["multi-query", "hyde", "decompose"]`` (``openbook.retrieve.
     transforms``; off by default, need ``[llm] backend``).
     """
@@ -73,6 +77,8 @@ class RetrievalConfig:
     hops: int = 2
     llm_follow_up: bool = False
     glossary: str = ""
+    wordnet: bool = True
+    wordnet_weight: float = 0.5
     transforms: tuple[str, ...] = ()
 
 
@@ -86,6 +92,11 @@ class AnswerConfig:
     context_tokens``, the prompt holds them all instead of retrieved passages (same citation checking). Off by
     default: its effect on answers is unmeasured here, and the default 3000-token budget targets small local
     models, which a prompt full of unrelated documents is more likely to confuse than help.
+
+    ``wordnet``: WordNet expansions (``[retrieval] wordnet``) also count in the offline answer, as glossary
+    expansions always do (a sentence holding an added phrase holds the word it stands for). Off by default: on
+    the Tarnwick guard lab it answers one unanswerable question and cites one wrong document more than without
+    (BENCHMARKS.md, branch h-vocab), while it fixes the Skyladder lab's two synonym questions.
     """
 
     passages: int = 6
@@ -93,6 +104,7 @@ class AnswerConfig:
     max_sentences: int = 3
     min_confidence: float = 0.5
     skip_retrieval_small_corpus: bool = False
+    wordnet: bool = False
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,10 @@ def make_corpus(folder: Path) -> Path:
 def server_config(store: Path, **flags: Any):
     from openbook.config import load_config
 
-    return load_config(None, environ=None, flags={"store": str(store), "embedding.enabled": False, **flags})
+    # (WordNet expansions off: loading WordNet takes seconds on the first question with a word the corpus lacks,
+    # which a page test's 30 s wait can exceed on a busy machine; the server tests are about the server)
+    return load_config(None, environ=None, flags={"store": str(store), "embedding.enabled": False,
+                                                  "retrieval.wordnet": False, **flags})
 
 
 def build_store(root: Path) -> Path:

@@ -84,7 +84,7 @@ def test_lab_synonym_questions_reach_the_bm25_top_5_with_a_domain_glossary(tmp_p
     questions = [json.loads(line) for line in (LAB / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
     synonym = [q for q in questions if q["trap"] == "synonym" and q["answerable"]]
     assert synonym
-    base = {"store": str(tmp_path / "store"), "embedding.enabled": False}
+    base = {"store": str(tmp_path / "store"), "embedding.enabled": False, "retrieval.wordnet": False}  # alone
     with Engine.open(tmp_path / "store", Config().with_overrides(base), create=True) as engine:
         engine.ingest([LAB / "docs"])
 

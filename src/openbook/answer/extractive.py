@@ -59,6 +59,12 @@ the first sentence: "The library keeps a record ... for 12 months" does not pad 
 the ``two_sentences`` features, a second sentence that supplies the attribute a "what is the X" question asks
 for, which the answering sentence lacks, counts only when linked to it (``_linked``: same passage, a title
 bridge, a comparison the question names, a definition, or a shared name).
+
+Expansions (``retrieve.glossary.Expansion``: the user's glossary, and WordNet's with ``[answer] wordnet``): a
+sentence, heading or passage holding every term of an added phrase holds the question terms it stands for
+(``expanded``), in sentence choice and in every coverage feature; such a term the corpus lacks weighs what the
+corpus's word for it weighs (``expansion_weights``) and is not unseen. The answer's notes name the expansion it
+relied on.
 """
 
 from __future__ import annotations
@@ -74,6 +80,7 @@ from ..chunking import split_sentences
 from ..config import AnswerConfig
 from ..index.analyzer import Analyzer
 from ..index.embedders import cosines_to
+from ..retrieve.glossary import Expansion
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
 from .bridge import (Definition, code_sentence, definition, entity_sentence, governing, is_table_row,
@@ -88,7 +95,8 @@ from .refusal import (DENSE_SCALE, MODEL_LANGUAGE, answerability, dense_scaled, 
 
 QUESTION_WORDS_EN = (
     "what which who whom whose when where why how do does did can could should would may might must shall "
-    "i me my mine we us our you your please tell explain describe many much long often big large get"
+    "i me my mine we us our you your please tell explain describe many much long often big large get "
+    "quickly soon"  # "how quickly / how soon" asks for a duration as "how long" does (question.expected_answer_type)
 )
 QUESTION_WORDS_CJK = (
     "什么 多少 怎么 怎样 如何 哪些 哪个 哪里 是否 为什么 几天 几个 请问 吗 呢 么 是什么 可以 需要 "
@@ -244,6 +252,51 @@ def _seen(term: str, stats: TermStats) -> bool:
     return term in stats.vocabulary()
 
 
+def expanded(present: frozenset[str], expansions: Sequence[Expansion]) -> frozenset[str]:
+    """``present`` (a sentence's or passage's terms) plus the question terms an expansion stands for
+    (``Expansion.matched_terms``) when it holds every term of one of the expansion's added phrases: "A lost
+    notebook computer ..." holds "laptop" under the expansion laptop -> notebook computer. ``present`` itself
+    (the same object) when no expansion applies."""
+    extra = [t for e in expansions if not set(e.matched_terms) <= present
+             and any(set(a) <= present for a in e.added_terms) for t in e.matched_terms]
+    return present | frozenset(extra) if extra else present
+
+
+def expansion_weights(terms: Sequence[str], weights: np.ndarray, expansions: Sequence[Expansion],
+                      stats: TermStats) -> np.ndarray:
+    """``weights`` with each question term the corpus lacks (df = 0, the largest idf) that an expansion stands
+    for weighed as the corpus's own words for it: the smallest over the expansion's added phrases of the
+    phrase's idf (that of its rarest term), never more than before. "pic" said as "film" weighs what "film"
+    weighs, as if the question had said "film": a film sentence covering it is common evidence, not the rarest.
+    ``weights`` itself (the same object) when no expansion applies."""
+    vocab = stats.vocabulary()
+    out = None
+    for i, t in enumerate(terms):
+        if t in vocab:
+            continue
+        phrases = [a for e in expansions if t in e.matched_terms for a in e.added_terms]
+        if not phrases:
+            continue
+        cap = min(float(np.max(stats.idf(list(a)))) for a in phrases)
+        out = weights.copy() if out is None else out
+        out[i] = min(out[i], cap)
+    return weights if out is None else out
+
+
+def _relied_on(chosen: Sequence[_Candidate], expansions: Sequence[Expansion], analyzer: Analyzer) -> list[str]:
+    """One note per expansion some chosen sentence (with its subject) holds only through an added phrase."""
+    notes = []
+    for e in expansions:
+        for c in chosen:
+            own = set(analyzer.analyze_document(_with_context(c)))  # its words, title, headings, table header
+            held = [(len(a), p) for p, a in zip(e.added, e.added_terms) if set(a) <= own]
+            phrase = max(held)[1] if held else None  # the longest: "notebook computer" over "notebook"
+            if phrase is not None and not set(e.matched_terms) <= own:
+                notes.append(f"read {e.matched!r} as {phrase!r} ({e.source} expansion)")
+                break
+    return notes
+
+
 def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> float:
     """idf-weighted share (0-1) of ``terms`` found in ``present``."""
     total = float(weights.sum())
@@ -276,13 +329,17 @@ def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
                       config: AnswerConfig, dense_threshold: float | None = None,
                       embed: Embedder | None = None, versions: Mapping[str, str] | None = None,
-                      embedder: str | None = None, cosines: Mapping[str, float] | None = None) -> Answer:
+                      embedder: str | None = None, cosines: Mapping[str, float] | None = None,
+                      expansions: Sequence[Expansion] = ()) -> Answer:
     """Answer ``question`` from ``passages`` by extraction, or refuse.
 
     ``embedder``: the store's embedder name (hybrid store); with passages scored by the dense leg and a
     ``refusal.DENSE_SCALE`` entry for it, the answerability score adds the dense features and uses the hybrid
     model fitted for that embedder. ``cosines``: chunk id -> the question's cosine to a passage the dense leg
     did not score (``answer.pipeline.question_cosines``: a second-hop passage), read by the dense features.
+    ``expansions``: those the BM25 leg used (``Retriever.expansions``: glossary, WordNet): a sentence, heading or
+    passage holding an added phrase holds the question terms it stands for (``expanded``), in sentence choice
+    and in the answerability features alike; an answer that relies on one says so in its notes.
 
     Returns:
         An ``Answer`` whose text is one to ``config.max_sentences`` sentences, each followed by ``[n]``, and a
@@ -296,12 +353,12 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     terms = content_terms(question, analyzer)
     if not passages or not terms:
         return refusal
-    weights = term_weights(terms, stats)
+    weights = expansion_weights(terms, term_weights(terms, stats), expansions, stats)
     # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
     # and for a question asking a fact, not on its code blocks (a config file's keys state nothing: ``_units``)
     how_to = bool(_HOW_TO_RE.search(question))
-    passage_terms = [set(analyzer.analyze_document(_without_code(p.chunk.indexed_text(context=False), how_to)))
-                     for p in passages]
+    passage_terms = [set(expanded(frozenset(analyzer.analyze_document(
+        _without_code(p.chunk.indexed_text(context=False), how_to))), expansions)) for p in passages]
     # a scenario question's situation ("A customer deleted a folder three weeks ago ...") chooses the sentence
     # with all its words, but answerability reads them at SITUATION_WEIGHT: the answer need not repeat them all
     judged = scenario_weights(question, terms, weights, analyzer, stats.vocabulary())
@@ -335,12 +392,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         # question naming Bell Labs and headquarters
         doc_subject = " ".join(x for x in (p.chunk.title, p.chunk.section) if x)
         units = passage_units[rank]
-        headings = {u.heading: frozenset(analyzer.analyze_document(f"{doc_subject} {u.heading}"))
-                    for u in units}
-        entries = [(u.text, frozenset(analyzer.analyze_document(u.text)), headings[u.heading], False, u.cells,
-                    f"{doc_subject} {u.heading}") for u in units]
+        headings = {u.heading: expanded(frozenset(analyzer.analyze_document(f"{doc_subject} {u.heading}")),
+                                        expansions) for u in units}
+        entries = [(u.text, expanded(frozenset(analyzer.analyze_document(u.text)), expansions),
+                    headings[u.heading], False, u.cells, f"{doc_subject} {u.heading}") for u in units]
         if how_to:  # a how-to question asks for a procedure: the steps of a list whose topic the question names
-            entries += [(text, frozenset(analyzer.analyze_document(text)), subject, True, (), doc_subject)
+            entries += [(text, expanded(frozenset(analyzer.analyze_document(text)), expansions), subject, True, (),
+                         doc_subject)
                         for text, subject in _procedures(units, analyzer, set(terms), headings,
                                                          p.chunk.section or "")]
         for sent, st, subject, steps, cells, frame in entries:
@@ -386,11 +444,15 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     # ... and only when words cannot decide: the question's words are missing from the corpus (a synonym) or
     # the passages are in another language
     vocab = stats.vocabulary()
-    unseen = float(sum(w for t, w in zip(terms, weights) if t not in vocab) / (float(weights.sum()) or 1.0))
+    # (a word an expansion says in the corpus's words is not unseen: the question reads as if it said them)
+    said = {t for e in expansions for t in e.matched_terms}
+    unseen = float(sum(w for t, w in zip(terms, weights) if t not in vocab and t not in said) /
+                   (float(weights.sum()) or 1.0))
     language = question_language(question)
     other_language = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
     dense_decides = unseen >= 0.25 or other_language
-    other_words = unseen > 0 and _unseen_common_words(question, [t for t in terms if t not in vocab], analyzer)
+    other_words = unseen > 0 and _unseen_common_words(question, [t for t in terms if t not in vocab and t not in said],
+                                                       analyzer)
     semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]],
                                 embed if dense_decides else None)
     semantic += [0.0] * (len(pool) - len(semantic))
@@ -424,7 +486,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         features = answer_features(question, terms, judged, passages, passage_terms, best, candidates[0], kind,
                                    stats, candidates, embedder=dense, cosines=cosines,
                                    embed=embed if reads_sentence_cosine(dense) else None,
-                                   rescore=judged is not weights)
+                                   rescore=judged is not weights, said=frozenset(said))
         confidence = answerability(features, language, dense)
     if cross is not None and cross.answers and (confidence < config.min_confidence or cross.own_margin is None or (
             cross.first_overall and cross.margin > cross.own_margin)):
@@ -580,6 +642,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             # named, not quoted or cited: its superseded values must not blend into the answer
             older_note = f"(This supersedes an older version, {c.passage.chunk.title or doc}{dated}.)"
             break
+    notes += _relied_on(chosen, expansions, analyzer)
     cited: dict[int, Passage] = {}
     parts = []
     for c in chosen:
@@ -890,7 +953,7 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
                     kind: str | None, stats: TermStats,
                     candidates: Sequence[_Candidate] = (), embedder: str | None = None,
                     cosines: Mapping[str, float] | None = None, embed: Embedder | None = None,
-                    rescore: bool = False) -> dict[str, float]:
+                    rescore: bool = False, said: frozenset[str] = frozenset()) -> dict[str, float]:
     """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
 
     ``rare_*``: idf-weighted share of the question's rarest content terms (the top third by idf, at least one)
@@ -914,6 +977,8 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
     ``rescore``: ``weights`` are not those the candidates were scored with (a scenario question's
     ``scenario_weights``): the answering sentence's coverage is read again with them, and ``names_two`` reads
     only the names the ask states (one the situation states must be in the passages, ``names_found``).
+    ``said``: question terms the corpus lacks that an expansion says in its words (``expansion_weights``): not
+    counted in ``unseen``.
     """
     top_coverage = top.coverage
     if rescore:
@@ -993,7 +1058,7 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
         # (a term the sentence uses stands for the words of its definition)
         "rare_in_sentence": sum(w for t, w in zip(rare, rare_w) if t in top.terms | top.defined) / rare_total,
         "rare_in_passage": rare_passage,
-        "unseen": sum(w for t, w in zip(terms, weights) if t not in vocab) / total,
+        "unseen": sum(w for t, w in zip(terms, weights) if t not in vocab and t not in said) / total,
         "type_missing": 0.0 if has_answer_type(top.text, kind, question) else 1.0,
         "bm25_norm": min(bm25 / (2.2 * idf_sum), 1.0),
         "few_terms": 1.0 / len(terms),

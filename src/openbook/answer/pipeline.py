@@ -128,7 +128,9 @@ class Answerer:
                 cosines = question_cosines(question, passages, self.store, embed)
             return answer_extractive(question, passages, self.retriever, self.config.answer,
                                      dense_threshold=threshold, embed=embed, versions=self.store.versions(),
-                                     embedder=vectors.model if vectors is not None else None, cosines=cosines)
+                                     embedder=vectors.model if vectors is not None else None, cosines=cosines,
+                                     expansions=[e for e in self.retriever.expansions(question)
+                                                 if e.source != "wordnet" or self.config.answer.wordnet])
         from .llm import generate_answer
 
         return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)

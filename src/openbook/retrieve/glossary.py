@@ -32,10 +32,19 @@ __all__ = ["Glossary", "Expansion"]
 
 @dataclass(frozen=True)
 class Expansion:
-    """One glossary entry that fired: the phrase found in the query and the phrases it added."""
+    """One expansion that fired: the phrase found in the query and the phrases it added.
+
+    ``source``: ``"glossary"`` (the user's file) or ``"wordnet"`` (``openbook.retrieve.lexicon``);
+    ``matched_terms``: the analyzer terms of ``matched`` (the question terms the expansion stands for);
+    ``added_terms``: the analyzer terms of each phrase of ``added``, in order. The answerer reads a sentence that
+    holds every term of one added phrase as holding ``matched_terms`` (``answer.extractive``).
+    """
 
     matched: str
     added: tuple[str, ...]
+    source: str = "glossary"
+    matched_terms: tuple[str, ...] = ()
+    added_terms: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,11 +144,12 @@ class Glossary:
             for phrase, terms in rule.targets:
                 new = [t for t in terms if t not in have]
                 if new:
-                    added.append(phrase)
+                    added.append((phrase, terms))
                     weighted.extend((t, self.weight) for t in new)
                     have.update(new)
             if added:
-                fired.append(Expansion(rule.source, tuple(added)))
+                fired.append(Expansion(rule.source, tuple(p for p, _ in added), "glossary", rule.source_terms,
+                                       tuple(t for _, t in added)))
         return weighted, fired
 
 

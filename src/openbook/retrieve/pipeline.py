@@ -3,7 +3,7 @@
 One query's path::
 
     mode, depth ─> Visibility (roles, --where, hidden docs)
-       ├─ bm25 leg:  analyzer terms (+ glossary expansions) ─> Store.bm25_top_k(depth, visibility)
+       ├─ bm25 leg:  analyzer terms (+ glossary and WordNet expansions) ─> Store.bm25_top_k(depth, visibility)
        └─ dense leg: embedder(query) ─> Store.vector_top_k(depth, visibility)
     ─> RRF over both legs (hybrid; openbook.retrieve.fusion) ─> reranker (openbook.retrieve.rerank)
     ─> top k ─> chunk texts from the store
@@ -114,13 +114,33 @@ class Retriever:
             self._glossary = (path, Glossary.load(path, self.analyzer.analyze))
         return self._glossary[1]
 
-    def query_expansions(self, query: str) -> list[dict[str, Any]]:
-        """What the glossary adds to ``query``'s BM25 leg: ``[{"matched", "added": [...]}]`` (empty without one)."""
+    def expansions(self, query: str) -> list[Any]:
+        """The expansions ``query``'s BM25 leg uses: the glossary's entries that fire (``Glossary.expand``), then
+        WordNet's for its lower-case words the corpus lacks (``lexicon.wordnet_expansions``; with
+        ``config.retrieval.wordnet``), as ``glossary.Expansion`` objects in that order.
+
+        Raises:
+            ConfigError: the glossary file is missing or malformed, or WordNet is on and ``wn`` is not installed.
+        """
+        return self._expanded(query)[1]
+
+    def _expanded(self, query: str) -> tuple[list[tuple[str, float]], list[Any]]:
+        """``query``'s weighted BM25 terms (its own at 1, added ones below) and the expansions that added them."""
+        terms = self.analyzer.analyze(query)
         glossary = self.glossary()
-        if glossary is None:
-            return []
-        return [{"matched": e.matched, "added": list(e.added)}
-                for e in glossary.expand(self.analyzer.analyze(query))[1]]
+        weighted, fired = glossary.expand(terms) if glossary is not None else ([(t, 1.0) for t in terms], [])
+        if self.config.retrieval.wordnet:
+            from .lexicon import weighted_with, wordnet_expansions
+
+            auto = wordnet_expansions(query, self.analyzer, self.store.vocabulary())
+            weighted = weighted_with(weighted, auto, self.config.retrieval.wordnet_weight)
+            fired = [*fired, *auto]
+        return weighted, fired
+
+    def query_expansions(self, query: str) -> list[dict[str, Any]]:
+        """What the expansions add to ``query``'s BM25 leg: ``[{"matched", "added": [...], "source": "glossary" |
+        "wordnet"}]`` (``expansions``; empty when none fires)."""
+        return [{"matched": e.matched, "added": list(e.added), "source": e.source} for e in self.expansions(query)]
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Hit]:
@@ -213,10 +233,7 @@ class Retriever:
         legs: dict[str, list[list[Hit]]] = {}
         qv = None
         if mode in ("bm25", "hybrid"):
-            terms: list[Any] = [self.analyzer.analyze(q) for q in queries]
-            glossary = self.glossary()
-            if glossary is not None:
-                terms = [glossary.expand(t)[0] for t in terms]
+            terms: list[Any] = [self._expanded(q)[0] for q in queries]
             legs["bm25"] = self.store.bm25_top_k([weighted_terms(t) for t in terms], depth, visibility)
         if mode in ("dense", "hybrid"):
             assert vectors is not None
@@ -426,7 +443,7 @@ class Retriever:
     def applied(self, query: str, *, transforms: Sequence[dict[str, Any]] = (), roles: Sequence[str] = (),
                 where: Sequence[str] = (), exclude_docs: Collection[str] = ()) -> dict[str, Any]:
         """What a search for ``query`` applies, for ``--json`` and the server:
-        ``{"transforms": [{name, generated, note}], "hops": 1|2, "expansions": [{matched, added}],
+        ``{"transforms": [{name, generated, note}], "hops": 1|2, "expansions": [{matched, added, source}],
         "contextualized": bool (the store's chunks carry contexts), "raptor": [summary dicts] | None (off)}``.
         """
         raptor = None

