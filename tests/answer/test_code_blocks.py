@@ -5,6 +5,8 @@ words a config snippet or a log line shares with it. On a small real BM25 store 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from openbook.api import Engine
@@ -63,9 +65,27 @@ SETUP = """# Set up the Fernwick server
 """
 
 
+BACKUP = """# Database backups
+
+Backups run every night and are kept for 14 days.
+
+To take a manual backup, run:
+
+```bash
+pg_dump --format=custom --file=/backups/manual.dump corpus
+```
+
+To restore a backup, run:
+
+```bash
+pg_restore --clean --dbname=corpus /backups/manual.dump
+```
+"""
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
-    e = bm25_engine(tmp_path_factory.mktemp("code"), {"guide.md": GUIDE, "setup.md": SETUP,
+    e = bm25_engine(tmp_path_factory.mktemp("code"), {"guide.md": GUIDE, "setup.md": SETUP, "backup.md": BACKUP,
                                                        "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"})
     yield e
     e.close()
@@ -76,6 +96,14 @@ def test_a_how_to_question_quotes_the_command_block_whole(engine: Engine) -> Non
     assert not answer.refused
     assert "# install from the package index\npip install fernwick-client==2.4.1\nfernwick --version" in answer.text
     assert "```" not in answer.text
+
+
+def test_a_sentence_introducing_a_command_brings_its_block(engine: Engine) -> None:
+    # the block shares few words with the question ("manual"), but "..., run:" says nothing without it
+    answer = engine.ask("How do I take a manual backup?")
+    assert "To take a manual backup, run: [n] pg_dump --format=custom --file=/backups/manual.dump corpus [n]" in \
+        re.sub(r"\[\d+\]", "[n]", answer.text)
+    assert "pg_restore" not in answer.text  # (the other block is not the one introduced)
 
 
 @pytest.mark.parametrize("question, code", [

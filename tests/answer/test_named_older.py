@@ -113,3 +113,29 @@ def test_a_thing_named_by_a_few_words_of_a_long_title_is_not_the_document() -> N
     assert named_as_older(docs, {"news": ["The old VPN client is deprecated."]}, Analyzer()) == {}
     assert named_as_older(docs, {"news": ["The VPN client troubleshooting guide for Windows is outdated."]},
                           Analyzer()) == {"guide": "news"}
+
+
+def test_a_thing_named_by_most_of_a_short_title_is_not_the_document(tmp_path: Path) -> None:
+    # "The old VPN client is deprecated" is about the software: it must not make the setup guide an older version
+    # of the news item (which then answered "How do I set up the VPN client?" in its place)
+    docs = {"vpn-setup.md": "---\ntitle: VPN client setup guide\nupdated: 2024-02-01\n---\n\n# VPN client setup "
+            "guide\n\nInstall the VPN client from the software centre and sign in with your staff account.\nThe VPN "
+            "client connects to gateway vpn.example.com on port 443.\n",
+            "network-news.md": "---\ntitle: Network news March 2025\nupdated: 2025-03-10\n---\n\n# Network news "
+            "March 2025\n\nThe old VPN client is deprecated on Windows 7 machines; the VPN client setup stays the "
+            "same elsewhere.\nThe wireless network was upgraded in all buildings.\n"}
+    with bm25_engine(tmp_path, docs) as engine:
+        answer = engine.ask("How do I set up the VPN client?")
+        assert superseded_docs(answer.passages, None, Analyzer()) == {}
+    assert "supersedes" not in answer.text
+    titles = {"news": ("Network news March 2025", {"updated": "2025-03-10"}),
+              "guide": ("VPN client setup guide", {"updated": "2024-02-01"})}
+    for said in ("The old VPN client is deprecated.", "The old VPN client version is deprecated."):
+        assert named_as_older(titles, {"news": [said]}, Analyzer()) == {}, said
+    # named as a document, or by its whole title, it is the document
+    for said in ("The VPN client guide is outdated.", "The VPN client setup guide is outdated.",
+                 "Older material, including the VPN client setup guide, still says port 80."):
+        assert named_as_older(titles, {"news": [said]}, Analyzer()) == {"guide": "news"}, said
+    titles["guide"] = ("VPN client setup", {"updated": "2024-02-01"})
+    assert named_as_older(titles, {"news": ["The old VPN client setup is outdated."]}, Analyzer()) == {
+        "guide": "news"}

@@ -184,3 +184,21 @@ def test_unit_rows_are_kept_bit_for_bit_and_others_normalised(real) -> None:
     index = VectorIndex.build(raw, model="m", normalized=True)
     assert np.linalg.norm(index.vectors[3]) == pytest.approx(1.0, abs=1e-6)
     assert raw[3] == pytest.approx(vectors[3] * 3.0)  # the caller's array is not normalised in place
+
+
+def test_build_checks_row_norms_without_copying_the_matrix() -> None:
+    # the unit-length check must not cost a float64 copy of every vector (a 1,000,000 x 384 store: 6 GB)
+    import tracemalloc
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((20_000, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    tracemalloc.start()
+    try:
+        index = VectorIndex.build(vectors, model="m", normalized=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.asarray(index.vectors).tobytes() == vectors.tobytes()
+    size = vectors.nbytes
+    assert peak < 0.5 * size, f"building allocated {peak / size:.2f}x the vectors' size"

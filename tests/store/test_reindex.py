@@ -109,8 +109,10 @@ def test_reindex_rebuilds_bm25_with_the_current_analyzer_and_keeps_chunks_and_ve
         more = tmp_path / "more"  # another folder: the stored documents stay, their old terms with them
         more.mkdir()
         (more / "new.md").write_text("# Gaskets\n\nA gasket seals the pump housing.\n", encoding="utf-8")
-        with pytest.raises(StoreVersionError, match=r"openbook store reindex"):  # no mixing of old and new terms
+        with pytest.raises(StoreVersionError, match=r"openbook store reindex") as refused:  # no mixing of terms
             engine.ingest([more])
+        # the other way out it names is a new store: re-ingesting into this one is what was just refused
+        assert "re-ingest the documents into a new store (`openbook ingest PATH --store NEW_" in str(refused.value)
         assert engine.store.count() == old["count"]
 
     report = reindex_store(location, Config())

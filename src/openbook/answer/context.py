@@ -130,6 +130,12 @@ _SELF_RE = re.compile(r"^\W*(?:this|these|our|the\s+present|the\s+current)\b", r
 NAME_MAX_CHARS = 120  # a name is looked for this far before or after its cue, within the clause
 NAME_MIN_WORDS = 2  # words of a name that must be words of the title it names (stop words aside)
 NAME_MIN_SHARE = 0.4  # and this share of the name's words and of the title's (stop words aside)
+DOCUMENT_WORDS = ("manual handbook guide guidebook guideline policy chapter section page article document "
+                  "documentation doc docs faq answer note notes memo procedure instruction rule readme wiki "
+                  "tutorial bulletin newsletter announcement edition revision")
+"""Words that make a name the name of a document ("the VPN client setup guide", "the 2022 handbook"), not of
+the thing a document is about ("the old VPN client is deprecated"): a name without one must hold every word of
+the title it names. ("version" and "release" are left out: they name software as often as documents.)"""
 
 
 def named_as_older(docs: Mapping[str, tuple[str, Mapping[str, Any]]], texts: Mapping[str, Sequence[str]],
@@ -147,7 +153,9 @@ def named_as_older(docs: Mapping[str, tuple[str, Mapping[str, Any]]], texts: Map
     holding the most of its words (a word counts when one of its analyzer terms is one of the title's; stop
     words aside): at least ``NAME_MIN_WORDS`` words, at least ``NAME_MIN_SHARE`` of the name's words and of the
     title's ("the VPN client is deprecated" does not name "VPN Client Installation and Troubleshooting Guide for
-    Windows"), and strictly more than any other title, the naming document's own included. A tie, a name
+    Windows"), and strictly more than any other title, the naming document's own included; and a name without a
+    word saying it is a document (``DOCUMENT_WORDS``: manual, guide, chapter, ...) must hold every word of the
+    title ("the old VPN client is deprecated" names the software, not "VPN client setup guide"). A tie, a name
     starting with "this / our / the current", or the naming document's own title names nothing ("this guide is
     outdated").
 
@@ -206,12 +214,14 @@ def _title_named(name: str, titles: Mapping[str, list[frozenset[str]]], analyzer
     if not words:
         return None
     said = frozenset().union(*words)
+    documentary = bool(said & frozenset(analyzer.analyze(DOCUMENT_WORDS)))
     ranked = []
     for doc, title in titles.items():
         held = frozenset().union(*title) if title else frozenset()
         shared = sum(1 for w in words if w & held)
+        covered = sum(1 for t in title if t & said)
         ranked.append((shared, shared >= NAME_MIN_WORDS and shared >= NAME_MIN_SHARE * len(words) and
-                       sum(1 for t in title if t & said) >= NAME_MIN_SHARE * len(title), doc))
+                       covered >= (NAME_MIN_SHARE * len(title) if documentary else len(title)), doc))
     ranked.sort(key=lambda x: x[0], reverse=True)
     if not ranked or not ranked[0][1] or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
         return None

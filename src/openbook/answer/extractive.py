@@ -620,6 +620,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             # "It follows the adventures of ..." under "The Spiderwick Chronicles": the sentence of the same
             # document that names its subject takes a slot left, since the name may be what the question asks
             chosen = [chosen[0], naming, *chosen[1:]]
+    if how_to:  # "To take a manual backup, run:" says nothing without the code block it introduces
+        chosen = _with_introduced_code(chosen, {p.n: units for p, units in zip(passages, passage_units)}, analyzer)
     unit = expected_unit(question)
     answering = chosen  # the composed answer: its sentences, each read with its title, headings, table header
     if asked_year is not None and _other_year(_with_context(chosen[0]), asked_year) and \
@@ -1227,6 +1229,28 @@ def _without_code(text: str, keep: bool = False) -> str:
         else:
             kept.append(line)
     return "\n".join(kept)
+
+
+def _with_introduced_code(chosen: list[_Candidate], units: Mapping[int, Sequence[_Unit]],
+                          analyzer: Analyzer) -> list[_Candidate]:
+    """``chosen`` with the code block that a chosen sentence ending in a colon introduces placed right after it
+    ("To take a manual backup, run:" + the ``pg_dump ...`` block that follows it in its passage), unless the
+    answer already quotes that block. ``units``: passage number -> its ``_units``, in passage order."""
+    out: list[_Candidate] = []
+    for c in chosen:
+        out.append(c)
+        if c.procedure or not c.text.rstrip().endswith((":", "：")):
+            continue
+        seq = list(units.get(c.passage.n, ()))
+        at = next((i for i, u in enumerate(seq) if u.text == c.text and not u.code), None)
+        if at is None or at + 1 >= len(seq) or not seq[at + 1].code:
+            continue
+        code = seq[at + 1].text
+        if any(code in x.text for x in chosen):
+            continue
+        out.append(_Candidate(c.passage, code, c.score, c.coverage, frozenset(analyzer.analyze_document(code)),
+                              c.subject))
+    return out
 
 
 _LIST_ITEM_RE = re.compile(r"^(\s*)(?:[-*+•]|(\d{1,3})[.)])\s+")

@@ -88,7 +88,8 @@ def analyzer_mismatch_error(location: str, recorded: Mapping[str, Any] | None,
     """The error for querying or extending an index whose recorded analyzer settings (``recorded``, from its
     manifest) differ from this openbook's (``current``, ``Analyzer.settings()``): it names what differs
     (``analyzer v2, this openbook analyzes with v3``; a Python upgrade changes ``unicode``) and the migration
-    that rebuilds the BM25 index from the stored chunks, ``openbook store reindex``, which keeps every vector."""
+    that rebuilds the BM25 index from the stored chunks, ``openbook store reindex``, which keeps every vector;
+    the other way out is a new store (an ingest into this one is refused by the same error)."""
     recorded = dict(recorded or {})
     if recorded.get("version") != current.get("version"):
         what = f"analyzer v{recorded.get('version')} and this openbook analyzes with v{current.get('version')}"
@@ -98,7 +99,8 @@ def analyzer_mismatch_error(location: str, recorded: Mapping[str, Any] | None,
         what = f"other analyzer settings than this openbook's ({', '.join(changed)})"
     return StoreVersionError(f"the index in {location} was built with {what}, so its BM25 terms would not match "
                              f"a query's: run `openbook store reindex --store {location}` (rebuilds the BM25 index "
-                             f"from the stored chunks, keeps the embeddings) or re-ingest the documents")
+                             f"from the stored chunks, keeps the embeddings) or re-ingest the documents into a new "
+                             f"store (`openbook ingest PATH --store NEW_FOLDER_OR_DATABASE`)")
 
 
 def empty_store_error(store: Any) -> StoreError:
