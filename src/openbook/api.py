@@ -244,9 +244,11 @@ class Engine:
         """The ``config.retrieval.glossary`` file, loaded once, or None."""
         return self.retriever.glossary()
 
-    def query_expansions(self, query: str) -> list[dict[str, Any]]:
-        """What the expansions add to ``query``'s BM25 leg: ``[{"matched", "added": [...], "source"}]``."""
-        return self.retriever.query_expansions(query)
+    def query_expansions(self, query: str, *, roles: Sequence[str] = (), where: Sequence[str] = ()
+                         ) -> list[dict[str, Any]]:
+        """What the expansions add to ``query``'s BM25 leg for a caller with ``roles``: ``[{"matched", "added":
+        [...], "source"}]``; see ``Retriever.query_expansions``."""
+        return self.retriever.query_expansions(query, roles=roles, where=where)
 
     def query_terms(self, query: str) -> list[str]:
         """The analyzer's distinct terms of ``query``."""

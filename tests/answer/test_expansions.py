@@ -142,3 +142,23 @@ def test_a_glossary_expansion_counts_in_the_answer(tmp_path: Path) -> None:
     finally:
         plain.close()
         with_glossary.close()
+
+
+def test_wordnet_reads_only_the_words_of_documents_the_caller_may_see(tmp_path: Path) -> None:
+    # only a restricted document says "notebook computer": a caller without its role must not learn that word from
+    # the expansions reported (ask --json's applied, search's "wordnet:" line, /v1/ask) nor from which words expand
+    docs = {
+        "public.md": "# Equipment\n\nEvery employee receives a desk, a chair and a headset on the first day.\n",
+        "secret.md": "---\nacl: [board]\n---\n# Board hardware\n\nBoard members receive a notebook computer.\n",
+    }
+    eng = bm25_engine(tmp_path, docs)
+    question = "Do employees get a laptop?"
+    assert eng.query_expansions(question) == []
+    assert eng.applied(question)["expansions"] == []
+    assert "notebook computer" not in str(eng.ask(question).notes)
+    [seen] = eng.query_expansions(question, roles=["board"])
+    assert seen["source"] == "wordnet" and "notebook computer" in seen["added"]
+    assert eng.applied(question, roles=["board"])["expansions"] == [seen]
+    # the same for a document hidden by a filter or by answer evaluation's exclusion of relevant documents
+    assert eng.query_expansions(question, roles=["board"], where=["title=Equipment"]) == []
+    eng.close()

@@ -27,6 +27,8 @@ def _load(tmp_path, name, source):
         "---\nTitle: Band Q9\nACL: [hr]\n---",  # reserved keys in capitals
         "+++\nTITLE = \"Band Q9\"\nAcl = \"hr\"\n+++",
         "---\ntitle: Band Q9\nallowed_roles:\n  - hr\n---",  # an alias of acl
+        "---\ntitle: Band Q9\nroles: [hr]\n---",  # what a user writes without reading the docs: it published the file
+        "---\ntitle: Band Q9\nAccess roles: hr\n---",
         "Title: Band Q9\nACL: hr",  # MultiMarkdown metadata
         "---\r\ntitle: Band Q9\r\nacl: [hr]\r\n---",  # Windows line ends
         "---\rtitle: Band Q9\racl: [hr]\r---",  # classic Mac line ends (a lone CR): it was published as prose

@@ -15,6 +15,7 @@ from ..config import Config
 from ..errors import OpenbookError, QueryError, StoreError
 from ..index.embedders import cosines_to
 from ..retrieve.pipeline import Retriever, list_documents
+from ..store.base import Visibility
 from ..types import Answer, Hit, Passage
 
 WHOLE_CORPUS_MAX_CHUNKS = 200
@@ -129,7 +130,8 @@ class Answerer:
             return answer_extractive(question, passages, self.retriever, self.config.answer,
                                      dense_threshold=threshold, embed=embed, versions=self.store.versions(),
                                      embedder=vectors.model if vectors is not None else None, cosines=cosines,
-                                     expansions=[e for e in self.retriever.expansions(question)
+                                     expansions=[e for e in self.retriever.expansions(
+                                         question, Visibility.of(roles, where, exclude_docs))
                                                  if e.source != "wordnet" or self.config.answer.wordnet])
         from .llm import generate_answer
 

@@ -25,8 +25,10 @@ RESERVED_KEYS = frozenset(
     {"title", "author", "authors", "tags", "keywords", "acl", "date", "lang", "description", "summary",
      *_UPDATED_KEYS, *_CREATED_KEYS}
 )
-# Spellings of the access list; every one is read as ``acl``.
-ACCESS_KEYS = frozenset({"acl", "acls", "allowed_roles"})
+# Spellings of the access list; every one is read as ``acl``. "roles" and "access_roles" are what a user writes
+# who has not read that the key is ``acl``: read as an unknown key they published the file to everyone (fail open);
+# read as the access list, a file that uses "roles" for something else is at worst hidden (fail closed).
+ACCESS_KEYS = frozenset({"acl", "acls", "allowed_roles", "roles", "access_roles"})
 
 _ID_PREFIX = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[-_ ]+|(?:[A-Za-z]{1,5}[-_])?\d{2,}[-_ ]+(?=\D))")
 _BLANK_RUN = re.compile(r"\n(?:[ \t]*\n)+")  # (not the indent of the line after: code keeps it)

@@ -114,17 +114,22 @@ class Retriever:
             self._glossary = (path, Glossary.load(path, self.analyzer.analyze))
         return self._glossary[1]
 
-    def expansions(self, query: str) -> list[Any]:
+    def expansions(self, query: str, visibility: Visibility | None = None) -> list[Any]:
         """The expansions ``query``'s BM25 leg uses: the glossary's entries that fire (``Glossary.expand``), then
         WordNet's for its lower-case words the corpus lacks (``lexicon.wordnet_expansions``; with
         ``config.retrieval.wordnet``), as ``glossary.Expansion`` objects in that order.
 
+        ``visibility``: the documents the caller may see (roles, filters, hidden ids; None: public documents
+        only). WordNet's choice reads only the terms of chunks it allows (``VisibleVocabulary``), so neither
+        which words are expanded nor the phrases reported tell a caller what a hidden document says.
+
         Raises:
             ConfigError: the glossary file is missing or malformed, or WordNet is on and ``wn`` is not installed.
         """
-        return self._expanded(query)[1]
+        return self._expanded(query, visibility)[1]
 
-    def _expanded(self, query: str) -> tuple[list[tuple[str, float]], list[Any]]:
+    def _expanded(self, query: str, visibility: Visibility | None = None
+                  ) -> tuple[list[tuple[str, float]], list[Any]]:
         """``query``'s weighted BM25 terms (its own at 1, added ones below) and the expansions that added them."""
         terms = self.analyzer.analyze(query)
         glossary = self.glossary()
@@ -132,15 +137,24 @@ class Retriever:
         if self.config.retrieval.wordnet:
             from .lexicon import weighted_with, wordnet_expansions
 
-            auto = wordnet_expansions(query, self.analyzer, self.store.vocabulary())
+            auto = wordnet_expansions(query, self.analyzer,
+                                      VisibleVocabulary(self.store, visibility or Visibility.of()))
             weighted = weighted_with(weighted, auto, self.config.retrieval.wordnet_weight)
             fired = [*fired, *auto]
         return weighted, fired
 
-    def query_expansions(self, query: str) -> list[dict[str, Any]]:
-        """What the expansions add to ``query``'s BM25 leg: ``[{"matched", "added": [...], "source": "glossary" |
-        "wordnet"}]`` (``expansions``; empty when none fires)."""
-        return [{"matched": e.matched, "added": list(e.added), "source": e.source} for e in self.expansions(query)]
+    def query_expansions(self, query: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
+                         exclude_docs: Collection[str] = ()) -> list[dict[str, Any]]:
+        """What the expansions add to ``query``'s BM25 leg for a caller with ``roles`` (and ``where`` filters,
+        ``exclude_docs`` hidden): ``[{"matched", "added": [...], "source": "glossary" | "wordnet"}]``
+        (``expansions``; empty when none fires).
+
+        Raises:
+            QueryError: a ``where`` clause cannot be parsed.
+        """
+        visibility = Visibility.of(roles, where, exclude_docs)
+        return [{"matched": e.matched, "added": list(e.added), "source": e.source}
+                for e in self.expansions(query, visibility)]
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Hit]:
@@ -233,7 +247,7 @@ class Retriever:
         legs: dict[str, list[list[Hit]]] = {}
         qv = None
         if mode in ("bm25", "hybrid"):
-            terms: list[Any] = [self._expanded(q)[0] for q in queries]
+            terms: list[Any] = [self._expanded(q, visibility)[0] for q in queries]
             legs["bm25"] = self.store.bm25_top_k([weighted_terms(t) for t in terms], depth, visibility)
         if mode in ("dense", "hybrid"):
             assert vectors is not None
@@ -451,7 +465,7 @@ class Retriever:
             raptor = [s.to_dict() for s in self.summaries(query, roles=roles, where=where, exclude_docs=exclude_docs)]
         has_contexts = getattr(self.store, "has_contexts", None)  # only the embedded store keeps contexts
         return {"transforms": list(transforms), "hops": self.config.retrieval.hops,
-                "expansions": self.query_expansions(query),
+                "expansions": self.query_expansions(query, roles=roles, where=where, exclude_docs=exclude_docs),
                 "contextualized": bool(has_contexts()) if has_contexts is not None else False, "raptor": raptor}
 
     def search_transformed(self, queries: Sequence[str], k: int | None = None, *,
@@ -593,3 +607,26 @@ def document_view(store: Store, doc_id: str, *, roles: Sequence[str] = ()) -> di
               for c in store.chunks_of(doc_id)]
     return {"doc_id": doc.doc_id, "title": doc.title, "source": doc.source, "format": doc.format,
             "updated": doc.metadata.get("updated"), "metadata": dict(doc.metadata), "chunks": chunks}
+
+
+class VisibleVocabulary:
+    """The indexed terms that some chunk a ``Visibility`` allows holds: ``term in VisibleVocabulary(...)``.
+
+    WordNet expansions (``lexicon``) ask whether the corpus has a word; asked of the whole store's vocabulary the
+    answer would reveal words of documents the caller may not see (a phrase reported as added, or a word left
+    unexpanded because a hidden document uses it). Each membership test is one BM25 query for the term alone,
+    top 1, among the allowed chunks (``Store.bm25_top_k``), cached per instance.
+    """
+
+    def __init__(self, store: Store, visibility: Visibility) -> None:
+        self._store, self._visibility = store, visibility
+        self._all = store.vocabulary()
+        self._held: dict[str, bool] = {}
+
+    def __contains__(self, term: object) -> bool:
+        if not isinstance(term, str) or term not in self._all:
+            return False
+        if term not in self._held:
+            hits = self._store.bm25_top_k([weighted_terms([term])], 1, self._visibility)
+            self._held[term] = bool(hits and hits[0])
+        return self._held[term]
