@@ -228,3 +228,18 @@ def test_the_error_and_the_report_name_what_changed():
     report = ReindexReport(chunks=1, vectors=0, model=None, before=older_tables, after=current, seconds=0.0,
                            changed=True)
     assert report.change() == f"analyzer unicode '13.0.0' -> {current['unicode']!r}"
+
+
+def test_reindex_of_an_index_in_another_format_refuses_rather_than_reporting_nothing_to_do(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    with Engine.open(tmp_path / "s", Config().with_overrides({"embedding.enabled": False}), create=True) as e:
+        assert e.ingest([docs]).ok
+    path = next((tmp_path / "s").glob("gen-*/manifest.json"))
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(manifest | {"format_version": 999}), encoding="utf-8")
+    with pytest.raises(StoreVersionError, match="format"):
+        reindex_store(tmp_path / "s")
+

@@ -126,6 +126,7 @@ def reindex_store(store: Store, analyzer: Analyzer, settings: IndexSettings | No
         emb = manifest.get("embedding") or None
         model = emb["model"] if emb else None
         if before == current:
+            store.info()  # (the analyzer is current; an index format this openbook cannot read refuses, as search does)
             return ReindexReport(chunks=0, vectors=0, model=model, before=before, after=before,
                                  seconds=time.perf_counter() - t0, changed=False)
         bm25 = manifest.get("bm25") or {}
