@@ -205,3 +205,16 @@ def test_ask_json_gives_the_answerability_score(tmp_path):
     assert answered["refused"] is False and answered["confidence"] >= 0.5
     assert refused["refused"] is True and "confidence" in refused
     assert refused["confidence"] is None or refused["confidence"] < 0.5
+
+
+def test_stats_for_a_role_counts_only_what_it_may_see(lab_store):
+    def count(*args: str) -> dict:
+        r = run("stats", "--json", "--store", "s", *args, cwd=lab_store)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    everything, public, finance = count(), count("--public"), count("--role", "finance")
+    assert everything["documents"] == 30
+    assert public["documents"] < finance["documents"] < 30  # the lab's finance-only and HR-only documents
+    for info in (public, finance):  # no count, the manifest's included, tells how much is hidden
+        assert info["manifest"]["rows"] == info["chunks"] and info["manifest"]["documents"] == info["documents"]

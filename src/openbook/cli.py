@@ -236,14 +236,17 @@ def delete(ctx: click.Context, doc_ids: tuple[str, ...], store: str | None) -> N
 
 
 @cli.command()
+@click.option("--role", "roles", multiple=True, metavar="ROLE",
+              help="Count only what a user holding ROLE may see (repeatable). Default: everything.")
+@click.option("--public", is_flag=True, help="Count only what a user with no role may see.")
 @store_option
 @json_option
 @click.pass_context
-def stats(ctx: click.Context, store: str | None, as_json: bool) -> None:
-    """Show what the store holds."""
+def stats(ctx: click.Context, roles: tuple[str, ...], public: bool, store: str | None, as_json: bool) -> None:
+    """Show what the store holds (everything, or what --role / --public may see)."""
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
-        info = engine.stats()
+        info = engine.stats(roles=list(roles) if roles or public else None)
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False))
     else:
