@@ -83,6 +83,13 @@ def weighted_terms(terms: Iterable[str | tuple[str, float]]) -> list[tuple[str, 
     return list(out.items())
 
 
+def settings_changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """The keys whose values differ between two settings mappings, in words, sorted by key:
+    ``"unicode '14.0.0' -> '15.0.0'"`` (comma-separated; "" when none differ)."""
+    return ", ".join(f"{k} {before.get(k)!r} -> {after.get(k)!r}" for k in sorted({*before, *after})
+                     if before.get(k) != after.get(k))
+
+
 def analyzer_mismatch_error(location: str, recorded: Mapping[str, Any] | None,
                             current: Mapping[str, Any]) -> StoreVersionError:
     """The error for querying or extending an index whose recorded analyzer settings (``recorded``, from its
@@ -94,9 +101,7 @@ def analyzer_mismatch_error(location: str, recorded: Mapping[str, Any] | None,
     if recorded.get("version") != current.get("version"):
         what = f"analyzer v{recorded.get('version')} and this openbook analyzes with v{current.get('version')}"
     else:
-        changed = [f"{k} {recorded.get(k)!r} -> {current.get(k)!r}" for k in sorted({*recorded, *current})
-                   if recorded.get(k) != current.get(k)]
-        what = f"other analyzer settings than this openbook's ({', '.join(changed)})"
+        what = f"other analyzer settings than this openbook's ({settings_changed(recorded, current)})"
     return StoreVersionError(f"the index in {location} was built with {what}, so its BM25 terms would not match "
                              f"a query's: run `openbook store reindex --store {location}` (rebuilds the BM25 index "
                              f"from the stored chunks, keeps the embeddings) or re-ingest the documents into a new "

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import StoreError
 from ..index.analyzer import Analyzer
-from .base import IndexSettings, Store
+from .base import IndexSettings, Store, settings_changed
 
 BATCH_CHUNKS = 2000
 """Chunks read from the store per query while collecting them (bounds one query's size, not the memory: the
@@ -66,9 +66,7 @@ class ReindexReport:
         the same (``analyzer unicode '14.0.0' -> '15.0.0'`` after a Python upgrade)."""
         if self.before.get("version") != self.after.get("version"):
             return f"analyzer v{self.before.get('version')} -> v{self.after.get('version')}"
-        keys = sorted(k for k in {*self.before, *self.after} if self.before.get(k) != self.after.get(k))
-        return "analyzer " + (", ".join(f"{k} {self.before.get(k)!r} -> {self.after.get(k)!r}" for k in keys)
-                              or f"v{self.after.get('version')} (unchanged)")
+        return "analyzer " + (settings_changed(self.before, self.after) or f"v{self.after.get('version')} (unchanged)")
 
 
 class StoredVectorsOnly:
