@@ -140,3 +140,47 @@ def test_units_keep_a_block_whole_with_its_comments_and_periods() -> None:
     assert [(u.text, u.code, u.heading) for u in units] == [
         ("Run this:", False, ""), ("# fetch v2.4.1. then check.\nfetch --all", True, ""),
         ("Done.", False, ""), ("See the log.", False, ""), ("still code\n```\nstill code too", True, "")]
+
+
+HTML_GUIDE = """<!DOCTYPE html><html lang="en"><head><title>Quillmark client guide</title></head><body>
+<nav><a href="/">Home</a> <a href="/docs">Docs</a></nav>
+<main>
+<h1>Installing Quillmark</h1>
+<p>To install the Quillmark client, run the following command in a terminal:</p>
+<pre><code class="language-bash"># install from the package index
+pip install quillmark-client==3.1.0
+quillmark --version</code></pre>
+<p>Then sign in with the login command. The installer needs Python 3.10 or later.</p>
+<h2>Configuration</h2>
+<p>The client reads its settings from the file config.toml in your home folder. A typical file looks like this:</p>
+<pre>[network]
+proxy_server = "proxy.example.org"
+listen_port = 8443</pre>
+<p>The sync interval defaults to 10 minutes. You can change it in the settings.</p>
+</main></body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def html_engine(tmp_path_factory) -> Engine:
+    # an HTML page's <pre> is fenced by the HTML loader (ingest/html.py ``fenced_code``): the same rules apply
+    e = bm25_engine(tmp_path_factory.mktemp("html-code"), {"guide.html": HTML_GUIDE})
+    yield e
+    e.close()
+
+
+def test_an_html_pre_block_answers_a_how_to_question_whole(html_engine: Engine) -> None:
+    answer = html_engine.ask("How do I install the Quillmark client?")
+    assert not answer.refused
+    assert "# install from the package index\npip install quillmark-client==3.1.0\nquillmark --version" in \
+        answer.text
+    assert "```" not in answer.text
+
+
+@pytest.mark.parametrize("question, code", [
+    ("What port does the Quillmark client listen on?", "8443"),
+    ("Which proxy server does the client use?", "proxy.example.org"),
+])
+def test_an_html_pre_block_never_answers_a_fact_question(html_engine: Engine, question: str, code: str) -> None:
+    answer = html_engine.ask(question)
+    assert code not in answer.text and "listen_port" not in answer.text

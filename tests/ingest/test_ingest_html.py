@@ -129,7 +129,24 @@ def test_pre_keeps_its_lines_without_main(tmp_path):
     path = tmp_path / "pre.html"
     path.write_text(page, encoding="utf-8")
     text = load_file(path, "pre.html")[0].text
-    assert "apt-get install relay\nsystemctl enable relay\nrelay --port 9090" in text
+    assert "```\napt-get install relay\nsystemctl enable relay\nrelay --port 9090\n```" in text
+
+
+@pytest.mark.parametrize("wrapper", ["main", "div"])  # rendered from <main>; from trafilatura's extraction
+def test_pre_is_a_fenced_block_with_its_language_and_indentation(tmp_path, wrapper):
+    # trafilatura alone drops the language class and collapses a bare <pre> onto one line
+    prose = "The relay reads its settings from relay.toml and starts with the service manager of the host. " * 3
+    page = (
+        f"<html><body><{wrapper}><h1>Relay</h1><p>{prose}</p>"
+        "<pre><code class='hljs language-bash'>apt-get install relay\nrelay --port 9090</code></pre>"
+        f"<p>{prose}</p><pre>[network]\n  listen_port = 8443\n```\n</pre><p>{prose}</p></{wrapper}></body></html>"
+    )
+    path = tmp_path / "relay.html"
+    path.write_text(page, encoding="utf-8")
+    text = load_file(path, "relay.html")[0].text
+    assert "\n\n```bash\napt-get install relay\nrelay --port 9090\n```\n\n" in text
+    # a line of the code that looks like a fence gets a longer fence around it
+    assert "\n\n~~~~\n[network]\n  listen_port = 8443\n```\n~~~~\n\n" in text
 
 
 @pytest.mark.parametrize("head", ["", "<head><title>Widget</title></head>"])

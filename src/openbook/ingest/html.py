@@ -17,8 +17,10 @@ How the main content is found:
 Rendering: ``h1``..``h6`` -> ``#`` lines, paragraphs separated by blank lines, list items as ``- `` lines
 (``<ol>`` items as ``1. `` lines numbered as a browser numbers them: ``start``, ``value``, ``reversed``; a
 nested list indented two spaces per level),
-data tables as pipe tables (first row is the header row, then a ``| --- |`` separator), ``<pre>`` kept verbatim
-(also where trafilatura re-flowed it onto one line: its lines are put back).
+data tables as pipe tables (first row is the header row, then a ``| --- |`` separator), ``<pre>`` as a fenced
+code block, its lines kept verbatim and a ``language-xxx`` class as its info string (also where trafilatura
+re-flowed it onto one line or dropped the class: ``fenced_code``; trafilatura's own Markdown output fences only
+``<pre><code>``, without the language, and escapes a bare ``<pre>``'s text as prose).
 
 Quality: token overlap with Mozilla Readability's expected main content over the 29 pages of
 ``shared/samples/html`` (bag of lower-cased words, CJK characters one token each; macro averages; run
@@ -282,6 +284,42 @@ def _definition_items(dl: etree._Element) -> list[str]:
     return out
 
 
+_LANGUAGE_CLASS = re.compile(r"(?:^|\s)lang(?:uage)?-([\w+#.-]+)", re.IGNORECASE)
+_FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)")
+
+
+def fenced_code(pre: etree._Element) -> str:
+    """A ``<pre>`` (or trafilatura's multi-line ``<code>``) as a Markdown fenced code block, "" when it holds no
+    text.
+
+    Its lines and indentation are kept as written (leading and trailing blank lines dropped); the info string is
+    the language named by a ``language-xxx`` / ``lang-xxx`` class of the element or of a ``<code>`` inside it
+    (highlight.js, Prism, Pandoc); the fence is ```` ``` ````, or ``~~~~`` when a line of the code starts with a
+    fence. The Markdown loader fences indented code the same way, so the chunker and the answerer (one unit, quoted
+    only for a how-to question) treat HTML and Markdown code alike.
+    """
+    code = "".join(pre.itertext()).strip("\n")
+    if not code.strip():
+        return ""
+    lines = [line.rstrip() for line in code.split("\n")]
+    language = ""
+    for el in (pre, *pre.iter("code")):
+        m = _LANGUAGE_CLASS.search(el.get("class") or "")
+        if m:
+            language = m[1].lower()
+            break
+    fence = "~~~~" if any(_FENCE_LINE.match(line) for line in lines) else "```"
+    return "\n".join([fence + language, *lines, fence])
+
+
+def _unfenced(block: str) -> str:
+    """A rendered block without the fence lines of a fenced code block (the block unchanged otherwise)."""
+    lines = block.split("\n")
+    if len(lines) >= 2 and _FENCE_LINE.match(lines[0]) and _FENCE_LINE.match(lines[-1]):
+        return "\n".join(lines[1:-1])
+    return block
+
+
 def render_blocks(el: etree._Element) -> list[str]:
     """Render an (X)HTML or trafilatura-XML element as blocks of Markdown-like text, in document order."""
     blocks: list[str] = []
@@ -336,9 +374,9 @@ def render_blocks(el: etree._Element) -> list[str]:
                     blocks.append(_render_table(child, rows))
             elif tag in ("pre", "code") and (tag == "pre" or "\n" in (child.text or "")):
                 flush()
-                code = "".join(child.itertext()).strip("\n")
-                if code.strip():
-                    blocks.append(code)
+                fenced = fenced_code(child)
+                if fenced:
+                    blocks.append(fenced)
             elif tag == "hr":
                 flush()
             elif tag in _BLOCKS:
@@ -384,9 +422,9 @@ def _trafilatura_blocks(cleaned: etree._Element) -> list[str]:
 
     verbatim = {}
     for pre in cleaned.iter("pre"):
-        code = "".join(pre.itertext()).strip("\n")
-        if "\n" in code.strip():
-            verbatim[" ".join(code.split())] = code
+        fenced = fenced_code(pre)
+        if fenced:
+            verbatim[" ".join(_unfenced(fenced).split())] = fenced
     xml = trafilatura.extract(
         cleaned, output_format="xml", include_tables=True, include_comments=False, include_images=False,
         include_links=False, favor_recall=True, with_metadata=False,
@@ -402,8 +440,9 @@ def _trafilatura_blocks(cleaned: etree._Element) -> list[str]:
 
 
 def _restore_pre(block: str, verbatim: dict[str, str]) -> str:
-    """Put back the line breaks of a ``<pre>`` block whose text trafilatura collapsed onto one line."""
-    flat = " ".join(block.split())
+    """A ``<pre>`` block of the page as ``fenced_code`` renders it where trafilatura collapsed its lines onto
+    one line (a bare ``<pre>`` becomes a ``<quote>``) or dropped its language class."""
+    flat = " ".join(_unfenced(block).split())
     if flat in verbatim:
         return verbatim[flat]
     for key, code in verbatim.items():
@@ -439,7 +478,7 @@ def _filter_blocks(blocks: list[str], reference: list[str]) -> list[str]:
             vocabulary.update(_bigrams(_tokens(piece)))
 
     def covered(piece: str) -> bool:
-        pairs = _bigrams(_tokens(piece))
+        pairs = _bigrams(_tokens(_unfenced(piece)))
         return bool(pairs) and sum(p in vocabulary for p in pairs) >= _BLOCK_COVERAGE * len(pairs)
 
     kept = []
