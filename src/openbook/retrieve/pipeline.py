@@ -138,7 +138,7 @@ class Retriever:
             from .lexicon import weighted_with, wordnet_expansions
 
             auto = wordnet_expansions(query, self.analyzer,
-                                      VisibleVocabulary(self.store, visibility or Visibility.of()))
+                                      VisibleVocabulary(self.store, visibility or Visibility.of(), likely=terms))
             weighted = weighted_with(weighted, auto, self.config.retrieval.wordnet_weight)
             fired = [*fired, *auto]
         return weighted, fired
@@ -614,19 +614,30 @@ class VisibleVocabulary:
 
     WordNet expansions (``lexicon``) ask whether the corpus has a word; asked of the whole store's vocabulary the
     answer would reveal words of documents the caller may not see (a phrase reported as added, or a word left
-    unexpanded because a hidden document uses it). Each membership test is one BM25 query for the term alone,
-    top 1, among the allowed chunks (``Store.bm25_top_k``), cached per instance.
+    unexpanded because a hidden document uses it). A term is held when a BM25 query for it alone finds a chunk
+    among the allowed ones (``Store.bm25_top_k``, top 1); ``prefetch`` asks for many terms in one call (the
+    store applies the visibility once per call), and answers are cached per instance.
     """
 
-    def __init__(self, store: Store, visibility: Visibility) -> None:
+    def __init__(self, store: Store, visibility: Visibility, likely: Sequence[str] = ()) -> None:
+        """``likely``: terms decided together with the first one asked about (one store call for the
+        question's terms; nothing is asked when no membership test comes, as for a question not in English)."""
         self._store, self._visibility = store, visibility
         self._all = store.vocabulary()
         self._held: dict[str, bool] = {}
+        self._likely = list(likely)
+
+    def prefetch(self, terms: Sequence[str]) -> None:
+        """Decide every indexed term of ``terms`` not decided yet, in one ``bm25_top_k`` call."""
+        todo = list(dict.fromkeys(t for t in terms if t in self._all and t not in self._held))
+        if todo:
+            hits = self._store.bm25_top_k([weighted_terms([t]) for t in todo], 1, self._visibility)
+            self._held.update((t, bool(h)) for t, h in zip(todo, hits))
 
     def __contains__(self, term: object) -> bool:
         if not isinstance(term, str) or term not in self._all:
             return False
         if term not in self._held:
-            hits = self._store.bm25_top_k([weighted_terms([term])], 1, self._visibility)
-            self._held[term] = bool(hits and hits[0])
+            self.prefetch([term, *self._likely])
+            self._likely = []
         return self._held[term]
