@@ -30,6 +30,17 @@ RESERVED_KEYS = frozenset(
 # read as the access list, a file that uses "roles" for something else is at worst hidden (fail closed).
 ACCESS_KEYS = frozenset({"acl", "acls", "allowed_roles", "roles", "access_roles"})
 
+FENCE_RE = re.compile(r"^[ \t]{0,3}(```|~~~)")  # a line opening or closing a Markdown fenced code block
+
+
+def fence_code(lines: list[str], info: str = "") -> list[str]:
+    """Code lines as a Markdown fenced block: ```` ```info ````, the lines, ```` ``` ````; ``~~~~`` instead when
+    a line of the code itself starts with a fence (it would close the block). The Markdown loader (indented code)
+    and the HTML loader (``<pre>``) both write code this way, so the chunker and the answerer see one kind."""
+    fence = "~~~~" if any(FENCE_RE.match(line) for line in lines) else "```"
+    return [fence + info, *lines, fence]
+
+
 _ID_PREFIX = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[-_ ]+|(?:[A-Za-z]{1,5}[-_])?\d{2,}[-_ ]+(?=\D))")
 _BLANK_RUN = re.compile(r"\n(?:[ \t]*\n)+")  # (not the indent of the line after: code keeps it)
 

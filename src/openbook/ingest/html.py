@@ -53,7 +53,7 @@ from lxml import html as lxml_html
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import heading_title, iso_date, normalise_metadata, read_text, tidy
+from ._common import FENCE_RE, fence_code, heading_title, iso_date, normalise_metadata, read_text, tidy
 from .frontmatter import canonical_key, split_front_matter
 
 _MIN_MAIN_CHARS = 20
@@ -285,7 +285,6 @@ def _definition_items(dl: etree._Element) -> list[str]:
 
 
 _LANGUAGE_CLASS = re.compile(r"(?:^|\s)lang(?:uage)?-([\w+#.-]+)", re.IGNORECASE)
-_FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)")
 
 
 def fenced_code(pre: etree._Element) -> str:
@@ -308,14 +307,13 @@ def fenced_code(pre: etree._Element) -> str:
         if m:
             language = m[1].lower()
             break
-    fence = "~~~~" if any(_FENCE_LINE.match(line) for line in lines) else "```"
-    return "\n".join([fence + language, *lines, fence])
+    return "\n".join(fence_code(lines, language))
 
 
 def _unfenced(block: str) -> str:
     """A rendered block without the fence lines of a fenced code block (the block unchanged otherwise)."""
     lines = block.split("\n")
-    if len(lines) >= 2 and _FENCE_LINE.match(lines[0]) and _FENCE_LINE.match(lines[-1]):
+    if len(lines) >= 2 and FENCE_RE.match(lines[0]) and FENCE_RE.match(lines[-1]):
         return "\n".join(lines[1:-1])
     return block
 

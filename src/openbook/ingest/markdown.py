@@ -25,11 +25,10 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from ..types import Document
-from ._common import normalise_metadata, read_text, tidy, title_from_path
+from ._common import FENCE_RE, fence_code, normalise_metadata, read_text, tidy, title_from_path
 from .frontmatter import split_front_matter
 from .html import blocks_to_text, render_blocks
 
-_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)|!\[([^\]]*)\]\[[^\]]*\]")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)|\[([^\]]+)\]\[[^\]]*\]")
@@ -163,9 +162,7 @@ def _indented_code(lines: list[str], i: int, prose: list[str]) -> int:
 
 def _fenced(code: list[str]) -> list[str]:
     """Indented code lines as a fenced block, each line without its four columns of indentation."""
-    body = [line[1:] if line.startswith("\t") else line[4:] for line in code]
-    fence = "~~~~" if any(_FENCE.match(line) for line in body) else "```"
-    return [fence, *body, fence]
+    return fence_code([line[1:] if line.startswith("\t") else line[4:] for line in code])
 
 
 def clean_markdown(body: str) -> str:
@@ -180,7 +177,7 @@ def clean_markdown(body: str) -> str:
     while i < len(lines):
         line = lines[i]
         i += 1
-        m = _FENCE.match(line)
+        m = FENCE_RE.match(line)
         if fence is None:
             end = _indented_code(lines, i - 1, prose)
             if m or end > i - 1:
