@@ -5,6 +5,13 @@ unknown fields (so a request cannot smuggle in ``roles``) and give the OpenAPI s
 free, and because it is Starlette, so the MCP SDK's streamable HTTP app (a Starlette app) joins the same server
 and event loop. Every engine call runs on the ``Service``'s threads, never on the event loop.
 
+Browsers (``_BrowserGuard``, every route): a request carrying an ``Origin`` header (a page's script) is served
+only when that origin is the server itself, so a web page on another site cannot make the user's browser upload,
+delete or ask through a server it can reach (cross-site request forgery: a ``multipart/form-data`` POST needs no
+CORS preflight, and without keys the local server trusts anonymous callers); and a server without keys answers
+only requests addressed to a loopback name (``Host``: localhost, 127.0.0.1, [::1]), so a site whose DNS name is
+re-pointed at 127.0.0.1 cannot read it either (DNS rebinding). Clients that are not browsers send no ``Origin``.
+
 Errors keep the CLI's one-line messages: the body is ``{"error": {"type": "QueryError", "message": "..."}}``
 (the OpenAI error shape, so OpenAI clients show it too) with the status from ``STATUS``.
 """
@@ -12,6 +19,7 @@ Errors keep the CLI's one-line messages: the body is ``{"error": {"type": "Query
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
 import re
@@ -29,6 +37,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import Headers
 from starlette.routing import Route
+from urllib.parse import urlsplit
 
 from ..api import Engine
 from ..config import Config
@@ -148,6 +157,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 
     app = FastAPI(title="openbook", version="1", lifespan=lifespan,
                   description="Answers from your own documents, with citations or an honest refusal.")
+    app.add_middleware(_BrowserGuard, keys=keys)
     app.state.service = service
     app.state.keys = keys
 
@@ -370,4 +380,48 @@ class _Guarded:
         except AuthError as exc:
             await JSONResponse(error_body(exc), status_code=401)(scope, receive, send)
             return
+        await self.app(scope, receive, send)
+
+
+def _loopback_name(host: str) -> bool:
+    """Whether ``host`` (a ``Host`` header's name, without its port) names this machine's loopback interface."""
+    name = host.strip("[]").rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(netloc: str) -> str:
+    """The host part of a ``Host`` header or URL netloc, without the port ("[::1]:8000" -> "[::1]")."""
+    return urlsplit(f"//{netloc}").hostname or ""
+
+
+class _BrowserGuard:
+    """Refuses (403) a browser request from another site, and, on a server without keys, any request not
+    addressed to a loopback name (see the module docstring). ASGI middleware over every route, MCP included."""
+
+    def __init__(self, app: Any, keys: KeyStore) -> None:
+        self.app, self.keys = app, keys
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = Headers(scope=scope)
+            host = headers.get("host", "")
+            origin = headers.get("origin")
+            # (behind a reverse proxy the page's origin is the name the proxy was asked for: X-Forwarded-Host,
+            # a header a cross-site page cannot add without a CORS preflight, which this server never grants)
+            served = {host.lower(), *(h.strip().lower() for h in headers.get("x-forwarded-host", "").split(",") if h)}
+            why = None
+            if origin is not None and (origin == "null" or urlsplit(origin).netloc.lower() not in served):
+                why = (f"a browser request from another site ({origin}) is not served: use the page this server "
+                       f"serves, or a client that is not a browser")
+            elif not self.keys.required and not _loopback_name(_host_name(host)):
+                why = (f"this server has no API keys and answers only requests addressed to localhost or "
+                       f"127.0.0.1, not {host!r}; create keys with `openbook keys add` to serve other names")
+            if why is not None:
+                await JSONResponse(error_body(ApiError(403, "Forbidden", why)), status_code=403)(scope, receive, send)
+                return
         await self.app(scope, receive, send)
