@@ -67,6 +67,9 @@ def test_a_server_without_keys_answers_only_loopback_names(anonymous):
         assert r.status_code == 403 and "openbook keys add" in r.json()["error"]["message"]
         assert c.get("/", headers={"Host": "evil.example"}).status_code == 403
         assert c.get("/v1/health", headers={"Host": "[::1]:1"}).status_code == 200
+        page = c.get("/")  # and no other site may frame the page (clickjacking)
+        assert page.status_code == 200 and page.headers["x-frame-options"] == "DENY"
+        assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
 
 
 def test_a_server_with_keys_serves_any_name_but_not_other_sites(served):

@@ -312,7 +312,11 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
-        return FileResponse(str(static / "index.html"))
+        # no other site may frame the page (clickjacking: a click on a hidden page asks or uploads as you);
+        # the page's own Content-Security-Policy (a meta tag) cannot say frame-ancestors
+        return FileResponse(str(static / "index.html"), headers={
+            "X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'",
+            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
 
     def _stream(run: Callable[[Callable[[str], None]], Any], final: Callable[[Any], str],
                 token: Callable[[str], str], error: Callable[[Exception], str], done: str = "") -> StreamingResponse:
