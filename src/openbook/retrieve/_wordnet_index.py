@@ -37,7 +37,8 @@ from typing import Any, Hashable, Protocol
 
 from ..errors import ConfigError
 
-__all__ = ["WordNetLookups", "LiveWordNet", "WordNetIndex", "build_index", "open_wordnet", "index_path"]
+__all__ = ["WordNetLookups", "LiveWordNet", "WordNetIndex", "build_index", "open_wordnet", "index_path", "load_live",
+           "wn_version", "FORMAT"]
 
 FORMAT = 1  # bump when the tables change
 _MEMO_LIMIT = 50_000  # rows kept in memory per table before the memo starts over (a server answers many questions)
