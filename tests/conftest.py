@@ -10,6 +10,17 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO / ".." / "shared").resolve()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cache_folder(tmp_path_factory):
+    """What openbook caches for the user (the WordNet index, ``openbook._cachedir``) goes to a folder of the test
+    session (``$OPENBOOK_CACHE_DIR``, inherited by the CLI processes tests start), never to the user's."""
+    patch = pytest.MonkeyPatch()
+    folder = tmp_path_factory.mktemp("openbook-cache")
+    patch.setenv("OPENBOOK_CACHE_DIR", str(folder))
+    yield folder
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     """The read-only ``shared/`` folder next to the repository (datasets, labs, samples)."""

@@ -56,3 +56,8 @@ def test_store_url_table_equals_the_store_key(tmp_path):
 def test_openbook_state_dir_is_a_known_environment_variable(tmp_path):
     # read by openbook.store.local_folder, so the config must not refuse it as unknown
     assert load_config(None, environ={"OPENBOOK_STATE_DIR": str(tmp_path)}).store
+
+
+def test_openbook_cache_dir_is_a_known_environment_variable(tmp_path):
+    # read by openbook._cachedir.cache_folder (the WordNet index), so the config must not refuse it as unknown
+    assert load_config(None, environ={"OPENBOOK_CACHE_DIR": str(tmp_path)}).store

@@ -17,7 +17,9 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     [index]      raptor = false, raptor_cluster_size = 8, raptor_levels = 3
 
 Environment variables map to keys as ``OPENBOOK_STORE`` and ``OPENBOOK_<SECTION>_<KEY>``, for example
-``OPENBOOK_BM25_K1=0.9`` or ``OPENBOOK_RETRIEVAL_TOP_K=20``.
+``OPENBOOK_BM25_K1=0.9`` or ``OPENBOOK_RETRIEVAL_TOP_K=20``. Not configuration keys: ``OPENBOOK_CONFIG`` (the
+file), ``OPENBOOK_API_KEY`` (the server's), ``OPENBOOK_STATE_DIR`` (``store.local_folder``) and
+``OPENBOOK_CACHE_DIR`` (``openbook._cachedir``: rebuildable caches such as the WordNet index).
 """
 
 from __future__ import annotations
@@ -228,7 +230,8 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     sections = {f.name for f in fields(Config) if f.name != "store"}
     for name, value in environ.items():
-        if not name.startswith("OPENBOOK_") or name in ("OPENBOOK_CONFIG", "OPENBOOK_API_KEY", "OPENBOOK_STATE_DIR"):
+        if not name.startswith("OPENBOOK_") or name in ("OPENBOOK_CONFIG", "OPENBOOK_API_KEY", "OPENBOOK_STATE_DIR",
+                                                         "OPENBOOK_CACHE_DIR"):
             continue
         rest = name[len("OPENBOOK_"):].lower()
         if rest == "store":

