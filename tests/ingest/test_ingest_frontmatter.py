@@ -116,6 +116,15 @@ def test_text_front_matter_and_acl_header_line(tmp_path):
         assert _load(tmp_path, "d.txt", f"Pay bands\n{header}\n\nBand Q9 salary ceiling.\n").metadata["acl"] == ["hr"]
 
 
+@pytest.mark.parametrize("header", ["Roles: hr", "Access roles: hr", "access_roles = hr", "ACLs: hr", "Allowed-Roles: hr"])
+def test_text_header_line_reads_every_access_spelling(tmp_path, header):
+    # front matter reads these spellings as acl; a plain-text header line must too, or the file is public
+    text = f"Pay bands\n{header}\n\nBand Q9 salary ceiling.\n"
+    assert _load(tmp_path, "a.txt", text).metadata["acl"] == ["hr"]
+    with pytest.raises(IngestError, match="malformed acl"):
+        _load(tmp_path, "b.txt", f"Pay bands\n{header.split(':')[0].split('=')[0].strip()}:\n\nBand Q9.\n")
+
+
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

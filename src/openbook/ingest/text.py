@@ -1,7 +1,8 @@
 """Plain-text loader: a dated header line becomes ``updated``; heading-like lines become ``#`` headings.
 
 A fenced front-matter block (see ``frontmatter``) is read first. An ``ACL:`` / ``acl =`` / ``Allowed roles:``
-line among the first ``_HEADER_LINES`` lines is the access list (comma-separated roles; an empty or malformed
+line among the first ``_HEADER_LINES`` lines (any spelling of ``_common.ACCESS_KEYS``: ``Roles:`` and
+``Access roles:`` too, as in front matter) is the access list (comma-separated roles; an empty or malformed
 one refuses the file). Header lines read as the update date (within the first ``_HEADER_LINES`` lines, anywhere on the line, so
 ``Owner: SRE | Revision: 2024-09-02`` works): ``Updated:``, ``Last updated:``, ``Revised``, ``Last revised``,
 ``Last reviewed:``, ``Reviewed:``, ``Revision:``, ``Modified:``, ``更新日期：``/``更新时间：``/``最后更新：``/``修订日期：``
@@ -23,13 +24,17 @@ from pathlib import Path
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import key_text, normalise_metadata, read_text, tidy, title_from_path
+from ._common import ACCESS_KEYS, key_text, normalise_metadata, read_text, tidy, title_from_path
 from ..dates import labelled_date
 from .frontmatter import split_front_matter
 
 _HEADER_LINES = 12
 _MAX_TITLE_CHARS = 120
-_ACCESS_LINE = re.compile(r"^\s*(?:acls?|allowed[ _-]roles)\s*[:=：]\s*(.*?)\s*$", re.IGNORECASE)
+# every spelling front matter reads as ``acl`` (``ACCESS_KEYS``): a "Roles: hr" header line read as prose published
+# the file to everyone while the same line in Markdown restricted it
+_ACCESS_LINE = re.compile(
+    r"^\s*(?:" + "|".join(sorted((k.replace("_", "[ _-]") for k in ACCESS_KEYS), key=len, reverse=True))
+    + r")\s*[:=：]\s*(.*?)\s*$", re.IGNORECASE)
 _TITLE_LINE = re.compile(r"^\s*title\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^([ \t]*)[*•·][ \t]+")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
@@ -95,7 +100,7 @@ def _title(text: str, path: Path) -> str:
 
 
 def find_access(text: str) -> str | None:
-    """The value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` header line among the first lines, or None; the
+    """The value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` / ``Roles:`` header line among the first lines, or None; the
     line is read as ``key_text`` (full-width ``ＡＣＬ：``, a zero-width space before ``ACL``)."""
     for line in text.split("\n")[:_HEADER_LINES]:
         m = _ACCESS_LINE.match(key_text(line))
