@@ -508,6 +508,17 @@ def test_binary_files_are_skipped_and_summed_up_by_reason(tmp_path, docs):
     assert report.skip_summary() == "skipped 2 files: ls.txt, random.txt (binary content)"
 
 
+def test_compressed_files_of_unread_types_are_summed_up_by_reason(tmp_path, docs):
+    import gzip
+
+    (docs / "notes.gz").write_bytes(gzip.compress(b"Plain notes without a type."))
+    (docs / "photo.png.gz").write_bytes(gzip.compress(b"\x89PNG\r\n"))
+    with open_engine(tmp_path) as e:
+        report = e.ingest([docs])
+    assert report.failed == [] and len(report.skipped) == 2
+    assert report.skip_summary() == "skipped 2 files: notes.gz, photo.png.gz (unsupported compressed type)"
+
+
 def test_ingesting_a_folder_that_holds_the_store_skips_the_store_files(tmp_path):
     (tmp_path / "a.md").write_text("# Comets\n\nComets have icy nuclei.\n", encoding="utf-8")
     with Engine.open(tmp_path / "kb", create=True) as engine:

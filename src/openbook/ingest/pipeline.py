@@ -230,6 +230,8 @@ def _skip_reason(path: str, reason: str) -> str:
     text = reason[len(path):].lstrip(" :") if reason.startswith(path) else reason
     if text.startswith("unsupported file type"):
         return "unsupported type"
+    if text.startswith("unsupported compressed file type"):  # its quoted type holds "(": cut there, it read "... type '"
+        return "unsupported compressed type"
     return re.split(r"[;(,]", text)[0].strip() or "skipped"  # "binary content (an ELF executable), ..." -> ...
 
 
