@@ -440,6 +440,20 @@ def test_where_on_document_fields_and_unknown_fields(tmp_path, docs):
         assert "auhtor" in warning and "author" in warning and "matches nothing" in warning
 
 
+def test_where_warnings_never_show_a_hidden_documents_fields(tmp_path, docs):
+    # a field only a hidden document has was listed to every caller, and silenced the warning for them
+    write(docs, "merger.md", "---\nacl: [legal]\nproject: nebulon\n---\nThe Bluefinch merger closes in May.\n")
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        [warning] = e.filter_warnings(["project=nebulon"])
+        assert "matches nothing" in warning and "project" not in warning.split("fields:")[1]
+        assert "acl" not in warning.split("fields:")[1]
+        [warning] = e.filter_warnings(["colour=red"], roles=["staff"])
+        assert "project" not in warning
+        assert e.filter_warnings(["project=nebulon"], roles=["legal"]) == []
+        assert "project" in e.filter_warnings(["colour=red"], roles=["Legal"])[0]  # roles compare case-insensitively
+
+
 def test_symlinked_folders_and_empty_folders_are_reported(tmp_path, docs):
     (docs / "linked").symlink_to(docs / "sub", target_is_directory=True)
     (tmp_path / "empty").mkdir()

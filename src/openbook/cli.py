@@ -317,7 +317,7 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries FILE (one of them)")
     with _engine(cfg) as engine:
-        warnings = engine.filter_warnings(where)
+        warnings = engine.filter_warnings(where, roles)
         for line in warnings:
             click.echo(f"warning: {line}", err=True)
         if queries_file:
@@ -439,7 +439,7 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
             def on_token(piece: str) -> None:
                 click.echo(piece, nl=False)
                 sys.stdout.flush()
-        for line in engine.filter_warnings(where):
+        for line in engine.filter_warnings(where, roles):
             click.echo(f"warning: {line}", err=True)
         answer = engine.ask(question, roles=roles, where=where, mode=mode, on_token=on_token)
         applied = engine.applied(question, transforms=answer.transforms, roles=roles, where=where) if as_json else {}
