@@ -116,6 +116,26 @@ def test_text_front_matter_and_acl_header_line(tmp_path):
         assert _load(tmp_path, "d.txt", f"Pay bands\n{header}\n\nBand Q9 salary ceiling.\n").metadata["acl"] == ["hr"]
 
 
+@pytest.mark.parametrize("source", [
+    "# Pay bands\nACL: hr\n\nBand Q9 salary ceiling.\n",  # under the title heading
+    "# Pay bands\n\nRoles: hr\n\nBand Q9 salary ceiling.\n",  # a paragraph of its own
+    "ACL: hr\nBand Q9 salary ceiling is secret.\n",  # beside prose: not a MultiMarkdown block
+    "Pay bands\n=========\n\nAccess roles: [hr]\n\nBand Q9 salary ceiling.\n",
+])
+def test_markdown_access_line_outside_a_metadata_block_restricts(tmp_path, source):
+    # read as prose these lines published the file to everyone, while the same line in a .txt restricted it
+    assert _load(tmp_path, "a.md", source).metadata["acl"] == ["hr"]
+
+
+def test_markdown_access_line_in_a_code_block_or_further_down_is_text(tmp_path):
+    example = "# Setup\n\n```yaml\nroles: [admin]\n```\n\nRoles are set in the file above.\n"
+    assert "acl" not in _load(tmp_path, "a.md", example).metadata
+    late = "# Guide\n\n" + "Some prose line.\n" * 14 + "\nACL: see the glossary.\n"
+    assert "acl" not in _load(tmp_path, "b.md", late).metadata
+    with pytest.raises(IngestError, match="malformed acl"):
+        _load(tmp_path, "c.md", "# Pay bands\nACL:\n\nBand Q9.\n")
+
+
 @pytest.mark.parametrize("header", ["Roles: hr", "Access roles: hr", "access_roles = hr", "ACLs: hr", "Allowed-Roles: hr"])
 def test_text_header_line_reads_every_access_spelling(tmp_path, header):
     # front matter reads these spellings as acl; a plain-text header line must too, or the file is public

@@ -1,7 +1,9 @@
 """Markdown loader: front matter -> metadata, body kept as Markdown with links and images reduced to text.
 
 Front matter: YAML, TOML, JSON, a Pandoc title block or MultiMarkdown metadata (see ``frontmatter``); a
-block that cannot be parsed, or a malformed ``acl``, refuses the file rather than publish it.
+block that cannot be parsed, or a malformed ``acl``, refuses the file rather than publish it. Without an ``acl``
+there, an access header line among the first lines outside code blocks (``ACL: hr``, ``Roles: hr``, as in a
+text file: ``text.find_access``) is the access list.
 
 Indented code blocks (four spaces or a tab, after a blank line, outside lists) become fenced blocks.
 Cleaning (outside code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
@@ -28,6 +30,7 @@ from ..types import Document
 from ._common import FENCE_RE, fence_code, normalise_metadata, read_text, tidy, title_from_path
 from .frontmatter import split_front_matter
 from .html import blocks_to_text, render_blocks
+from .text import find_access, header_roles
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)|!\[([^\]]*)\]\[[^\]]*\]")
@@ -206,6 +209,12 @@ def load_markdown(path: Path, doc_id: str) -> Document:
         IngestError: a front-matter block cannot be parsed, is not closed, or its ``acl`` is malformed.
     """
     front, body = split_front_matter(read_text(path))
+    if "acl" not in front:
+        # an "ACL: hr" / "Roles: hr" line at the top but outside a metadata block (under a heading, beside prose)
+        # is the access list, as in a text file: read as prose it published the file to everyone
+        access = find_access(body, skip_code=True)
+        if access is not None:
+            front = {**front, "acl": header_roles(access)}
     text = clean_markdown(body)
     metadata = normalise_metadata(front)
     title = str(front.get("title") or "").strip()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import ACCESS_KEYS, key_text, normalise_metadata, read_text, tidy, title_from_path
+from ._common import ACCESS_KEYS, FENCE_RE, key_text, normalise_metadata, read_text, tidy, title_from_path
 from ..dates import labelled_date
 from .frontmatter import split_front_matter
 
@@ -99,14 +99,30 @@ def _title(text: str, path: Path) -> str:
     return title_from_path(path)
 
 
-def find_access(text: str) -> str | None:
+def find_access(text: str, *, skip_code: bool = False) -> str | None:
     """The value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` / ``Roles:`` header line among the first lines, or None; the
-    line is read as ``key_text`` (full-width ``ＡＣＬ：``, a zero-width space before ``ACL``)."""
+    line is read as ``key_text`` (full-width ``ＡＣＬ：``, a zero-width space before ``ACL``). ``skip_code``: lines
+    inside a Markdown fenced code block (an example, not this file's access list) are not read."""
+    fence = None
     for line in text.split("\n")[:_HEADER_LINES]:
+        if skip_code:
+            m = FENCE_RE.match(line)
+            if m and (fence is None or m[1] == fence):
+                fence = m[1] if fence is None else None
+                continue
+            if fence is not None:
+                continue
         m = _ACCESS_LINE.match(key_text(line))
         if m:
             return m[1]
     return None
+
+
+def header_roles(access: str) -> list[str] | None:
+    """The roles of an access header line's value (``hr, finance`` or ``[hr, finance]``); None for an empty
+    value (``normalise_metadata`` refuses it)."""
+    inner = access[1:-1] if access.startswith("[") and access.endswith("]") else access
+    return [role.strip().strip("'\"") for role in inner.split(",")] if inner.strip() else None
 
 
 def load_text(path: Path, doc_id: str) -> Document:
@@ -127,8 +143,7 @@ def load_text(path: Path, doc_id: str) -> Document:
     if access is not None:
         if "acl" in front:
             raise IngestError("access list given twice (front matter and an 'acl:' header line); keep one")
-        inner = access[1:-1] if access.startswith("[") and access.endswith("]") else access
-        metadata["acl"] = [role.strip().strip("'\"") for role in inner.split(",")] if inner.strip() else None
+        metadata["acl"] = header_roles(access)
     title = str(front.get("title") or "").strip() or _title(raw, path)
     lines = raw.split("\n")
     if lines and lines[0].strip() == title:  # the title line becomes the top heading
