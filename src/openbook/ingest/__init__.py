@@ -214,8 +214,10 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
 
 
 def _storable(doc: Document) -> Document:
-    """``doc`` with a title and source taken from a file name that is not UTF-8 made storable (``path_text``)."""
-    title, source = path_text(doc.title), path_text(doc.source)
+    """``doc`` with a title and source taken from a file name that is not UTF-8 made storable (``path_text``), and
+    its title on one line (a front-matter title may hold line breaks: they broke the one-line listings of
+    ``documents``, ``search`` and the sources list)."""
+    title, source = " ".join(path_text(doc.title).split()), path_text(doc.source)
     if (title, source) == (doc.title, doc.source):
         return doc
     return dataclasses.replace(doc, title=title, source=source)
