@@ -29,6 +29,18 @@ def lab_store(tmp_path_factory, shared):
     return cwd
 
 
+def test_ingest_help_names_every_format_it_reads():
+    # the help listed six formats while the loaders read twelve
+    from click.testing import CliRunner
+
+    from openbook.cli import cli
+
+    out = " ".join(CliRunner().invoke(cli, ["ingest", "--help"]).output.split())
+    for name in ("Markdown", "HTML", "text", "CSV", "PDF", "reST", "DOCX", "PPTX", "EPUB", "man pages", "gzip",
+                 "corpus.jsonl"):
+        assert name in out, name
+
+
 def test_quickstart(tmp_path):
     r = run("quickstart", cwd=tmp_path)
     assert r.returncode == 0, r.stderr

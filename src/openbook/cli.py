@@ -129,7 +129,8 @@ def cli(ctx: click.Context, config_path: str | None, store: str | None) -> None:
 def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
            reembed: bool, embedder: str | None, contextualize: bool | None, raptor: bool | None, llm: str | None,
            base_url: str | None, as_json: bool) -> None:
-    """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl); embeds new chunks."""
+    """Ingest files and folders (Markdown, HTML, text, CSV/TSV, PDF, reST, DOCX, PPTX, EPUB, man pages, any of the
+    text formats gzip-compressed, BEIR corpus.jsonl); recursive; embeds new chunks."""
     from .api import IngestInterrupted, store_exists
     from .ingest import SUPPORTED_SUFFIXES, discover
 
