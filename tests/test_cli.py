@@ -179,6 +179,16 @@ def test_ingest_of_an_empty_folder_says_so_and_creates_no_store(tmp_path):
     assert not (tmp_path / "fresh").exists()
 
 
+def test_a_first_ingest_of_files_read_by_name_creates_the_store(tmp_path):
+    # README, perl.3pm: read by load_file, but the first-ingest check looked at the bare suffix and refused them
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README").write_text("The Frobnitz tool converts widgets.\n")
+    (tmp_path / "docs" / "frob.3pm").write_text(".TH FROB 3pm\n.SH NAME\nfrob \\- convert widgets\n")
+    r = run("ingest", "docs", "--store", "fresh", "--no-embed", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(json.loads(r.stdout)["added"]) == ["README", "frob.3pm"]
+
+
 def test_ingest_report_lines(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()

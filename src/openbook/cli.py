@@ -132,7 +132,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
     """Ingest files and folders (Markdown, HTML, text, CSV/TSV, PDF, reST, DOCX, PPTX, EPUB, man pages, any of the
     text formats gzip-compressed, BEIR corpus.jsonl); recursive; embeds new chunks."""
     from .api import IngestInterrupted, store_exists
-    from .ingest import SUPPORTED_SUFFIXES, discover
+    from .ingest import SUPPORTED_SUFFIXES, discover, reads_type
 
     cfg = _config(ctx, store, {"embedding.model": embedder, "ingest.contextualize": contextualize,
                                "index.raptor": raptor, **_llm_flags(llm, base_url)})
@@ -144,7 +144,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         if not found:
             raise IngestError(f"{', '.join(paths)}: no files to ingest (hidden files and folders are skipped); "
                               f"no store was created")
-        if not any(f.suffix.lower() in SUPPORTED_SUFFIXES for f in found):
+        if not any(reads_type(f) for f in found):  # by name as load_file reads it: README, perl.3pm, ls.1ssl
             kinds = ", ".join(sorted({f.suffix.lower() or "(no suffix)" for f in found}))
             raise IngestError(f"{', '.join(paths)}: none of the {len(found)} files is of a type openbook reads "
                               f"({kinds}); supported: {' '.join(sorted(SUPPORTED_SUFFIXES))}; no store was created")

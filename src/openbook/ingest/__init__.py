@@ -38,6 +38,7 @@ __all__ = [
     "discover",
     "iter_beir",
     "load_file",
+    "reads_type",
 ]
 
 _LOADERS: dict[str, Callable[[Path, str], Document]] = {
@@ -84,6 +85,15 @@ def _format_suffix(path: Path) -> str:
     elif inner not in _LOADERS and _TEXT_NAMES.match(name):
         inner = ".txt"
     return (".gz" + inner) if suffix == ".gz" else inner
+
+
+def reads_type(path: Path) -> bool:
+    """Whether a loader reads files of ``path``'s type, by name as ``load_file`` picks the loader (``README``,
+    ``NEWS.gz``, ``perl.3pm`` and ``ls.1ssl`` included); its content may still be skipped (binary) or fail."""
+    suffix = _format_suffix(Path(path))
+    if suffix.startswith(".gz"):
+        return suffix.removeprefix(".gz") in _TEXT_SUFFIXES | {".jsonl"}
+    return suffix in SUPPORTED_SUFFIXES
 
 
 def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
