@@ -749,9 +749,12 @@ def keys_add(ctx: click.Context, name: str, roles: tuple[str, ...], write: bool,
     """Create a key; prints the token once (only its hash is kept)."""
     from .server import KeyStore
 
-    token = KeyStore(_config(ctx, store).store).add(name, roles, write)
+    keystore = KeyStore(_config(ctx, store).store)
+    token = keystore.add(name, roles, write)
+    # the roles as stored (stripped, blanks dropped): `--role ""` printed [''] for a key that sees public documents only
+    held = next(r.roles for r in keystore.records() if r.name == name.strip() and not r.revoked)
     click.echo(token)
-    click.echo(f"key {name!r} created with roles {list(roles) or '(none: public documents only)'}"
+    click.echo(f"key {name.strip()!r} created with roles {list(held) or '(none: public documents only)'}"
                f"{' and write access' if write else ''}; store the token now, it is not shown again", err=True)
 
 
