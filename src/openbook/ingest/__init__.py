@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from ..errors import IngestError, UnsupportedFormatError
 from ..types import Document
-from ._common import binary_kind, path_text, read_head
+from ._common import binary_kind, path_text, printable, read_head
 from ..dates import body_metadata
 from .beir import iter_beir, load_beir
 from .epub import load_epub
@@ -213,7 +213,7 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
             if kind:
                 raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":
-            return load_beir(path)
+            return [_printable(doc) for doc in load_beir(path)]
         return [_with_body_metadata(_storable(_LOADERS[inner](path, doc_id)))]
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc
@@ -226,11 +226,19 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
 def _storable(doc: Document) -> Document:
     """``doc`` with a title and source taken from a file name that is not UTF-8 made storable (``path_text``), and
     its title on one line (a front-matter title may hold line breaks: they broke the one-line listings of
-    ``documents``, ``search`` and the sources list)."""
+    ``documents``, ``search`` and the sources list); text and title without terminal control (``_printable``)."""
     title, source = " ".join(path_text(doc.title).split()), path_text(doc.source)
-    if (title, source) == (doc.title, doc.source):
+    if (title, source) != (doc.title, doc.source):
+        doc = dataclasses.replace(doc, title=title, source=source)
+    return _printable(doc)
+
+
+def _printable(doc: Document) -> Document:
+    """``doc`` with its text and title free of terminal control sequences (``_common.printable``)."""
+    text, title = printable(doc.text), printable(doc.title)
+    if (text, title) == (doc.text, doc.title):
         return doc
-    return dataclasses.replace(doc, title=title, source=source)
+    return dataclasses.replace(doc, text=text, title=title)
 
 
 def _beir_non_corpus(path: Path) -> str:
