@@ -16,7 +16,7 @@ import dataclasses
 import os
 import re
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import IngestError, UnsupportedFormatError
 from ..types import Document
@@ -234,11 +234,23 @@ def _storable(doc: Document) -> Document:
 
 
 def _printable(doc: Document) -> Document:
-    """``doc`` with its text and title free of terminal control sequences (``_common.printable``)."""
-    text, title = printable(doc.text), printable(doc.title)
-    if (text, title) == (doc.text, doc.title):
+    """``doc`` with its text, title and metadata strings free of terminal control sequences
+    (``_common.printable``)."""
+    text, title, metadata = printable(doc.text), printable(doc.title), _printable_value(doc.metadata)
+    if (text, title, metadata) == (doc.text, doc.title, doc.metadata):
         return doc
-    return dataclasses.replace(doc, text=text, title=title)
+    return dataclasses.replace(doc, text=text, title=title, metadata=metadata)
+
+
+def _printable_value(value: Any) -> Any:
+    """``value`` with every string in it (keys too, in lists and mappings) passed through ``printable``."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [_printable_value(v) for v in value]
+    if isinstance(value, dict):
+        return {_printable_value(k): _printable_value(v) for k, v in value.items()}
+    return value
 
 
 def _beir_non_corpus(path: Path) -> str:
