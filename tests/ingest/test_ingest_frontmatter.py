@@ -124,7 +124,10 @@ def test_text_front_matter_and_acl_header_line(tmp_path):
 ])
 def test_markdown_access_line_outside_a_metadata_block_restricts(tmp_path, source):
     # read as prose these lines published the file to everyone, while the same line in a .txt restricted it
-    assert _load(tmp_path, "a.md", source).metadata["acl"] == ["hr"]
+    doc = _load(tmp_path, "a.md", source)
+    assert doc.metadata["acl"] == ["hr"]
+    (warning,) = doc.warnings  # the file left public view: the report says why
+    assert "roles hr" in warning and "front matter" in warning
 
 
 def test_markdown_access_line_in_a_code_block_or_further_down_is_text(tmp_path):
@@ -132,8 +135,8 @@ def test_markdown_access_line_in_a_code_block_or_further_down_is_text(tmp_path):
     assert "acl" not in _load(tmp_path, "a.md", example).metadata
     late = "# Guide\n\n" + "Some prose line.\n" * 14 + "\nACL: see the glossary.\n"
     assert "acl" not in _load(tmp_path, "b.md", late).metadata
-    with pytest.raises(IngestError, match="malformed acl"):
-        _load(tmp_path, "c.md", "# Pay bands\nACL:\n\nBand Q9.\n")
+    label = _load(tmp_path, "c.md", "# MyApp\n\nRoles:\n- admin: full access\n- user: read only\n")
+    assert "acl" not in label.metadata and not label.warnings  # an empty one labels a list: text
 
 
 @pytest.mark.parametrize("header", ["Roles: hr", "Access roles: hr", "access_roles = hr", "ACLs: hr", "Allowed-Roles: hr"])

@@ -2,8 +2,9 @@
 
 Front matter: YAML, TOML, JSON, a Pandoc title block or MultiMarkdown metadata (see ``frontmatter``); a
 block that cannot be parsed, or a malformed ``acl``, refuses the file rather than publish it. Without an ``acl``
-there, an access header line among the first lines outside code blocks (``ACL: hr``, ``Roles: hr``, as in a
-text file: ``text.find_access``) is the access list.
+there, an access header line with roles among the first lines outside code blocks (``ACL: hr``, ``Roles: hr``, as
+in a text file: ``text.find_access``) is the access list, with a warning; an empty one (``Roles:`` over a list)
+is text.
 
 Indented code blocks (four spaces or a tab, after a blank line, outside lists) become fenced blocks.
 Cleaning (outside code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
@@ -209,12 +210,17 @@ def load_markdown(path: Path, doc_id: str) -> Document:
         IngestError: a front-matter block cannot be parsed, is not closed, or its ``acl`` is malformed.
     """
     front, body = split_front_matter(read_text(path))
+    notes: tuple[str, ...] = ()
     if "acl" not in front:
         # an "ACL: hr" / "Roles: hr" line at the top but outside a metadata block (under a heading, beside prose)
-        # is the access list, as in a text file: read as prose it published the file to everyone
+        # is the access list, as in a text file: read as prose it published the file to everyone. An empty one
+        # ("Roles:" over a list) is a label here, and the reading is said, since the file then leaves public view
         access = find_access(body, skip_code=True)
-        if access is not None:
+        if access:
             front = {**front, "acl": header_roles(access)}
+            notes = (f"an access line near the top (roles {', '.join(front['acl'])}) was read as the file's access "
+                     f"list: only those roles see it; put it in front matter (acl: [...] between --- lines) to "
+                     f"silence this warning, or reword the line to publish the file",)
     text = clean_markdown(body)
     metadata = normalise_metadata(front)
     title = str(front.get("title") or "").strip()
@@ -228,4 +234,5 @@ def load_markdown(path: Path, doc_id: str) -> Document:
         source=str(path.resolve()),
         format="markdown",
         metadata=metadata,
+        warnings=notes,
     )
