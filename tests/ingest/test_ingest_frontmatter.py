@@ -143,9 +143,18 @@ def test_markdown_access_line_in_a_code_block_or_further_down_is_text(tmp_path):
 def test_text_header_line_reads_every_access_spelling(tmp_path, header):
     # front matter reads these spellings as acl; a plain-text header line must too, or the file is public
     text = f"Pay bands\n{header}\n\nBand Q9 salary ceiling.\n"
-    assert _load(tmp_path, "a.txt", text).metadata["acl"] == ["hr"]
-    with pytest.raises(IngestError, match="malformed acl"):
-        _load(tmp_path, "b.txt", f"Pay bands\n{header.split(':')[0].split('=')[0].strip()}:\n\nBand Q9.\n")
+    doc = _load(tmp_path, "a.txt", text)
+    assert doc.metadata["acl"] == ["hr"]
+    # a 'Roles:' line was prose until now: the report says the file left public view
+    assert bool(doc.warnings) == (header.casefold().startswith(("roles", "access")))
+    key = header.split(':')[0].split('=')[0].strip()
+    if key.casefold().endswith("roles") and not key.casefold().startswith("allowed"):
+        # "Roles:" over a list labels an application's roles: text, never a refused file
+        label = _load(tmp_path, "b.txt", f"Team handbook\n\n{key}:\n* admin - full access\n* user - read\n")
+        assert "acl" not in label.metadata and "admin" in label.text
+    else:
+        with pytest.raises(IngestError, match="malformed acl"):
+            _load(tmp_path, "b.txt", f"Pay bands\n{key}:\n\nBand Q9.\n")
 
 
 from hypothesis import given, settings  # noqa: E402

@@ -31,7 +31,7 @@ from ..types import Document
 from ._common import FENCE_RE, fence_code, normalise_metadata, read_text, tidy, title_from_path
 from .frontmatter import split_front_matter
 from .html import blocks_to_text, render_blocks
-from .text import find_access, header_roles
+from .text import access_warning, find_access, header_roles
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)|!\[([^\]]*)\]\[[^\]]*\]")
@@ -216,11 +216,9 @@ def load_markdown(path: Path, doc_id: str) -> Document:
         # is the access list, as in a text file: read as prose it published the file to everyone. An empty one
         # ("Roles:" over a list) is a label here, and the reading is said, since the file then leaves public view
         access = find_access(body, skip_code=True)
-        if access:
-            front = {**front, "acl": header_roles(access)}
-            notes = (f"an access line near the top (roles {', '.join(front['acl'])}) was read as the file's access "
-                     f"list: only those roles see it; put it in front matter (acl: [...] between --- lines) to "
-                     f"silence this warning, or reword the line to publish the file",)
+        if access and access[1]:
+            front = {**front, "acl": header_roles(access[1])}
+            notes = (access_warning(front["acl"]),)
     text = clean_markdown(body)
     metadata = normalise_metadata(front)
     title = str(front.get("title") or "").strip()

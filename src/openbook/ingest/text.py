@@ -33,8 +33,10 @@ _MAX_TITLE_CHARS = 120
 # every spelling front matter reads as ``acl`` (``ACCESS_KEYS``): a "Roles: hr" header line read as prose published
 # the file to everyone while the same line in Markdown restricted it
 _ACCESS_LINE = re.compile(
-    r"^\s*(?:" + "|".join(sorted((k.replace("_", "[ _-]") for k in ACCESS_KEYS), key=len, reverse=True))
+    r"^\s*(" + "|".join(sorted((k.replace("_", "[ _-]") for k in ACCESS_KEYS), key=len, reverse=True))
     + r")\s*[:=：]\s*(.*?)\s*$", re.IGNORECASE)
+# "Roles:" with nothing after it labels a list of an application's roles far more often than it grants none: text
+_LABEL_KEYS = re.compile(r"^(?:access[ _-])?roles$", re.IGNORECASE)
 _TITLE_LINE = re.compile(r"^\s*title\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^([ \t]*)[*•·][ \t]+")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
@@ -99,10 +101,12 @@ def _title(text: str, path: Path) -> str:
     return title_from_path(path)
 
 
-def find_access(text: str, *, skip_code: bool = False) -> str | None:
-    """The value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` / ``Roles:`` header line among the first lines, or None; the
+def find_access(text: str, *, skip_code: bool = False) -> tuple[str, str] | None:
+    """The key and value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` / ``Roles:`` header line among the first lines, or None; the
     line is read as ``key_text`` (full-width ``ＡＣＬ：``, a zero-width space before ``ACL``). ``skip_code``: lines
-    inside a Markdown fenced code block (an example, not this file's access list) are not read."""
+    inside a Markdown fenced code block (an example, not this file's access list) are not read. An empty
+    ``Roles:`` / ``Access roles:`` line is a label over a list, not an access line (an empty ``ACL:`` is one: it
+    refuses the file)."""
     fence = None
     for line in text.split("\n")[:_HEADER_LINES]:
         if skip_code:
@@ -113,9 +117,16 @@ def find_access(text: str, *, skip_code: bool = False) -> str | None:
             if fence is not None:
                 continue
         m = _ACCESS_LINE.match(key_text(line))
-        if m:
-            return m[1]
+        if m and (m[2] or not _LABEL_KEYS.match(m[1])):
+            return m[1], m[2]
     return None
+
+
+def access_warning(roles: list[str]) -> str:
+    """The ingest warning for a file that an access line outside front matter restricts to ``roles``."""
+    return (f"an access line near the top (roles {', '.join(roles)}) was read as the file's access list: only "
+            f"those roles see it; put it in front matter (acl: [...] between --- lines) to silence this warning, or "
+            f"reword the line to publish the file")
 
 
 def header_roles(access: str) -> list[str] | None:
@@ -140,10 +151,13 @@ def load_text(path: Path, doc_id: str) -> Document:
     if updated and not any(k in front for k in ("updated", "last_updated", "last_modified", "lastmod", "modified")):
         metadata["updated"] = updated
     access = find_access(raw)
+    notes: tuple[str, ...] = ()
     if access is not None:
         if "acl" in front:
             raise IngestError("access list given twice (front matter and an 'acl:' header line); keep one")
-        metadata["acl"] = header_roles(access)
+        metadata["acl"] = header_roles(access[1])
+        if _LABEL_KEYS.match(access[0]):  # read as prose before: say that the file left public view
+            notes = (access_warning(metadata["acl"] or []),)
     title = str(front.get("title") or "").strip() or _title(raw, path)
     lines = raw.split("\n")
     if lines and lines[0].strip() == title:  # the title line becomes the top heading
@@ -158,4 +172,5 @@ def load_text(path: Path, doc_id: str) -> Document:
         source=str(path.resolve()),
         format="text",
         metadata=normalise_metadata(metadata),
+        warnings=notes,
     )
