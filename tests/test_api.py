@@ -440,6 +440,20 @@ def test_where_on_document_fields_and_unknown_fields(tmp_path, docs):
         assert "auhtor" in warning and "author" in warning and "matches nothing" in warning
 
 
+def test_where_warnings_never_show_a_hidden_documents_fields(tmp_path, docs):
+    # a field only a hidden document has was listed to every caller, and silenced the warning for them
+    write(docs, "merger.md", "---\nacl: [legal]\nproject: nebulon\n---\nThe Bluefinch merger closes in May.\n")
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        [warning] = e.filter_warnings(["project=nebulon"])
+        assert "matches nothing" in warning and "project" not in warning.split("fields:")[1]
+        assert "acl" not in warning.split("fields:")[1]
+        [warning] = e.filter_warnings(["colour=red"], roles=["staff"])
+        assert "project" not in warning
+        assert e.filter_warnings(["project=nebulon"], roles=["legal"]) == []
+        assert "project" in e.filter_warnings(["colour=red"], roles=["Legal"])[0]  # roles compare case-insensitively
+
+
 def test_symlinked_folders_and_empty_folders_are_reported(tmp_path, docs):
     (docs / "linked").symlink_to(docs / "sub", target_is_directory=True)
     (tmp_path / "empty").mkdir()
@@ -506,6 +520,17 @@ def test_binary_files_are_skipped_and_summed_up_by_reason(tmp_path, docs):
         report = e.ingest([docs])
     assert report.failed == [] and len(report.added) == 3 and len(report.skipped) == 2
     assert report.skip_summary() == "skipped 2 files: ls.txt, random.txt (binary content)"
+
+
+def test_compressed_files_of_unread_types_are_summed_up_by_reason(tmp_path, docs):
+    import gzip
+
+    (docs / "notes.gz").write_bytes(gzip.compress(b"Plain notes without a type."))
+    (docs / "photo.png.gz").write_bytes(gzip.compress(b"\x89PNG\r\n"))
+    with open_engine(tmp_path) as e:
+        report = e.ingest([docs])
+    assert report.failed == [] and len(report.skipped) == 2
+    assert report.skip_summary() == "skipped 2 files: notes.gz, photo.png.gz (unsupported compressed type)"
 
 
 def test_ingesting_a_folder_that_holds_the_store_skips_the_store_files(tmp_path):

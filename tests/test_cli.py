@@ -29,6 +29,18 @@ def lab_store(tmp_path_factory, shared):
     return cwd
 
 
+def test_ingest_help_names_every_format_it_reads():
+    # the help listed six formats while the loaders read twelve
+    from click.testing import CliRunner
+
+    from openbook.cli import cli
+
+    out = " ".join(CliRunner().invoke(cli, ["ingest", "--help"]).output.split())
+    for name in ("Markdown", "HTML", "text", "CSV", "PDF", "reST", "DOCX", "PPTX", "EPUB", "man pages", "gzip",
+                 "corpus.jsonl"):
+        assert name in out, name
+
+
 def test_quickstart(tmp_path):
     r = run("quickstart", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -165,6 +177,16 @@ def test_ingest_of_an_empty_folder_says_so_and_creates_no_store(tmp_path):
     r = run("ingest", "empty", "--store", "fresh", cwd=tmp_path)
     assert r.returncode == 1 and ".xyz" in r.stderr and "no store was created" in r.stderr
     assert not (tmp_path / "fresh").exists()
+
+
+def test_a_first_ingest_of_files_read_by_name_creates_the_store(tmp_path):
+    # README, perl.3pm: read by load_file, but the first-ingest check looked at the bare suffix and refused them
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README").write_text("The Frobnitz tool converts widgets.\n")
+    (tmp_path / "docs" / "frob.3pm").write_text(".TH FROB 3pm\n.SH NAME\nfrob \\- convert widgets\n")
+    r = run("ingest", "docs", "--store", "fresh", "--no-embed", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(json.loads(r.stdout)["added"]) == ["README", "frob.3pm"]
 
 
 def test_ingest_report_lines(tmp_path):

@@ -208,9 +208,10 @@ class Engine:
         """The retrieval mode a search with ``mode`` runs: the configured one, ``bm25`` without embeddings."""
         return self.retriever.effective_mode(mode)
 
-    def filter_warnings(self, where: Sequence[str]) -> list[str]:
-        """One line per ``--where`` clause on a field no stored document has; see ``Retriever.filter_warnings``."""
-        return self.retriever.filter_warnings(where)
+    def filter_warnings(self, where: Sequence[str], roles: Sequence[str] = ()) -> list[str]:
+        """One line per ``--where`` clause on a field no document ``roles`` may see has; see
+        ``Retriever.filter_warnings``."""
+        return self.retriever.filter_warnings(where, roles)
 
     def search_batch(self, queries: Sequence[str], k: int | None = None, **kwargs: Any) -> list[list[Hit]]:
         """Top-``k`` chunks per query, best first; see ``openbook.retrieve.pipeline.Retriever.search_batch``

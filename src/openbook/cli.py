@@ -129,9 +129,10 @@ def cli(ctx: click.Context, config_path: str | None, store: str | None) -> None:
 def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
            reembed: bool, embedder: str | None, contextualize: bool | None, raptor: bool | None, llm: str | None,
            base_url: str | None, as_json: bool) -> None:
-    """Ingest files and folders (Markdown, HTML, text, CSV, PDF, BEIR corpus.jsonl); embeds new chunks."""
+    """Ingest files and folders (Markdown, HTML, text, CSV/TSV, PDF, reST, DOCX, PPTX, EPUB, man pages, any of the
+    text formats gzip-compressed, BEIR corpus.jsonl); recursive; embeds new chunks."""
     from .api import IngestInterrupted, store_exists
-    from .ingest import SUPPORTED_SUFFIXES, discover
+    from .ingest import SUPPORTED_SUFFIXES, discover, reads_type
 
     cfg = _config(ctx, store, {"embedding.model": embedder, "ingest.contextualize": contextualize,
                                "index.raptor": raptor, **_llm_flags(llm, base_url)})
@@ -143,7 +144,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         if not found:
             raise IngestError(f"{', '.join(paths)}: no files to ingest (hidden files and folders are skipped); "
                               f"no store was created")
-        if not any(f.suffix.lower() in SUPPORTED_SUFFIXES for f in found):
+        if not any(reads_type(f) for f in found):  # by name as load_file reads it: README, perl.3pm, ls.1ssl
             kinds = ", ".join(sorted({f.suffix.lower() or "(no suffix)" for f in found}))
             raise IngestError(f"{', '.join(paths)}: none of the {len(found)} files is of a type openbook reads "
                               f"({kinds}); supported: {' '.join(sorted(SUPPORTED_SUFFIXES))}; no store was created")
@@ -317,7 +318,7 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
     if (query is None) == (queries_file is None):
         raise click.UsageError("give a QUERY or --queries FILE (one of them)")
     with _engine(cfg) as engine:
-        warnings = engine.filter_warnings(where)
+        warnings = engine.filter_warnings(where, roles)
         for line in warnings:
             click.echo(f"warning: {line}", err=True)
         if queries_file:
@@ -439,7 +440,7 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
             def on_token(piece: str) -> None:
                 click.echo(piece, nl=False)
                 sys.stdout.flush()
-        for line in engine.filter_warnings(where):
+        for line in engine.filter_warnings(where, roles):
             click.echo(f"warning: {line}", err=True)
         answer = engine.ask(question, roles=roles, where=where, mode=mode, on_token=on_token)
         applied = engine.applied(question, transforms=answer.transforms, roles=roles, where=where) if as_json else {}
@@ -748,9 +749,12 @@ def keys_add(ctx: click.Context, name: str, roles: tuple[str, ...], write: bool,
     """Create a key; prints the token once (only its hash is kept)."""
     from .server import KeyStore
 
-    token = KeyStore(_config(ctx, store).store).add(name, roles, write)
+    keystore = KeyStore(_config(ctx, store).store)
+    token = keystore.add(name, roles, write)
+    # the roles as stored (stripped, blanks dropped): `--role ""` printed [''] for a key that sees public documents only
+    held = next(r.roles for r in keystore.records() if r.name == name.strip() and not r.revoked)
     click.echo(token)
-    click.echo(f"key {name!r} created with roles {list(roles) or '(none: public documents only)'}"
+    click.echo(f"key {name.strip()!r} created with roles {list(held) or '(none: public documents only)'}"
                f"{' and write access' if write else ''}; store the token now, it is not shown again", err=True)
 
 

@@ -71,3 +71,15 @@ def test_a_gzipped_corpus_is_read_as_a_stream(tmp_path):
                                    b'{"_id": "d2", "text": "Drag grows with speed."}\n'))
     docs = load_file(path, "corpus.jsonl.gz")
     assert [(d.doc_id, d.text) for d in docs] == [("d1", "Lift on a wing."), ("d2", "Drag grows with speed.")]
+
+
+def test_a_duplicate_id_in_one_corpus_is_named_as_such(tmp_path):
+    # the message for two files with one path ("common parent folder") misled for two records with one _id
+    from helpers.stores import bm25_engine
+
+    corpus = '{"_id": "d1", "text": "Blue Heron Lake is 42 meters deep."}\n{"_id": "d1", "text": "Duplicate."}\n'
+    with bm25_engine(tmp_path, {"corpus.jsonl": corpus}) as engine:
+        report = engine.ingest([tmp_path / "docs"])  # unchanged, but the second record still collides
+    assert [d for d in report.unchanged] == ["d1"]
+    ((_, reason),) = report.failed
+    assert "an earlier record of this ingest has the same _id" in reason and "folder" not in reason

@@ -71,3 +71,25 @@ def test_updated_falls_back_to_date_and_keeps_unparseable_raw():
 )
 def test_title_from_path(name, title):
     assert title_from_path(Path(name)) == title
+
+
+def test_terminal_control_never_reaches_the_stored_text(tmp_path):
+    # the CLI prints document text: an OSC sequence set the reader's window title (OSC 52: the clipboard), and on
+    # a terminal a CSI one cleared the screen or recoloured an answer
+    from openbook.ingest import load_file
+
+    (tmp_path / "a.txt").write_bytes(
+        b"The boiler code is 4471.\x1b[2J\x1b]0;PWNED\x07 Ask\x1b]52;c;cHduZWQ=\x1b\\ the janitor.\x1bc\n"
+        b"B\x08Bo\x08ol\x08ld, DEL\x7f, bell\x07, SO\x0e gone; tab\tand form feed\x0ckept.\n")
+    (tmp_path / "b.md").write_text('---\nauthor: "Ana\\e]0;x\\a"\ntags: ["a\\e[2Jb"]\n---\n'
+                                   "# Pump\x1b[31m guide\n\nThe pump runs at 3 bar.\x1b[0m \x93Quoted\x94.\n",
+                                   encoding="utf-8")
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "T\\u001b]0;x\\u0007", "text": "Hi\\u001b[2J."}\n')
+    a = load_file(tmp_path / "a.txt", "a.txt")[0]
+    assert "The boiler code is 4471. Ask the janitor." in a.text
+    assert "Bold, DEL, bell, SO gone; tab\tand form feed\x0ckept." in a.text and "\x1b" not in a.text
+    b = load_file(tmp_path / "b.md", "b.md")[0]
+    assert b.title == "Pump guide" and b.text == "# Pump guide\n\nThe pump runs at 3 bar. \u201cQuoted\u201d."
+    assert b.metadata["author"] == "Ana" and b.metadata["tags"] == ["ab"]  # YAML's \e is ESC
+    (d1,) = load_file(tmp_path / "corpus.jsonl", "corpus.jsonl")
+    assert (d1.title, d1.text) == ("T", "Hi.")

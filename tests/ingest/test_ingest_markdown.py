@@ -95,3 +95,36 @@ def test_indented_code_becomes_a_fenced_block():
     assert clean_markdown(body) == ("A log line:\n\n```\n2024-03-01 ERROR sync failed.\n\n    retrying.\n```\n\n"
                                     "After it.\n\n1. Step one\n\n    More of step one.\n2. Step two")
     assert clean_markdown("Para\n    continued, not code") == "Para\n    continued, not code"
+
+
+import re as _re  # noqa: E402
+import time as _time  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = ["<h1>", "<H2 class='x'>", "</h1>", "</h2 >", "</H1>", "<!--", "-->", "<table>", "</table>", "a", " ", "\n",
+           "<h3>", "</h3>"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_linear_open_close_rewrites_equal_the_regexes_they_replace(text):
+    from openbook.ingest.markdown import _COMMENT, _COMMENT_CLOSE, _HTML_TABLE, _HTML_TABLE_CLOSE, _html_headings, \
+        _sub_closed
+
+    heading = _re.compile(r"<h([1-6])(?:\s[^<>]*)?>(.*?)</h\1\s*>", _re.DOTALL | _re.IGNORECASE)
+    assert _html_headings(text) == heading.sub(lambda m: f"\n\n{'#' * int(m[1])} {' '.join(m[2].split())}\n\n", text)
+    assert _sub_closed(_COMMENT, _COMMENT_CLOSE, "", text) == _COMMENT.sub("", text)
+    assert _sub_closed(_HTML_TABLE, _HTML_TABLE_CLOSE, "T", text) == _HTML_TABLE.sub("T", text)
+
+
+@pytest.mark.parametrize("piece", ["[", "![", "<!-- ", "<table ", "<h1>x ", "[a](", "[" + "a" * 50 + "\n",
+                                   "x<div>y</div>"])
+def test_unclosed_markup_loads_in_linear_time(tmp_path, piece):
+    # 100 kB of any of these took 30-60 s (quadratic: a larger file, or a server upload, held the ingest for hours)
+    path = tmp_path / "a.md"
+    path.write_text(piece * (100_000 // len(piece)) + "\n", encoding="utf-8")
+    start = _time.perf_counter()
+    load_file(path, "a.md")
+    assert _time.perf_counter() - start < 10

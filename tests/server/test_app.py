@@ -183,6 +183,22 @@ def test_upload_size_limit_write_role_and_delete(served, tmp_path):
         assert not (served.store / "uploads" / "kiln-glossary.md").exists()
 
 
+def test_an_upload_report_counts_only_what_the_writer_may_see(served):
+    # the report's totals were the store's: a staff writer learned how many finance documents it holds
+    from openbook.server import KeyStore
+
+    token = KeyStore(served.store).add("staff-writer", ["staff"], write=True)
+    upload = ("kiln-shelves.md", b"# Kiln shelves\n\nKiln wash keeps glaze drips off the shelves.\n")
+    with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
+        report = c.post("/v1/ingest", files=[("files", upload)]).json()
+        stats = c.get("/v1/stats").json()
+        assert report["added"] == ["kiln-shelves.md"]
+        assert (report["documents_total"], report["chunks_total"]) == (stats["documents"], stats["chunks"])
+        with client(served, "admin") as admin:
+            assert admin.get("/v1/stats").json()["documents"] > report["documents_total"]  # finance/budget.md
+        assert c.delete("/v1/documents/kiln-shelves.md").json() == {"deleted": ["kiln-shelves.md"]}
+
+
 def test_a_generation_written_by_another_process_is_served_without_restart(served, tmp_path):
     extra = tmp_path / "more"
     extra.mkdir()

@@ -62,6 +62,15 @@ def test_keys_cli(tmp_path, capsys):
     assert exc.value.code == 1 and "no active key named 'dave'" in capsys.readouterr().err
 
 
+def test_keys_add_says_the_roles_it_stored(tmp_path, capsys):
+    # `--role ""` printed "created with roles ['']" for a key that sees public documents only
+    store = str(tmp_path / "s")
+    main(["keys", "add", "erin", "--role", "", "--store", store])
+    assert "created with roles (none: public documents only)" in capsys.readouterr().err
+    main(["keys", "add", "fay", "--role", " hr ", "--role", "hr", "--store", store])
+    assert "created with roles ['hr']" in capsys.readouterr().err
+
+
 def test_a_database_store_keeps_its_keys_in_a_per_database_folder_on_this_host(tmp_path, monkeypatch):
     from openbook.store import local_folder
 

@@ -204,22 +204,32 @@ def system_prompt(question: str) -> str:
 
 
 def format_passage(passage: Passage) -> str:
-    """One passage as shown to the model: ``[N]`` header with title, section, page, dates, then the text."""
+    """One passage as shown to the model: ``[N]`` header with title, section, page, dates, then the text.
+
+    The header's values come from the document (a front-matter title may hold line breaks) and stand outside the
+    fence: each is put on the header's one line with passage tags defused (``header_value``), so a document
+    cannot write rules or a fake ``[N]`` header of its own there."""
     chunk = passage.chunk
     meta = chunk.metadata or {}
-    head = [f"[{passage.n}] {chunk.title or chunk.doc_id}"]
+    head = [f"[{passage.n}] {header_value(chunk.title or chunk.doc_id)}"]
     if chunk.section:
-        head.append(f"section: {chunk.section}")
+        head.append(f"section: {header_value(chunk.section)}")
     if chunk.page is not None:
         head.append(f"page {chunk.page}")
     if meta.get("updated"):
-        head.append(f"updated {meta['updated']}")
+        head.append(f"updated {header_value(meta['updated'])}")
     if meta.get("version"):
-        head.append(f"version {meta['version']}")
+        head.append(f"version {header_value(meta['version'])}")
     if meta.get("supersedes"):
-        head.append(f"supersedes {meta['supersedes']}")
-    head.append(f"source {chunk.doc_id}")
+        head.append(f"supersedes {header_value(meta['supersedes'])}")
+    head.append(f"source {header_value(chunk.doc_id)}")
     return " | ".join(head) + "\n" + fence(chunk.text.strip())
+
+
+def header_value(value: object) -> str:
+    """A document's value for a passage header: one line (every run of whitespace, line breaks included, one
+    space) with passage tags defused as in ``fence``."""
+    return re.sub(r"<(?=\s*/?\s*passage\b)", "&lt;", " ".join(str(value).split()), flags=re.IGNORECASE)
 
 
 def fence(text: str) -> str:

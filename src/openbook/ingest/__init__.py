@@ -16,11 +16,11 @@ import dataclasses
 import os
 import re
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import IngestError, UnsupportedFormatError
 from ..types import Document
-from ._common import binary_kind, path_text, read_head
+from ._common import binary_kind, path_text, printable, read_head
 from ..dates import body_metadata
 from .beir import iter_beir, load_beir
 from .epub import load_epub
@@ -38,6 +38,7 @@ __all__ = [
     "discover",
     "iter_beir",
     "load_file",
+    "reads_type",
 ]
 
 _LOADERS: dict[str, Callable[[Path, str], Document]] = {
@@ -84,6 +85,15 @@ def _format_suffix(path: Path) -> str:
     elif inner not in _LOADERS and _TEXT_NAMES.match(name):
         inner = ".txt"
     return (".gz" + inner) if suffix == ".gz" else inner
+
+
+def reads_type(path: Path) -> bool:
+    """Whether a loader reads files of ``path``'s type, by name as ``load_file`` picks the loader (``README``,
+    ``NEWS.gz``, ``perl.3pm`` and ``ls.1ssl`` included); its content may still be skipped (binary) or fail."""
+    suffix = _format_suffix(Path(path))
+    if suffix.startswith(".gz"):
+        return suffix.removeprefix(".gz") in _TEXT_SUFFIXES | {".jsonl"}
+    return suffix in SUPPORTED_SUFFIXES
 
 
 def discover(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
@@ -203,7 +213,7 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
             if kind:
                 raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":
-            return load_beir(path)
+            return [_printable(doc) for doc in load_beir(path)]
         return [_with_body_metadata(_storable(_LOADERS[inner](path, doc_id)))]
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc
@@ -214,11 +224,33 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
 
 
 def _storable(doc: Document) -> Document:
-    """``doc`` with a title and source taken from a file name that is not UTF-8 made storable (``path_text``)."""
-    title, source = path_text(doc.title), path_text(doc.source)
-    if (title, source) == (doc.title, doc.source):
+    """``doc`` with a title and source taken from a file name that is not UTF-8 made storable (``path_text``), and
+    its title on one line (a front-matter title may hold line breaks: they broke the one-line listings of
+    ``documents``, ``search`` and the sources list); text and title without terminal control (``_printable``)."""
+    title, source = " ".join(path_text(doc.title).split()), path_text(doc.source)
+    if (title, source) != (doc.title, doc.source):
+        doc = dataclasses.replace(doc, title=title, source=source)
+    return _printable(doc)
+
+
+def _printable(doc: Document) -> Document:
+    """``doc`` with its text, title and metadata strings free of terminal control sequences
+    (``_common.printable``)."""
+    text, title, metadata = printable(doc.text), printable(doc.title), _printable_value(doc.metadata)
+    if (text, title, metadata) == (doc.text, doc.title, doc.metadata):
         return doc
-    return dataclasses.replace(doc, title=title, source=source)
+    return dataclasses.replace(doc, text=text, title=title, metadata=metadata)
+
+
+def _printable_value(value: Any) -> Any:
+    """``value`` with every string in it (keys too, in lists and mappings) passed through ``printable``."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [_printable_value(v) for v in value]
+    if isinstance(value, dict):
+        return {_printable_value(k): _printable_value(v) for k, v in value.items()}
+    return value
 
 
 def _beir_non_corpus(path: Path) -> str:

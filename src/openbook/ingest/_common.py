@@ -185,6 +185,31 @@ def path_text(text: str) -> str:
     return text
 
 
+# terminal control in a document: ESC sequences whole (CSI, OSC up to BEL or ST, DCS/SOS/PM/APC strings, two-character
+# escapes), a lone ESC, C0 controls but tab, line feed, carriage return and form feed, and DEL; a character overstruck
+# with backspace (nroff's bold and underline) keeps the character written last
+_TERMINAL_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[ -~]?"
+    r"|[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
+_OVERSTRIKE = re.compile(r"[^\x08\n]\x08")
+# C1 controls (U+0080 to U+009F; U+009B is a one-character CSI) are Windows-1252 punctuation decoded as Latin-1 (a PDF's
+# "\x93quoted\x94"): read as cp1252, as ftfy's fix_c1_controls does; the five bytes cp1252 leaves undefined go
+_C1 = re.compile(r"[\x80-\x9f]")
+
+
+def _c1_as_cp1252(m: re.Match[str]) -> str:
+    return bytes([ord(m[0])]).decode("cp1252", errors="ignore")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal control (``_TERMINAL_CONTROL``; C1 controls read as cp1252, ``_C1``): a document's
+    text is printed by the CLI, and a sequence in it would clear the screen, recolour or rewrite an answer, or set
+    the window title or clipboard (OSC 52) on the reader's terminal. Tabs, line ends and form feeds stay."""
+    if _TERMINAL_CONTROL.search(text):
+        text = _TERMINAL_CONTROL.sub("", _OVERSTRIKE.sub("", text))
+    return _C1.sub(_c1_as_cp1252, text) if _C1.search(text) else text
+
+
 def tidy(text: str) -> str:
     """Strip trailing spaces per line, collapse runs of blank lines to one (the next line keeps its indent: an
     indented code line), strip the ends."""

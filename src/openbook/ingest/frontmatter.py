@@ -66,7 +66,16 @@ def _canonical_mapping(data: dict[Any, Any], form: str) -> dict[str, Any]:
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys (PyYAML silently keeps the last one)."""
+    """SafeLoader that refuses duplicate keys (PyYAML silently keeps the last one) and aliases (``*name``): nine
+    nested lists of nine aliases ("billion laughs") load as shared references, then expand to 9^8 values when the
+    metadata is copied and stored, which held an ingest (and a server's upload) for minutes."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.events.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, f"alias *{event.anchor} (YAML aliases are not read in "
+                                                          f"front matter; write the value out)", event.start_mark)
+        return super().compose_node(parent, index)
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

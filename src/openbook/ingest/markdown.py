@@ -1,7 +1,10 @@
 """Markdown loader: front matter -> metadata, body kept as Markdown with links and images reduced to text.
 
 Front matter: YAML, TOML, JSON, a Pandoc title block or MultiMarkdown metadata (see ``frontmatter``); a
-block that cannot be parsed, or a malformed ``acl``, refuses the file rather than publish it.
+block that cannot be parsed, or a malformed ``acl``, refuses the file rather than publish it. Without an ``acl``
+there, an access header line with roles among the first lines outside code blocks (``ACL: hr``, ``Roles: hr``, as
+in a text file: ``text.find_access``) is the access list, with a warning; an empty one (``Roles:`` over a list)
+is text.
 
 Indented code blocks (four spaces or a tab, after a blank line, outside lists) become fenced blocks.
 Cleaning (outside code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
@@ -17,9 +20,11 @@ heading, else the file name.
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from pathlib import Path
+from typing import Any
 
 from lxml import etree
 from lxml import html as lxml_html
@@ -28,15 +33,24 @@ from ..types import Document
 from ._common import FENCE_RE, fence_code, normalise_metadata, read_text, tidy, title_from_path
 from .frontmatter import split_front_matter
 from .html import blocks_to_text, render_blocks
+from .text import access_warning, find_access, header_roles
 
+# Every pattern here runs in time linear in the text: a bracket, quote or parenthesis class never crosses another
+# opener of its kind or a line end, and an open...close pattern runs only up to its last close (``_sub_closed``,
+# ``_html_headings``). 100 kB of unclosed "[", "![", "<!--", "<table" or "<h1>" took 30-60 s each, quadratically
+# more for a larger file (a writer's upload held the server's writer thread).
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)|!\[([^\]]*)\]\[[^\]]*\]")
-_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)|\[([^\]]+)\]\[[^\]]*\]")
-_REF_DEF = re.compile(r"^[ \t]{0,3}\[[^\]]+\]:[ \t]*\S+.*$", re.MULTILINE)
+_COMMENT_CLOSE = re.compile(r"-->")
+_IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()\n]*\)|!\[([^\[\]]*)\]\[[^\[\]\n]*\]")
+_LINK = re.compile(r"\[([^\[\]]+)\]\((?:[^()\s]|\([^()\n]*\))*(?:\s+\"[^\"\n]*\")?\)|\[([^\[\]]+)\]\[[^\[\]\n]*\]")
+_REF_DEF = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\S+.*$", re.MULTILINE)
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
 _HTML_TABLE = re.compile(r"<table\b.*?</table\s*>", re.DOTALL | re.IGNORECASE)
+_HTML_TABLE_CLOSE = re.compile(r"</table\s*>", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>")
-_HTML_HEADING = re.compile(r"<h([1-6])(?:\s[^<>]*)?>(.*?)</h\1\s*>", re.DOTALL | re.IGNORECASE)
+_ROW_START = re.compile(r"\s*\|")
+_HTML_HEADING_OPEN = re.compile(r"<h([1-6])(?:\s[^<>]*)?>", re.IGNORECASE)
+_HTML_HEADING_CLOSE = re.compile(r"</h([1-6])\s*>", re.IGNORECASE)
 _INLINE_TAGS = frozenset(
     "a abbr b bdi bdo cite code data del dfn em font i img ins kbd mark q s samp small span strong sub sup "
     "time u var wbr".split()
@@ -50,6 +64,42 @@ _INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _BULLET = re.compile(r"^([ \t]*)[*+][ \t]+", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _TABLE_SEPARATOR = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
+
+
+def _sub_closed(pattern: re.Pattern[str], close: re.Pattern[str], repl: Any, text: str) -> str:
+    """``pattern.sub(repl, text)`` for a pattern that opens, skips lazily and ends with ``close``, run only up to
+    the end of ``close``'s last match: the same result (no match can end later, and every start before it finds
+    its close), without rescanning the rest of the text from each unclosed opener."""
+    cut = 0
+    for m in close.finditer(text):
+        cut = m.end()
+    return pattern.sub(repl, text[:cut]) + text[cut:] if cut else text
+
+
+def _html_headings(text: str) -> str:
+    """``<hN ...>content</hN>`` -> a ``#`` heading line, as ``re.sub(r"<h([1-6])(?:\\s[^<>]*)?>(.*?)</h\\1\\s*>")``
+    (DOTALL, IGNORECASE) would, leftmost first, each opener ending at the first close of its level after it, but
+    linear: the closes of each level are listed once and found by bisection."""
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for m in _HTML_HEADING_CLOSE.finditer(text):
+        closes.setdefault(m[1], []).append((m.start(), m.end()))
+    if not closes:
+        return text
+    out: list[str] = []
+    done = 0
+    for m in _HTML_HEADING_OPEN.finditer(text):
+        if m.start() < done or m[1] not in closes:
+            continue
+        level = closes[m[1]]
+        i = bisect.bisect_left(level, (m.end(), -1))
+        if i == len(level):
+            continue
+        start, end = level[i]
+        out.append(text[done:m.start()])
+        out.append(f"\n\n{'#' * int(m[1])} {' '.join(text[m.end():start].split())}\n\n")
+        done = end
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _html_table(match: re.Match[str]) -> str:
@@ -72,29 +122,38 @@ def _clean_prose(text: str) -> str:
         return stash_text(m[0])
 
     text = _INLINE_CODE.sub(stash, text)
-    text = _HTML_TABLE.sub(lambda m: stash_text(_html_table(m)), text)
+    text = _sub_closed(_HTML_TABLE, _HTML_TABLE_CLOSE, lambda m: stash_text(_html_table(m)), text)
     text = _IMAGE.sub(lambda m: m[1] or m[2] or "", text)
     text = _LINK.sub(lambda m: m[1] or m[2], text)
     text = _REF_DEF.sub("", text)
     text = _AUTOLINK.sub(r"\1", text)
-    text = _HTML_HEADING.sub(lambda m: f"\n\n{'#' * int(m[1])} {' '.join(m[2].split())}\n\n", text)
-    text = html.unescape(_HTML_TAG.sub(_tag_boundary, text))
+    text = _html_headings(text)
+    line = [0, 0]  # (where the last tag started, the start of its line): each tag looks back only that far
+
+    def boundary(m: re.Match[str]) -> str:
+        newline = m.string.rfind("\n", line[0], m.start())
+        if newline >= 0:
+            line[1] = newline + 1
+        line[0] = m.start()
+        return _tag_boundary(m, line[1])
+
+    text = html.unescape(_HTML_TAG.sub(boundary, text))
     text = re.sub(r"(?m)^([ \t]*\|.*)$", lambda m: re.sub(r"[ \t]{2,}", " ", m[1]), text)
     text = _BULLET.sub(r"\1- ", text)
     text = _normalise_lines(text)
     return re.sub(r"\x00(\d+)\x00", lambda m: codes[int(m[1])], text)
 
 
-def _tag_boundary(m: re.Match[str]) -> str:
+def _tag_boundary(m: re.Match[str], line_start: int) -> str:
     """What a raw HTML tag leaves behind: nothing (inline tags), a line break, a paragraph break or a bullet.
 
-    Inside a pipe-table row any break becomes a space, so the row stays one line.
+    Inside a pipe-table row (the tag's line, from ``line_start``, opens with ``|``) any break becomes a space, so
+    the row stays one line.
     """
     name = m[1].lower()
     if name in _INLINE_TAGS:
         return ""
-    line_start = m.string.rfind("\n", 0, m.start()) + 1
-    if m.string[line_start:m.start()].lstrip().startswith("|"):
+    if _ROW_START.match(m.string, line_start, m.start()):  # not a slice of the line: a long line made it quadratic
         return " "
     if name == "br":
         return "\n"
@@ -168,7 +227,7 @@ def _fenced(code: list[str]) -> list[str]:
 def clean_markdown(body: str) -> str:
     """Markdown body -> openbook text: links/images to text, comments and HTML tags removed (code kept;
     indented code blocks become fenced ones, so that the chunker and the answerer see one kind of code block)."""
-    body = _COMMENT.sub("", body.replace("\r\n", "\n"))
+    body = _sub_closed(_COMMENT, _COMMENT_CLOSE, "", body.replace("\r\n", "\n"))
     out: list[str] = []
     prose: list[str] = []
     fence: str | None = None
@@ -206,6 +265,15 @@ def load_markdown(path: Path, doc_id: str) -> Document:
         IngestError: a front-matter block cannot be parsed, is not closed, or its ``acl`` is malformed.
     """
     front, body = split_front_matter(read_text(path))
+    notes: tuple[str, ...] = ()
+    if "acl" not in front:
+        # an "ACL: hr" / "Roles: hr" line at the top but outside a metadata block (under a heading, beside prose)
+        # is the access list, as in a text file: read as prose it published the file to everyone. An empty one
+        # ("Roles:" over a list) is a label here, and the reading is said, since the file then leaves public view
+        access = find_access(body, skip_code=True)
+        if access and access[1]:
+            front = {**front, "acl": header_roles(access[1])}
+            notes = (access_warning(front["acl"]),)
     text = clean_markdown(body)
     metadata = normalise_metadata(front)
     title = str(front.get("title") or "").strip()
@@ -219,4 +287,5 @@ def load_markdown(path: Path, doc_id: str) -> Document:
         source=str(path.resolve()),
         format="markdown",
         metadata=metadata,
+        warnings=notes,
     )

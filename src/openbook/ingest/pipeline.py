@@ -230,6 +230,8 @@ def _skip_reason(path: str, reason: str) -> str:
     text = reason[len(path):].lstrip(" :") if reason.startswith(path) else reason
     if text.startswith("unsupported file type"):
         return "unsupported type"
+    if text.startswith("unsupported compressed file type"):  # its quoted type holds "(": cut there, it read "... type '"
+        return "unsupported compressed type"
     return re.split(r"[;(,]", text)[0].strip() or "skipped"  # "binary content (an ELF executable), ..." -> ...
 
 
@@ -532,6 +534,9 @@ class Ingester:
             if known and doc.doc_id not in known:
                 doc = replace(doc, doc_id=known[0])
             duplicates = [d for d in known if d != doc.doc_id]
+        if doc.doc_id in seen and not path_keyed:  # a BEIR record: its id is its _id, not a path
+            raise IngestError(f"duplicate document id {doc.doc_id!r} (an earlier record of this ingest has the same "
+                              f"_id); skipped. Give each record of the corpus its own _id")
         if doc.doc_id in seen:
             raise IngestError(f"duplicate document id {doc.doc_id!r} (another file of this ingest has the same path "
                               f"under its folder); skipped. Ingest the folders from a common parent folder so "

@@ -4,8 +4,10 @@ The dialect (delimiter, quoting) is sniffed with ``csv.Sniffer`` on the first 64
 comma, or to tab for ``.tsv``); a first line ``sep=;`` (Excel's delimiter hint) names the delimiter instead and
 is not a row. Ragged rows are kept: short rows are padded with empty cells and the header is
 widened with empty column names for rows that carry extra cells. Blank lines are skipped. Pipes inside cells
-are escaped as ``\\|`` and newlines inside quoted cells become spaces. (Named ``tabular`` so that it does not
-shadow the stdlib ``csv`` module.)
+are escaped as ``\\|`` and newlines inside quoted cells become spaces. A fenced front-matter block (``---`` YAML,
+``+++`` TOML; see ``frontmatter``) at the top is metadata, its ``acl`` the access list, failing closed as in the
+text loader: it was read as table rows and published the file. (Named ``tabular`` so that it does not shadow the
+stdlib ``csv`` module.)
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import read_text, title_from_path
+from ._common import normalise_metadata, read_text, title_from_path
+from .frontmatter import split_front_matter
 
 _SNIFF_BYTES = 64 * 1024
 _EXCEL_SEP = re.compile(r"\A[ \t]*sep=(.)[ \t]*\n", re.IGNORECASE)
@@ -50,9 +53,10 @@ def load_csv(path: Path, doc_id: str) -> Document:
     """Load one CSV/TSV file as a Document whose text is a single pipe table.
 
     Raises:
-        IngestError: the file has no rows, or is not parseable as delimited text.
+        IngestError: the file has no rows, or is not parseable as delimited text, or its front matter cannot be
+            parsed or has a malformed ``acl``.
     """
-    source = read_text(path)
+    front, source = split_front_matter(read_text(path), plain_metadata=False)
     if not source.strip():
         raise IngestError("empty CSV file")
     hint = _EXCEL_SEP.match(source)
@@ -70,8 +74,8 @@ def load_csv(path: Path, doc_id: str) -> Document:
     return Document(
         doc_id=doc_id,
         text=rows_to_table(rows),
-        title=title_from_path(path),
+        title=str(front.get("title") or "").strip() or title_from_path(path),
         source=str(path.resolve()),
         format="csv",
-        metadata={"rows": len(rows) - 1, "columns": [c.strip() for c in rows[0]]},
+        metadata={**normalise_metadata(front), "rows": len(rows) - 1, "columns": [c.strip() for c in rows[0]]},
     )

@@ -1,7 +1,8 @@
 """Plain-text loader: a dated header line becomes ``updated``; heading-like lines become ``#`` headings.
 
 A fenced front-matter block (see ``frontmatter``) is read first. An ``ACL:`` / ``acl =`` / ``Allowed roles:``
-line among the first ``_HEADER_LINES`` lines is the access list (comma-separated roles; an empty or malformed
+line among the first ``_HEADER_LINES`` lines (any spelling of ``_common.ACCESS_KEYS``: ``Roles:`` and
+``Access roles:`` too, as in front matter) is the access list (comma-separated roles; an empty or malformed
 one refuses the file). Header lines read as the update date (within the first ``_HEADER_LINES`` lines, anywhere on the line, so
 ``Owner: SRE | Revision: 2024-09-02`` works): ``Updated:``, ``Last updated:``, ``Revised``, ``Last revised``,
 ``Last reviewed:``, ``Reviewed:``, ``Revision:``, ``Modified:``, ``更新日期：``/``更新时间：``/``最后更新：``/``修订日期：``
@@ -23,13 +24,19 @@ from pathlib import Path
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import key_text, normalise_metadata, read_text, tidy, title_from_path
+from ._common import ACCESS_KEYS, FENCE_RE, key_text, normalise_metadata, read_text, tidy, title_from_path
 from ..dates import labelled_date
 from .frontmatter import split_front_matter
 
 _HEADER_LINES = 12
 _MAX_TITLE_CHARS = 120
-_ACCESS_LINE = re.compile(r"^\s*(?:acls?|allowed[ _-]roles)\s*[:=：]\s*(.*?)\s*$", re.IGNORECASE)
+# every spelling front matter reads as ``acl`` (``ACCESS_KEYS``): a "Roles: hr" header line read as prose published
+# the file to everyone while the same line in Markdown restricted it
+_ACCESS_LINE = re.compile(
+    r"^\s*(" + "|".join(sorted((k.replace("_", "[ _-]") for k in ACCESS_KEYS), key=len, reverse=True))
+    + r")\s*[:=：]\s*(.*?)\s*$", re.IGNORECASE)
+# "Roles:" with nothing after it labels a list of an application's roles far more often than it grants none: text
+_LABEL_KEYS = re.compile(r"^(?:access[ _-])?roles$", re.IGNORECASE)
 _TITLE_LINE = re.compile(r"^\s*title\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^([ \t]*)[*•·][ \t]+")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
@@ -94,14 +101,39 @@ def _title(text: str, path: Path) -> str:
     return title_from_path(path)
 
 
-def find_access(text: str) -> str | None:
-    """The value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` header line among the first lines, or None; the
-    line is read as ``key_text`` (full-width ``ＡＣＬ：``, a zero-width space before ``ACL``)."""
+def find_access(text: str, *, skip_code: bool = False) -> tuple[str, str] | None:
+    """The key and value of an ``ACL:`` / ``acl =`` / ``Allowed roles:`` / ``Roles:`` header line among the first lines, or None; the
+    line is read as ``key_text`` (full-width ``ＡＣＬ：``, a zero-width space before ``ACL``). ``skip_code``: lines
+    inside a Markdown fenced code block (an example, not this file's access list) are not read. An empty
+    ``Roles:`` / ``Access roles:`` line is a label over a list, not an access line (an empty ``ACL:`` is one: it
+    refuses the file)."""
+    fence = None
     for line in text.split("\n")[:_HEADER_LINES]:
+        if skip_code:
+            m = FENCE_RE.match(line)
+            if m and (fence is None or m[1] == fence):
+                fence = m[1] if fence is None else None
+                continue
+            if fence is not None:
+                continue
         m = _ACCESS_LINE.match(key_text(line))
-        if m:
-            return m[1]
+        if m and (m[2] or not _LABEL_KEYS.match(m[1])):
+            return m[1], m[2]
     return None
+
+
+def access_warning(roles: list[str]) -> str:
+    """The ingest warning for a file that an access line outside front matter restricts to ``roles``."""
+    return (f"an access line near the top (roles {', '.join(roles)}) was read as the file's access list: only "
+            f"those roles see it; put it in front matter (acl: [...] between --- lines) to silence this warning, or "
+            f"reword the line to publish the file")
+
+
+def header_roles(access: str) -> list[str] | None:
+    """The roles of an access header line's value (``hr, finance`` or ``[hr, finance]``); None for an empty
+    value (``normalise_metadata`` refuses it)."""
+    inner = access[1:-1] if access.startswith("[") and access.endswith("]") else access
+    return [role.strip().strip("'\"") for role in inner.split(",")] if inner.strip() else None
 
 
 def load_text(path: Path, doc_id: str) -> Document:
@@ -119,11 +151,13 @@ def load_text(path: Path, doc_id: str) -> Document:
     if updated and not any(k in front for k in ("updated", "last_updated", "last_modified", "lastmod", "modified")):
         metadata["updated"] = updated
     access = find_access(raw)
+    notes: tuple[str, ...] = ()
     if access is not None:
         if "acl" in front:
             raise IngestError("access list given twice (front matter and an 'acl:' header line); keep one")
-        inner = access[1:-1] if access.startswith("[") and access.endswith("]") else access
-        metadata["acl"] = [role.strip().strip("'\"") for role in inner.split(",")] if inner.strip() else None
+        metadata["acl"] = header_roles(access[1])
+        if _LABEL_KEYS.match(access[0]):  # read as prose before: say that the file left public view
+            notes = (access_warning(metadata["acl"] or []),)
     title = str(front.get("title") or "").strip() or _title(raw, path)
     lines = raw.split("\n")
     if lines and lines[0].strip() == title:  # the title line becomes the top heading
@@ -138,4 +172,5 @@ def load_text(path: Path, doc_id: str) -> Document:
         source=str(path.resolve()),
         format="text",
         metadata=normalise_metadata(metadata),
+        warnings=notes,
     )

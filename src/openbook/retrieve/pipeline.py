@@ -78,8 +78,14 @@ class Retriever:
         if stats is None or stats.chunks == 0:
             raise empty_store_error(self.store)
 
-    def filter_warnings(self, where: Sequence[str]) -> list[str]:
-        """One line per ``--where`` clause on a field that no stored document has (a typo, most likely).
+    def filter_warnings(self, where: Sequence[str], roles: Sequence[str] = ()) -> list[str]:
+        """One line per ``--where`` clause on a field that no document the caller may see has (a typo, most
+        likely), naming the fields those documents have.
+
+        Args:
+            where: the ``--where`` clauses.
+            roles: the caller's access roles; the fields of documents they may not see are neither listed nor
+                counted (a hidden document's metadata keys would otherwise show, or silence the warning).
 
         Raises:
             QueryError: a clause cannot be parsed.
@@ -88,6 +94,11 @@ class Retriever:
         if not clauses:
             return []
         fields = self.store.metadata_fields()
+        if "acl" in fields:  # some document is restricted: only the fields of those this caller may see
+            visibility = Visibility.of(roles)
+            fields = {key for doc_id, meta in self.store.document_metadata().items()
+                      if visibility.allows(doc_id, meta) for key in meta}
+            fields.update(("doc_id", "title", "format", "path"))
         known = {f.casefold() for f in fields}
         out = []
         for c in clauses:

@@ -28,7 +28,7 @@ import uuid
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Literal
+from typing import Any, AsyncIterator, Callable, Literal, Sequence
 
 from fastapi import Depends, FastAPI, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
@@ -275,7 +275,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
             if hidden:
                 raise ApiError(403, "Forbidden", f"{', '.join(hidden)}: a document with this id exists and key "
                                                  f"{who.name!r} may not read it; upload under another name")
-            report = await service.write(_ingest_staged, staged)
+            report = await service.write(_ingest_staged, staged, who.roles)
         finally:
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
@@ -360,8 +360,10 @@ def _hidden_document(engine: Engine, doc_id: str, roles: tuple[str, ...]) -> boo
     return engine.document(doc_id, roles=roles) is None and engine.document_exists(doc_id)
 
 
-def _ingest_staged(engine: Engine, staged: list[tuple[Path, Path]]) -> dict[str, Any]:
-    """Move uploaded files into the uploads folder and ingest them (on the writer thread)."""
+def _ingest_staged(engine: Engine, staged: list[tuple[Path, Path]], roles: Sequence[str]) -> dict[str, Any]:
+    """Move uploaded files into the uploads folder and ingest them (on the writer thread). The report's
+    ``documents_total`` / ``chunks_total`` count what ``roles`` may see, as ``/v1/stats`` does: the store's own
+    totals would tell a writer how much is hidden from it."""
     for tmp, dst in staged:
         os.replace(tmp, dst)
     report = engine.ingest([dst for _, dst in staged])
@@ -369,7 +371,8 @@ def _ingest_staged(engine: Engine, staged: list[tuple[Path, Path]]) -> dict[str,
     for _, dst in staged:
         if str(dst) in failed:
             dst.unlink(missing_ok=True)  # not kept: it would fail again on the next upload
-    return report.to_dict()
+    seen = engine.stats(roles=roles)
+    return report.to_dict() | {"documents_total": seen["documents"], "chunks_total": seen["chunks"]}
 
 
 class _Guarded:
