@@ -270,6 +270,11 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
                                                             f"larger --max-upload-mb or ingest it with the CLI")
                         out.write(chunk)
                 staged.append((tmp, folder / name))
+            unreadable = [dst.name for tmp, dst in staged if not _readable_by(tmp, dst.name, who.roles)]
+            if unreadable:
+                raise ApiError(403, "Forbidden", f"{', '.join(unreadable)}: its access list names no role of key "
+                                                 f"{who.name!r}, which could then neither read, replace nor delete it; "
+                                                 f"upload it with a key holding one of its roles")
             hidden = [dst.name for _, dst in staged
                       if await service.read(_hidden_document, dst.name, who.roles)]
             if hidden:
@@ -358,6 +363,18 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 def _hidden_document(engine: Engine, doc_id: str, roles: tuple[str, ...]) -> bool:
     """True when ``doc_id`` is stored but not visible to ``roles`` (an upload must not replace it)."""
     return engine.document(doc_id, roles=roles) is None and engine.document_exists(doc_id)
+
+
+def _readable_by(path: Path, name: str, roles: Sequence[str]) -> bool:
+    """Whether a document uploaded as ``name`` would be visible to ``roles``: public, or an access list naming
+    one of them. A file that does not parse is left to the ingest, whose report says why."""
+    from ..ingest import load_file
+
+    try:
+        docs = load_file(path, name)
+    except OpenbookError:
+        return True
+    return all(not d.metadata.get("acl") or set(d.metadata["acl"]) & set(roles) for d in docs)
 
 
 def _ingest_staged(engine: Engine, staged: list[tuple[Path, Path]], roles: Sequence[str]) -> dict[str, Any]:
