@@ -144,6 +144,25 @@ def test_headings_inside_code_fences_are_not_headings() -> None:
     assert "# install it" in chunks[0].text
 
 
+@pytest.mark.parametrize("text", [
+    "# Setup\n\n````markdown\n```sh\n# inner\n```\n# still code\n````\n\nDone.",  # a longer fence holds ```
+    "# Setup\n\n~~~\n# a comment\n```\n# still code\n~~~\n\nDone.",  # tildes close only on tildes
+    "# Setup\n\n```\n# a comment\n```python\n# still code\n```\n\nDone.",  # "```python" closes nothing
+    "# Setup\n\nDone.\n\n```\n# a comment\n\n# still code",  # unclosed: code to the end
+])
+def test_fenced_blocks_follow_commonmark_when_chunking(text: str) -> None:
+    # the same fenced_blocks as the Markdown loader and the answerer: # lines inside are code, not headings
+    chunks = chunk_document(make_doc(text))
+    assert {c.headings for c in chunks} == {("Setup",)}
+    assert "# still code" in " ".join(c.text for c in chunks)
+
+
+def test_a_fence_indented_four_spaces_is_no_fence_when_chunking() -> None:
+    text = f"# Setup\n\n{sentences(30)}\n\n    ```\n## Usage\n\n{sentences(5, 'U')}"
+    chunks = chunk_document(make_doc(text))
+    assert chunks[-1].headings == ("Setup", "Usage") and chunks[-1].text.startswith("U0")
+
+
 def test_no_heading_only_or_empty_chunks() -> None:
     text = "# Title\n\n## Empty section\n\n## Real\n\nSome body text here."
     chunks = chunk_document(make_doc(text))

@@ -4,7 +4,8 @@ How a document is cut (``chunk_document``):
 
 1. **Blocks.** ``Document.text`` is read line by line following the convention in ``openbook.types``: ``#``
    heading lines, blank-line separated paragraphs, list items (``- ``, ``* ``, ``1. ``), ``|`` pipe tables
-   (header row, ``| --- |`` separator, rows) and fenced code blocks (whose ``#`` lines are not headings).
+   (header row, ``| --- |`` separator, rows) and fenced code blocks (``fences.fenced_blocks``, as the loader and
+   the answerer read them; their ``#`` lines are not headings).
 2. **Units.** Paragraphs are split into sentences (``split_sentences``), code blocks into lines; a list item
    is one unit (split into sentences only when longer than half of ``target``), and so is a table. A unit longer than ``max`` is split by words as a last resort (and a single
    "word" longer than ``max``, possible with a word-piece counter, by characters).
@@ -61,6 +62,7 @@ from typing import Any, Callable
 
 from .config import ChunkingConfig
 from .errors import ChunkingError
+from .fences import fenced_blocks
 from .types import Chunk, Document, make_chunk_id
 
 __all__ = ["chunk_document", "count_words", "split_sentences"]
@@ -73,7 +75,6 @@ _WORD_RE = re.compile(f"[{_CJK}]|[^\\s{_CJK}{_CJK_PUNCT}]+")
 _CJK_END_RE = re.compile("[。！？]+[」』）\u201d\"')]*")
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$")  # CommonMark ATX: "# C#" keeps "#"
 _LIST_RE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
-_FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _RUN_RE = re.compile(r"\S+")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")  # lone surrogates: not encodable, so not storable or hashable
 _CLOSING_QUOTES = "\"'\u201d\u2019)]"
@@ -197,28 +198,26 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
     stack: list[tuple[int, str]] = []
     blocks: list[_Block] = []
     cur: _Block | None = None
-    fence = ""
+    raws = text.splitlines(keepends=True)
+    fenced = {b.start: b.end for b in fenced_blocks([raw.rstrip("\r\n") for raw in raws])}
+    code_end = 0  # the end (a line number) of the code block being read
     pos = 0
-    for raw in text.splitlines(keepends=True):
+    for n, raw in enumerate(raws):
         line = raw.rstrip("\r\n")
         ls, le = pos, pos + len(line)
         pos += len(raw)
         sec = len(sections) - 1
-        if fence:
+        if n < code_end:
             assert cur is not None
             cur.lines.append((ls, le))
             cur.end = le
-            if line.strip().startswith(fence):
-                fence = ""
-                cur = None
             continue
         stripped = line.strip()
-        fence_m = _FENCE_RE.match(line)
         heading_m = _HEADING_RE.match(line)
-        if fence_m:
+        if n in fenced:
             cur = _Block("code", ls, le, sec, [(ls, le)])
             blocks.append(cur)
-            fence = fence_m.group(1)
+            code_end = fenced[n]
         elif heading_m:
             cur = None
             level, title = len(heading_m.group(1)), (heading_m.group(2) or "").strip()

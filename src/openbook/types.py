@@ -6,8 +6,9 @@
 Document text convention (the contract between loaders and the chunker): ``Document.text`` is cleaned,
 Markdown-like text. Headings are lines ``# Title`` .. ``###### Title``; paragraphs are separated by a blank
 line; list items start with ``- ``; a table is a block of consecutive lines that start with ``|``, whose first
-line is the header row and whose second line is a ``| --- | --- |`` separator. Page ``n`` (1-based) of a paged
-source starts at character offset ``pages[n - 1]`` of ``text``.
+line is the header row and whose second line is a ``| --- | --- |`` separator; a fenced code block
+(```` ``` ```` or ``~~~``, read by ``openbook.fences`` as CommonMark does) is code, its ``#`` lines no headings.
+Page ``n`` (1-based) of a paged source starts at character offset ``pages[n - 1]`` of ``text``.
 """
 
 from __future__ import annotations

@@ -184,3 +184,64 @@ def test_an_html_pre_block_answers_a_how_to_question_whole(html_engine: Engine) 
 def test_an_html_pre_block_never_answers_a_fact_question(html_engine: Engine, question: str, code: str) -> None:
     answer = html_engine.ask(question)
     assert code not in answer.text and "listen_port" not in answer.text
+
+
+def test_units_read_fences_as_the_chunker_does() -> None:
+    # openbook.fences: a longer fence holds a shorter one, a fence with an info string closes nothing, four
+    # columns of indentation make no fence, and a block the passage does not close runs to its end
+    units = _units(_passage("Example:\n\n````md\n```toml\nport = 1\n```\n````\n\nThen:\n\n```\na.b\n```sh\nc\n```\n"
+                            "    ```\nProse line. Second sentence.\n\n~~~\nunclosed. code"))
+    assert [(u.text, u.code) for u in units] == [
+        ("Example:", False), ("```toml\nport = 1\n```", True), ("Then:", False), ("a.b\n```sh\nc", True),
+        ("``` Prose line.", False), ("Second sentence.", False), ("unclosed. code", True)]
+
+
+NESTED = """# Sync settings
+
+The sync client waits before it retries a failed upload; the wait is set on the settings page.
+
+An example of the settings page export, as the support team sends it:
+
+````markdown
+Settings export
+
+```toml
+retry_wait = "45 seconds"
+```
+
+The retry wait is 45 seconds in this export.
+````
+"""
+
+
+# a block whose author wrote "```python" where the closing fence belonged: CommonMark reads on to the next
+# bare fence, so the heading and the sentence after it are code (the chunker used to close the block there)
+INFO_FENCE = """# Sync settings
+
+The sync client waits before it retries a failed upload; the wait is set on the settings page. The client keeps
+a queue of the uploads that failed and tries each again in the order they failed, one at a time, so that a slow
+link is not flooded. A queue entry that fails ten times is dropped and reported in the activity log, where the
+support team can read which file it was and why the upload failed.
+
+Example session:
+
+```sh
+sync --retry
+```python
+## Retry wait
+
+The retry wait is 45 seconds in this session.
+```
+"""
+
+
+@pytest.mark.parametrize("doc", [NESTED, INFO_FENCE])
+def test_a_fact_stated_only_inside_code_is_not_quoted(tmp_path, doc: str) -> None:
+    # the loader, the chunker and the answerer read the same block (openbook.fences): the sentence inside it is
+    # code, never an answer to a question asking a fact
+    e = bm25_engine(tmp_path, {"sync.md": doc, "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"})
+    try:
+        answer = e.ask("How long is the retry wait?")
+        assert "45 seconds" not in answer.text and "retry_wait" not in answer.text
+    finally:
+        e.close()

@@ -128,3 +128,31 @@ def test_unclosed_markup_loads_in_linear_time(tmp_path, piece):
     start = _time.perf_counter()
     load_file(path, "a.md")
     assert _time.perf_counter() - start < 10
+
+
+@pytest.mark.parametrize("body, code", [
+    # a ```` block holds ``` lines: the link after them is still code (the loader used to close it there)
+    ("````md\n```\n[a](http://a.example)\n```\n[b](http://b.example)\n````", "all"),
+    ("~~~\n```\n<b>kept</b> [c](http://c.example)\n~~~", "all"),  # tildes close only on tildes
+    ("```\nx = 1\n```python\n[d](http://d.example)\n```", "all"),  # a fence with an info string closes nothing
+    ("```sh\n# no closing fence: code to the end\n[e](http://e.example)", "raw"),
+    ("Text.\n\n   ```\n   [f](http://f.example)\n   ```", "Text.\n\n"),  # 3 spaces: a fence
+    # 4 spaces outside a list: indented code holding a ``` line, fenced with tildes (not a ``` fence of its own)
+    ("Text.\n\n    ```\n    [g](http://g.example)", "Text.\n\n~~~~\n```\n[g](http://g.example)\n~~~~"),
+])
+def test_fenced_code_follows_commonmark_and_stays_uncleaned(body, code):
+    # the same fenced_blocks as the chunker and the answerer read (openbook.fences); prose after is cleaned
+    text = clean_markdown(body + "\n\nSee [the guide](http://guide.example).")
+    if code == "raw":  # an unclosed block runs to the end
+        assert text == body + "\n\nSee [the guide](http://guide.example)."
+    elif code == "all":
+        assert text == body + "\n\nSee the guide."
+    elif code.endswith("\n\n"):
+        assert text == code + body[len(code):] + "\n\nSee the guide."
+    else:
+        assert text == code + "\n\nSee the guide."
+
+
+def test_a_fence_under_a_list_item_is_code():
+    body = "- Install:\n\n    ```sh\n    pip install [x](http://x.example)\n    ```\n- Then [log in](http://l.example)."
+    assert clean_markdown(body) == body.replace("[log in](http://l.example)", "log in")

@@ -78,6 +78,7 @@ import numpy as np
 
 from ..chunking import split_sentences
 from ..config import AnswerConfig
+from ..fences import fenced_blocks
 from ..index.analyzer import Analyzer
 from ..index.embedders import cosines_to
 from ..retrieve.glossary import Expansion
@@ -1205,30 +1206,16 @@ class _Unit:
     code: bool = False  # a fenced code block, whole: its lines as written, without the fences
 
 
-_CODE_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})\s*([^`\s]*)")
-
-
-def _closes(line: re.Match[str] | None, fence: str) -> bool:
-    """Whether a fence line (``_CODE_FENCE_RE``'s match) closes the block ``fence`` opened: as many or more of
-    the same character, and no info string."""
-    return line is not None and line[1][0] == fence[0] and len(line[1]) >= len(fence) and not line[2]
-
-
 def _without_code(text: str, keep: bool = False) -> str:
     """``text`` without its fenced code blocks, fences included, as ``_units`` reads them (``keep``: unchanged)."""
     if keep or ("```" not in text and "~~~" not in text):
         return text
-    kept: list[str] = []
-    fence = ""
-    for line in text.split("\n"):
-        m = _CODE_FENCE_RE.match(line)
-        if fence:
-            fence = "" if _closes(m, fence) else fence
-        elif m:
-            fence = m[1]
-        else:
-            kept.append(line)
-    return "\n".join(kept)
+    lines = text.split("\n")
+    fenced = fenced_blocks(lines)
+    if not fenced:
+        return text
+    code = {n for b in fenced for n in range(b.start, b.end)}
+    return "\n".join(line for n, line in enumerate(lines) if n not in code)
 
 
 def _with_introduced_code(chosen: list[_Candidate], units: Mapping[int, Sequence[_Unit]],
@@ -1261,10 +1248,11 @@ def _units(p: Passage) -> list[_Unit]:
     """Sentences of a passage, in order. A table row becomes ``header: value; ...`` so it reads on its own; a
     markdown list item and a line that opens with a bold label (``**Standard limit:** 600 ...``) start a
     sentence of their own even without sentence punctuation before them; a heading inside the passage is no
-    sentence but the subject of the sentences under it. A fenced code block (```` ``` ```` or ``~~~``; the Markdown
-    loader fences indented code too) is one unit marked ``code``, its lines kept as written: never cut into
-    sentences at its periods, its ``#`` comments no headings; inside a list it belongs to the step above it.
-    A block the passage does not close runs to the passage's end."""
+    sentence but the subject of the sentences under it. A fenced code block (```` ``` ```` or ``~~~``, read by
+    ``fences.fenced_blocks`` as the loader and the chunker read it; the Markdown loader fences indented code too)
+    is one unit marked ``code``, its lines kept as written: never cut into sentences at its periods, its ``#``
+    comments no headings; inside a list it belongs to the step above it. A block the passage does not close runs
+    to the passage's end."""
     out: list[_Unit] = []
     header: list[str] | None = None
     heading = ""
@@ -1289,31 +1277,27 @@ def _units(p: Passage) -> list[_Unit]:
                                          number=number if block_run >= 0 else None))
             block.clear()
 
-    code: list[str] | None = None  # the lines of the open code block
-    fence = ""  # its opening fence ("```", "~~~~"): it closes on a line of at least as many of that character
     code_run = -1
 
-    def close_code() -> None:
-        text = textwrap.dedent("\n".join(line.rstrip() for line in code or [])).strip("\n")
+    def add_code(code: list[str]) -> None:
+        text = textwrap.dedent("\n".join(line.rstrip() for line in code)).strip("\n")
         for piece in _cap(text) if text.strip() else []:
             out.append(_Unit(piece, heading, code_run, step if code_run >= 0 else 0,
                              number=number if code_run >= 0 else None, code=True))
 
-    for line in p.chunk.text.split("\n"):
-        stripped = line.strip()
-        opening = _CODE_FENCE_RE.match(line)
-        if code is not None:
-            if _closes(opening, fence):
-                close_code()
-                code = None
-            else:
-                code.append(line)
+    lines = p.chunk.text.split("\n")
+    fenced = {b.start: b for b in fenced_blocks(lines)}  # the blocks the loader and the chunker read
+    code_end = 0  # the end (a line number) of the code block just read
+    for n, line in enumerate(lines):
+        if n < code_end:
             continue
-        if opening:
+        stripped = line.strip()
+        if n in fenced:
             flush()
             # (a block in a list is part of the step above it, however it is indented)
             block_run = code_run = block_run if in_list else -1
-            code, fence = [], opening[1]
+            add_code([lines[k] for k in fenced[n].body])
+            code_end = fenced[n].end
             continue
         if stripped.startswith("|"):
             flush()
@@ -1355,6 +1339,4 @@ def _units(p: Passage) -> list[_Unit]:
             in_list, block_run = False, -1
         block.append(line)
     flush()
-    if code is not None:
-        close_code()
     return out

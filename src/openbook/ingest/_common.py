@@ -14,6 +14,7 @@ import regex
 
 from ..dates import iso_date  # noqa: F401 - re-exported: the loaders import it from here
 from ..errors import IngestError
+from ..fences import fence_for
 
 logger = logging.getLogger("openbook.ingest")
 
@@ -30,14 +31,12 @@ RESERVED_KEYS = frozenset(
 # read as the access list, a file that uses "roles" for something else is at worst hidden (fail closed).
 ACCESS_KEYS = frozenset({"acl", "acls", "allowed_roles", "roles", "access_roles"})
 
-FENCE_RE = re.compile(r"^[ \t]{0,3}(```|~~~)")  # a line opening or closing a Markdown fenced code block
-
-
 def fence_code(lines: list[str], info: str = "") -> list[str]:
-    """Code lines as a Markdown fenced block: ```` ```info ````, the lines, ```` ``` ````; ``~~~~`` instead when
-    a line of the code itself starts with a fence (it would close the block). The Markdown loader (indented code)
-    and the HTML loader (``<pre>``) both write code this way, so the chunker and the answerer see one kind."""
-    fence = "~~~~" if any(FENCE_RE.match(line) for line in lines) else "```"
+    """Code lines as a Markdown fenced block: ```` ```info ````, the lines, ```` ``` ````; ``~~~~`` (or a longer
+    tilde fence) instead when a line of the code itself starts like a fence (``fences.fence_for``). The Markdown
+    loader (indented code) and the HTML loader (``<pre>``) both write code this way, so the chunker and the
+    answerer see one kind."""
+    fence = fence_for(lines)
     return [fence + info, *lines, fence]
 
 

@@ -52,8 +52,9 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from ..errors import IngestError
+from ..fences import fenced_blocks
 from ..types import Document
-from ._common import FENCE_RE, fence_code, heading_title, iso_date, normalise_metadata, read_text, tidy
+from ._common import fence_code, heading_title, iso_date, normalise_metadata, read_text, tidy
 from .frontmatter import canonical_key, split_front_matter
 
 _MIN_MAIN_CHARS = 20
@@ -293,9 +294,9 @@ def fenced_code(pre: etree._Element) -> str:
 
     Its lines and indentation are kept as written (leading and trailing blank lines dropped); the info string is
     the language named by a ``language-xxx`` / ``lang-xxx`` class of the element or of a ``<code>`` inside it
-    (highlight.js, Prism, Pandoc); the fence is ```` ``` ````, or ``~~~~`` when a line of the code starts with a
-    fence. The Markdown loader fences indented code the same way, so the chunker and the answerer (one unit, quoted
-    only for a how-to question) treat HTML and Markdown code alike.
+    (highlight.js, Prism, Pandoc); the fence is ```` ``` ````, or ``~~~~`` when a line of the code starts like a
+    fence (``fences.fence_for``). The Markdown loader fences indented code the same way, so the chunker and the
+    answerer (one unit, quoted only for a how-to question) treat HTML and Markdown code alike.
     """
     code = "".join(pre.itertext()).strip("\n")
     if not code.strip():
@@ -313,7 +314,8 @@ def fenced_code(pre: etree._Element) -> str:
 def _unfenced(block: str) -> str:
     """A rendered block without the fence lines of a fenced code block (the block unchanged otherwise)."""
     lines = block.split("\n")
-    if len(lines) >= 2 and FENCE_RE.match(lines[0]) and FENCE_RE.match(lines[-1]):
+    fenced = fenced_blocks(lines)
+    if len(fenced) == 1 and fenced[0].start == 0 and fenced[0].end == len(lines) and fenced[0].closed:
         return "\n".join(lines[1:-1])
     return block
 

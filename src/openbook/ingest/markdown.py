@@ -6,8 +6,9 @@ there, an access header line with roles among the first lines outside code block
 in a text file: ``text.find_access``) is the access list, with a warning; an empty one (``Roles:`` over a list)
 is text.
 
-Indented code blocks (four spaces or a tab, after a blank line, outside lists) become fenced blocks.
-Cleaning (outside code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
+Fenced code blocks (``fences.fenced_blocks``: CommonMark's rules, as the chunker and the answerer read them) are
+kept as written; indented code blocks (four spaces or a tab, after a blank line, outside lists) become fenced
+blocks. Cleaning (outside code blocks and inline code): HTML comments dropped; ``![alt](url)`` -> ``alt``;
 ``[text](url)`` and ``[text][ref]`` -> ``text``; reference definitions (``[ref]: url``) dropped; ``<url>``
 autolinks -> ``url``; raw HTML tables rendered as pipe tables, ``<h1>``..``<h6>`` as ``#`` headings, other raw
 HTML tags removed with their text kept: inline tags (``<b>``, ``<span>``) leave nothing, ``<br>`` a line break,
@@ -29,8 +30,9 @@ from typing import Any
 from lxml import etree
 from lxml import html as lxml_html
 
+from ..fences import fenced_blocks
 from ..types import Document
-from ._common import FENCE_RE, fence_code, normalise_metadata, read_text, tidy, title_from_path
+from ._common import fence_code, normalise_metadata, read_text, tidy, title_from_path
 from .frontmatter import split_front_matter
 from .html import blocks_to_text, render_blocks
 from .text import access_warning, find_access, header_roles
@@ -230,30 +232,20 @@ def clean_markdown(body: str) -> str:
     body = _sub_closed(_COMMENT, _COMMENT_CLOSE, "", body.replace("\r\n", "\n"))
     out: list[str] = []
     prose: list[str] = []
-    fence: str | None = None
     lines = body.split("\n")
+    fenced = {b.start: b.end for b in fenced_blocks(lines)}  # the same blocks the chunker and answerer read
     i = 0
     while i < len(lines):
-        line = lines[i]
-        i += 1
-        m = FENCE_RE.match(line)
-        if fence is None:
-            end = _indented_code(lines, i - 1, prose)
-            if m or end > i - 1:
-                out.append(_clean_prose("\n".join(prose)))
-                prose = []
-            if m:
-                fence = m[1]
-                out.append(line)
-            elif end > i - 1:
-                out.extend(_fenced(lines[i - 1:end]))
-                i = end
-            else:
-                prose.append(line)
-        else:
-            out.append(line)
-            if m and m[1] == fence:
-                fence = None
+        fence_end = fenced.get(i)
+        end = _indented_code(lines, i, prose) if fence_end is None else fence_end
+        if end <= i:
+            prose.append(lines[i])
+            i += 1
+            continue
+        out.append(_clean_prose("\n".join(prose)))
+        prose = []
+        out.extend(_fenced(lines[i:end]) if fence_end is None else lines[i:end])
+        i = end
     out.append(_clean_prose("\n".join(prose)))
     return tidy("\n".join(out))
 
