@@ -139,6 +139,17 @@ def test_markdown_access_line_in_a_code_block_or_further_down_is_text(tmp_path):
     assert "acl" not in label.metadata and not label.warnings  # an empty one labels a list: text
 
 
+@pytest.mark.parametrize("source, acl", [
+    ("# Setup\n\n````md\n```yaml\n```\nroles: [admin]\n````\n", None),  # ``` inside ```` closes nothing
+    ("# Setup\n\n```\nx\n```yaml\nroles: [admin]\n```\n", None),  # nor does a fence with an info string
+    ("# Setup\n\n~~~\n```\n```\nroles: [admin]\n~~~\n", None),  # nor a backtick fence in a tilde block
+    ("# Setup\n\nText.\n\n    ```\nRoles: hr\n", ["hr"]),  # 4 spaces: no fence, the line is read
+])
+def test_markdown_access_line_reads_fences_as_the_chunker_does(tmp_path, source, acl):
+    # openbook.fences (CommonMark): the same lines are code for the access check, the chunker and the answerer
+    assert _load(tmp_path, "a.md", source).metadata.get("acl") == acl
+
+
 @pytest.mark.parametrize("header", ["Roles: hr", "Access roles: hr", "access_roles = hr", "ACLs: hr", "Allowed-Roles: hr"])
 def test_text_header_line_reads_every_access_spelling(tmp_path, header):
     # front matter reads these spellings as acl; a plain-text header line must too, or the file is public

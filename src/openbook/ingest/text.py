@@ -23,8 +23,9 @@ import re
 from pathlib import Path
 
 from ..errors import IngestError
+from ..fences import fenced_blocks
 from ..types import Document
-from ._common import ACCESS_KEYS, FENCE_RE, key_text, normalise_metadata, read_text, tidy, title_from_path
+from ._common import ACCESS_KEYS, key_text, normalise_metadata, read_text, tidy, title_from_path
 from ..dates import labelled_date
 from .frontmatter import split_front_matter
 
@@ -107,15 +108,11 @@ def find_access(text: str, *, skip_code: bool = False) -> tuple[str, str] | None
     inside a Markdown fenced code block (an example, not this file's access list) are not read. An empty
     ``Roles:`` / ``Access roles:`` line is a label over a list, not an access line (an empty ``ACL:`` is one: it
     refuses the file)."""
-    fence = None
-    for line in text.split("\n")[:_HEADER_LINES]:
-        if skip_code:
-            m = FENCE_RE.match(line)
-            if m and (fence is None or m[1] == fence):
-                fence = m[1] if fence is None else None
-                continue
-            if fence is not None:
-                continue
+    lines = text.split("\n")[:_HEADER_LINES]
+    code = {n for b in fenced_blocks(lines) for n in range(b.start, b.end)} if skip_code else set()
+    for n, line in enumerate(lines):
+        if n in code:  # (fences read as the Markdown loader, the chunker and the answerer read them)
+            continue
         m = _ACCESS_LINE.match(key_text(line))
         if m and (m[2] or not _LABEL_KEYS.match(m[1])):
             return m[1], m[2]
