@@ -497,3 +497,21 @@ def question_parts(question: str) -> QuestionParts:
         ask = ask[cut.end():].strip()
     situation = " ".join(before + sentences[last + 1:]).strip()
     return QuestionParts(situation, ask if situation else text)
+
+
+def chinese_words(text: str) -> list[str]:
+    """``text`` cut into words by jieba (its dictionary, and its HMM for words the dictionary lacks), in order.
+
+    Used to tell a CJK bigram inside a word from one across two words (``answer.extractive.term_weights``); the
+    index itself cuts CJK text into bigrams. jieba's dictionary loads on the first call (about 1 s, then cached
+    in its temporary folder).
+    """
+    import logging
+    import warnings
+
+    with warnings.catch_warnings():  # jieba 0.42 imports pkg_resources, which newer setuptools deprecates
+        warnings.simplefilter("ignore")
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        return [w for w in jieba.lcut(text) if w.strip()]
