@@ -499,12 +499,19 @@ def question_parts(question: str) -> QuestionParts:
     return QuestionParts(situation, ask if situation else text)
 
 
-def chinese_words(text: str) -> list[str]:
-    """``text`` cut into words by jieba (its dictionary, and its HMM for words the dictionary lacks), in order.
+_FUNCTION_FLAGS = ("u", "p", "c", "r", "d", "y", "e", "o", "x", "w", "m", "q", "f")
+"""jieba part-of-speech flags (ICTCLAS) of function words: particles, prepositions, conjunctions, pronouns,
+adverbs, modal particles, interjections, onomatopoeia, non-words, punctuation, numerals, measure words, places
+of direction."""
+
+
+def chinese_words(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into words by jieba's part-of-speech tagger (its dictionary, and its HMM, which groups a
+    name the dictionary lacks: 匡撒, 鹦嘴鱼), in order, each with whether it is a content word (its flag is not a
+    function word's, ``_FUNCTION_FLAGS``).
 
     Used to tell a CJK bigram inside a word from one across two words (``answer.extractive.term_weights``); the
-    index itself cuts CJK text into bigrams. jieba's dictionary loads on the first call (about 1 s, then cached
-    in its temporary folder).
+    index itself cuts CJK text into bigrams. jieba's dictionaries load on the first call (about 1 s).
     """
     import logging
     import warnings
@@ -512,6 +519,7 @@ def chinese_words(text: str) -> list[str]:
     with warnings.catch_warnings():  # jieba 0.42 imports pkg_resources, which newer setuptools deprecates
         warnings.simplefilter("ignore")
         import jieba
+        import jieba.posseg
 
         jieba.setLogLevel(logging.WARNING)
-        return [w for w in jieba.lcut(text) if w.strip()]
+        return [(w.word, not w.flag.startswith(_FUNCTION_FLAGS)) for w in jieba.posseg.lcut(text) if w.word.strip()]

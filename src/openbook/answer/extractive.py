@@ -162,9 +162,9 @@ def term_weights(terms: Sequence[str], stats: TermStats, question: str | None = 
     """idf weight of each content term for the coverage signal.
 
     A CJK bigram the corpus never contains but whose characters it does contain is most often a cut across two
-    words (``室的`` from ``办公室的``): it gets weight 0, unless it lies inside one word of the Chinese
-    ``question`` as jieba segments it (``钩鼻`` of ``钩鼻海蛇``: a name the corpus lacks, not a cut; jieba's
-    dictionary and HMM, ``question.chinese_words``). Any other unseen term (``australia``, ``深圳``) keeps the
+    words (``室的`` from ``办公室的``): it gets weight 0, unless it may be part of one word of the Chinese
+    ``question`` as jieba cuts it (``钩鼻`` of ``钩鼻海蛇``: a name the corpus lacks, not a cut; ``_word_bigrams``,
+    ``question.chinese_words``). Any other unseen term (``australia``, ``深圳``) keeps the
     largest idf, since a question about something the corpus never names is a sign it cannot be answered.
     An unseen measurement written as one word (``9-hour``) whose number and unit are terms too gets weight 0.
     """
@@ -191,11 +191,18 @@ def term_weights(terms: Sequence[str], stats: TermStats, question: str | None = 
 
 
 def _word_bigrams(question: str) -> set[str]:
-    """The character bigrams inside one word of a Chinese question as jieba segments it (none for a question in
-    another language)."""
+    """The character bigrams of a Chinese question that may be part of a word, as jieba cuts it: those inside
+    one word, and those touching a one-character content word (疣 of 疣鹦嘴鱼: a name's part the tagger left
+    alone), but none touching a function word (蛇的) or joining two longer words (钩鼻 | 海蛇). None for a
+    question in another language."""
     if question_language(question) != "zh":
         return set()
-    return {w[i:i + 2] for w in chinese_words(question) if len(w) >= 2 for i in range(len(w) - 1)}
+    words = chinese_words(question)
+    out = {w[i:i + 2] for w, _ in words if len(w) >= 2 for i in range(len(w) - 1)}
+    for (a, a_content), (b, b_content) in zip(words, words[1:]):
+        if a_content and b_content and (len(a) == 1 or len(b) == 1):
+            out.add(a[-1] + b[0])
+    return out
 
 
 _MEASURE_RE = re.compile(r"^(\d+(?:\.\d+)?)-([^\W\d_]{3,})$")
@@ -464,7 +471,10 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                    (float(weights.sum()) or 1.0))
     language = question_language(question)
     other_language = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
-    dense_decides = unseen >= 0.25 or other_language
+    # (words cannot decide when the question's words the corpus lacks may be said otherwise: common words of a
+    # script with case; in a script without case a word the corpus lacks is most often a name it lacks, which
+    # decides: 疣鹦嘴鱼 asked of pages on other parrotfish)
+    dense_decides = other_language or (unseen >= 0.25 and _cased(question))
     other_words = unseen > 0 and _unseen_common_words(question, [t for t in terms if t not in vocab and t not in said],
                                                        analyzer)
     semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]],
@@ -806,6 +816,12 @@ def _unseen_common_words(question: str, unseen: Sequence[str], analyzer: Analyze
         if _LOWER_WORD_RE.fullmatch(word) and word == word.lower() and word != word.upper():
             common.update(analyzer.analyze(word))
     return bool(unseen) and all(t in common for t in unseen)
+
+
+def _cased(text: str) -> bool:
+    """Whether ``text``'s letters are mostly of a script with case (Latin, Greek, Cyrillic ...)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return sum(ch.lower() != ch.upper() for ch in letters) * 2 > len(letters)
 
 
 def _legs_agree(passages: Sequence[Passage]) -> bool:
