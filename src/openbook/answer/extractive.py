@@ -471,10 +471,11 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                    (float(weights.sum()) or 1.0))
     language = question_language(question)
     other_language = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
-    # (words cannot decide when the question's words the corpus lacks may be said otherwise: common words of a
-    # script with case; in a script without case a word the corpus lacks is most often a name it lacks, which
-    # decides: 疣鹦嘴鱼 asked of pages on other parrotfish)
-    dense_decides = other_language or (unseen >= 0.25 and _cased(question))
+    dense_decides = unseen >= 0.25 or other_language
+    # the DENSE_SUPPORT fallback reads "words cannot decide" more narrowly: the question's words the corpus lacks
+    # may be said otherwise only in a script with case (common words); in a script without case a word the
+    # corpus lacks is most often a name it lacks, which decides (疣鹦嘴鱼 asked of pages on other parrotfish)
+    words_blind = other_language or (unseen >= 0.25 and _cased(question))
     other_words = unseen > 0 and _unseen_common_words(question, [t for t in terms if t not in vocab and t not in said],
                                                        analyzer)
     semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]],
@@ -534,7 +535,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                          f"documents may say otherwise): answerability {confidence:.2f} >= "
                          f"{UNSEEN_WORD_CONFIDENCE:.2f}")
         elif dense_threshold is None or cosine is None or cosine < dense_threshold or not (
-                dense_decides or _legs_agree(passages)):
+                words_blind or _legs_agree(passages)):
             why = f"answerability {confidence:.2f} < {config.min_confidence:.2f}"
             why += f"; another language's best sentence: {cross.why}" if cross is not None else ""
             return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
