@@ -499,16 +499,10 @@ def question_parts(question: str) -> QuestionParts:
     return QuestionParts(situation, ask if situation else text)
 
 
-_FUNCTION_FLAGS = ("u", "p", "c", "r", "d", "y", "e", "o", "x", "w", "m", "q", "f")
-"""jieba part-of-speech flags (ICTCLAS) of function words: particles, prepositions, conjunctions, pronouns,
-adverbs, modal particles, interjections, onomatopoeia, non-words, punctuation, numerals, measure words, places
-of direction."""
-
-
-def chinese_words(text: str) -> list[tuple[str, bool]]:
-    """``text`` cut into words by jieba's part-of-speech tagger (its dictionary, and its HMM, which groups a
-    name the dictionary lacks: 匡撒, 鹦嘴鱼), in order, each with whether it is a content word (its flag is not a
-    function word's, ``_FUNCTION_FLAGS``).
+def chinese_words(text: str) -> list[str]:
+    """The words of ``text`` as jieba cuts it, by both of its cutters: the dictionary cut (``jieba.lcut``:
+    前燕) and the part-of-speech tagger's, whose HMM groups a name the dictionary lacks (匡撒, 鹦嘴鱼); the
+    first cut's words in order, then the tagger's words the first lacks.
 
     Used to tell a CJK bigram inside a word from one across two words (``answer.extractive.term_weights``); the
     index itself cuts CJK text into bigrams. jieba's dictionaries load on the first call (about 1 s).
@@ -522,4 +516,5 @@ def chinese_words(text: str) -> list[tuple[str, bool]]:
         import jieba.posseg
 
         jieba.setLogLevel(logging.WARNING)
-        return [(w.word, not w.flag.startswith(_FUNCTION_FLAGS)) for w in jieba.posseg.lcut(text) if w.word.strip()]
+        words = [w for w in jieba.lcut(text) if w.strip()]
+        return words + [w.word for w in jieba.posseg.lcut(text) if w.word.strip() and w.word not in words]

@@ -191,18 +191,11 @@ def term_weights(terms: Sequence[str], stats: TermStats, question: str | None = 
 
 
 def _word_bigrams(question: str) -> set[str]:
-    """The character bigrams of a Chinese question that may be part of a word, as jieba cuts it: those inside
-    one word, and those touching a one-character content word (疣 of 疣鹦嘴鱼: a name's part the tagger left
-    alone), but none touching a function word (蛇的) or joining two longer words (钩鼻 | 海蛇). None for a
-    question in another language."""
+    """The character bigrams inside one word of a Chinese question, as either of jieba's cutters cuts it
+    (``question.chinese_words``); none for a question in another language."""
     if question_language(question) != "zh":
         return set()
-    words = chinese_words(question)
-    out = {w[i:i + 2] for w, _ in words if len(w) >= 2 for i in range(len(w) - 1)}
-    for (a, a_content), (b, b_content) in zip(words, words[1:]):
-        if a_content and b_content and (len(a) == 1 or len(b) == 1):
-            out.add(a[-1] + b[0])
-    return out
+    return {w[i:i + 2] for w in chinese_words(question) if len(w) >= 2 for i in range(len(w) - 1)}
 
 
 _MEASURE_RE = re.compile(r"^(\d+(?:\.\d+)?)-([^\W\d_]{3,})$")
