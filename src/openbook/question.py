@@ -497,3 +497,24 @@ def question_parts(question: str) -> QuestionParts:
         ask = ask[cut.end():].strip()
     situation = " ".join(before + sentences[last + 1:]).strip()
     return QuestionParts(situation, ask if situation else text)
+
+
+def chinese_words(text: str) -> list[str]:
+    """The words of ``text`` as jieba cuts it, by both of its cutters: the dictionary cut (``jieba.lcut``:
+    前燕) and the part-of-speech tagger's, whose HMM groups a name the dictionary lacks (匡撒, 鹦嘴鱼); the
+    first cut's words in order, then the tagger's words the first lacks.
+
+    Used to tell a CJK bigram inside a word from one across two words (``answer.extractive.term_weights``); the
+    index itself cuts CJK text into bigrams. jieba's dictionaries load on the first call (about 1 s).
+    """
+    import logging
+    import warnings
+
+    with warnings.catch_warnings():  # jieba 0.42 imports pkg_resources, which newer setuptools deprecates
+        warnings.simplefilter("ignore")
+        import jieba
+        import jieba.posseg
+
+        jieba.setLogLevel(logging.WARNING)
+        words = [w for w in jieba.lcut(text) if w.strip()]
+        return words + [w.word for w in jieba.posseg.lcut(text) if w.word.strip() and w.word not in words]

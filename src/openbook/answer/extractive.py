@@ -88,8 +88,8 @@ from .bridge import (Definition, code_sentence, definition, entity_sentence, gov
                      row_by_bridge)
 from .context import citation_for, superseded_docs
 from .crosslingual import cross_sentence
-from ..question import (expected_answer_type, expected_unit, has_answer_type, question_language, question_parts,
-                        states_unit)
+from ..question import (chinese_words, expected_answer_type, expected_unit, has_answer_type, question_language,
+                        question_parts, states_unit)
 from .injection import looks_like_injection
 from .refusal import (DENSE_SCALE, MODEL_LANGUAGE, answerability, dense_scaled, reads_sentence_cosine,
                       refusal_sentence)
@@ -159,11 +159,13 @@ def content_terms(question: str, analyzer: Analyzer) -> list[str]:
     return content or terms
 
 
-def term_weights(terms: Sequence[str], stats: TermStats) -> np.ndarray:
+def term_weights(terms: Sequence[str], stats: TermStats, question: str | None = None) -> np.ndarray:
     """idf weight of each content term for the coverage signal.
 
     A CJK bigram the corpus never contains but whose characters it does contain is most often a cut across two
-    words (``室的`` from ``办公室的``): it gets weight 0. Any other unseen term (``australia``, ``深圳``) keeps the
+    words (``室的`` from ``办公室的``): it gets weight 0, unless it may be part of one word of the Chinese
+    ``question`` as jieba cuts it (``钩鼻`` of ``钩鼻海蛇``: a name the corpus lacks, not a cut; ``_word_bigrams``,
+    ``question.chinese_words``). Any other unseen term (``australia``, ``深圳``) keeps the
     largest idf, since a question about something the corpus never names is a sign it cannot be answered.
     An unseen measurement written as one word (``9-hour``) whose number and unit are terms too gets weight 0.
     """
@@ -177,12 +179,24 @@ def term_weights(terms: Sequence[str], stats: TermStats) -> np.ndarray:
         if m and {m.group(1), m.group(2)} <= present and not _seen(t, stats):
             weights[i] = 0.0
     known = None
+    inside: set[str] | None = None
     for i, t in enumerate(terms):
         if weights[i] >= top - 1e-9 and _is_cjk(t):
             known = stats.known_characters() if known is None else known
             if all(ch in known for ch in t) and stats.idf([t])[0] >= top - 1e-9 and not _seen(t, stats):
-                weights[i] = 0.0
+                if inside is None:
+                    inside = _word_bigrams(question) if question else set()
+                if t not in inside:
+                    weights[i] = 0.0
     return weights
+
+
+def _word_bigrams(question: str) -> set[str]:
+    """The character bigrams inside one word of a Chinese question, as either of jieba's cutters cuts it
+    (``question.chinese_words``); none for a question in another language."""
+    if question_language(question) != "zh":
+        return set()
+    return {w[i:i + 2] for w in chinese_words(question) if len(w) >= 2 for i in range(len(w) - 1)}
 
 
 _MEASURE_RE = re.compile(r"^(\d+(?:\.\d+)?)-([^\W\d_]{3,})$")
@@ -354,7 +368,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     terms = content_terms(question, analyzer)
     if not passages or not terms:
         return refusal
-    weights = expansion_weights(terms, term_weights(terms, stats), expansions, stats)
+    weights = expansion_weights(terms, term_weights(terms, stats, question), expansions, stats)
     # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
     # and for a question asking a fact, not on its code blocks (a config file's keys state nothing: ``_units``)
     how_to = bool(_HOW_TO_RE.search(question))
@@ -452,6 +466,10 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     language = question_language(question)
     other_language = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
     dense_decides = unseen >= 0.25 or other_language
+    # the DENSE_SUPPORT fallback reads "words cannot decide" more narrowly: the question's words the corpus lacks
+    # may be said otherwise only in a script with case (common words); in a script without case a word the
+    # corpus lacks is most often a name it lacks, which decides (疣鹦嘴鱼 asked of pages on other parrotfish)
+    words_blind = other_language or (unseen >= 0.25 and _cased(question))
     other_words = unseen > 0 and _unseen_common_words(question, [t for t in terms if t not in vocab and t not in said],
                                                        analyzer)
     semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]],
@@ -511,7 +529,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                          f"documents may say otherwise): answerability {confidence:.2f} >= "
                          f"{UNSEEN_WORD_CONFIDENCE:.2f}")
         elif dense_threshold is None or cosine is None or cosine < dense_threshold or not (
-                dense_decides or _legs_agree(passages)):
+                words_blind or _legs_agree(passages)):
             why = f"answerability {confidence:.2f} < {config.min_confidence:.2f}"
             why += f"; another language's best sentence: {cross.why}" if cross is not None else ""
             return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
@@ -793,6 +811,12 @@ def _unseen_common_words(question: str, unseen: Sequence[str], analyzer: Analyze
         if _LOWER_WORD_RE.fullmatch(word) and word == word.lower() and word != word.upper():
             common.update(analyzer.analyze(word))
     return bool(unseen) and all(t in common for t in unseen)
+
+
+def _cased(text: str) -> bool:
+    """Whether ``text``'s letters are mostly of a script with case (Latin, Greek, Cyrillic ...)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return sum(ch.lower() != ch.upper() for ch in letters) * 2 > len(letters)
 
 
 def _legs_agree(passages: Sequence[Passage]) -> bool:

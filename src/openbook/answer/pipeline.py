@@ -14,7 +14,7 @@ import numpy as np
 from ..config import Config
 from ..errors import OpenbookError, QueryError, StoreError
 from ..index.embedders import cosines_to
-from ..retrieve.pipeline import Retriever, list_documents
+from ..retrieve.pipeline import Retriever, VisibleVocabulary, list_documents
 from ..store.base import Visibility
 from ..types import Answer, Hit, Passage
 
@@ -127,11 +127,15 @@ class Answerer:
             if vectors is not None:
                 embed = _question_once(self.retriever.embedder())
                 cosines = question_cosines(question, passages, self.store, embed)
-            return answer_extractive(question, passages, self.retriever, self.config.answer,
+            visibility = Visibility.of(roles, where, exclude_docs)
+            # which question words the corpus lacks is judged on what the caller may see: the whole store's
+            # vocabulary would tell, by the refusal's notes and confidence, whether a hidden document uses a word
+            stats = VisibleStats(self.retriever, VisibleVocabulary(
+                self.store, visibility, likely=self.retriever.analyzer.analyze(question)))
+            return answer_extractive(question, passages, stats, self.config.answer,
                                      dense_threshold=threshold, embed=embed, versions=self.store.versions(),
                                      embedder=vectors.model if vectors is not None else None, cosines=cosines,
-                                     expansions=[e for e in self.retriever.expansions(
-                                         question, Visibility.of(roles, where, exclude_docs))
+                                     expansions=[e for e in self.retriever.expansions(question, visibility)
                                                  if e.source != "wordnet" or self.config.answer.wordnet])
         from .llm import generate_answer
 
@@ -195,3 +199,32 @@ class Answerer:
         if context.over_budget or context.truncated:
             return None
         return passages
+
+
+class VisibleStats:
+    """The retriever's term statistics (``extractive.TermStats``) as a caller who sees only what a
+    ``Visibility`` allows would find them: ``vocabulary()`` holds the terms of the documents it allows
+    (``retrieve.pipeline.VisibleVocabulary``, membership tests only) and ``idf`` of any other term is that of a
+    term the index lacks (df = 0), so neither a refusal's notes nor its confidence tells whether a hidden
+    document uses a question word. The idf of a visible term, the analyzer and ``known_characters`` are the whole
+    index's, as BM25 scores them (README: hidden documents still weigh in the idf)."""
+
+    _ABSENT = "\x00"  # never an analyzer term: its idf is that of df = 0
+
+    def __init__(self, stats: Any, vocabulary: VisibleVocabulary) -> None:
+        self._stats, self._vocabulary = stats, vocabulary
+        self.analyzer = stats.analyzer
+
+    def idf(self, terms: Sequence[str]) -> Any:
+        out = np.array(self._stats.idf(terms), dtype=np.float64)
+        self._vocabulary.prefetch(list(terms))
+        hidden = [i for i, t in enumerate(terms) if t not in self._vocabulary]
+        if hidden:
+            out[hidden] = float(self._stats.idf([self._ABSENT])[0])
+        return out
+
+    def known_characters(self) -> frozenset[str]:
+        return self._stats.known_characters()
+
+    def vocabulary(self) -> Any:
+        return self._vocabulary
