@@ -39,7 +39,9 @@ a table row reads as ``header: value; ...``, and a heading inside the passage is
 it. A sentence's own words count a little over those it inherits (``OWN_WEIGHT``); one that names the attribute a
 "what is the X" question asks for and a value of the asked type wins (``FOCUS_BONUS``: "Standard limit: 600
 requests per minute" for "What is the API rate limit ...?"); a table row whose value differs in a column where
-the question names a value ("a Business plan customer" -> plan: Business) is demoted (``ROW_MISMATCH``). A how-to
+the question names a value ("a Business plan customer" -> plan: Business) is demoted (``ROW_MISMATCH``); a
+command-line option the question names as written ("grep -V") favours sentences stating it with the same case,
+most its manual entry opening with it (``OPTION_BONUS``: the analyzer reads -v and -V alike). A how-to
 question ("How do I ...") is answered by a procedure when one is on offer: the numbered steps of a list whose
 heading (in the passage, else the chunk's section) or introduction shares a term with the question, quoted whole
 and alone with the document's own numbers; a bulleted list is no procedure. A further sentence joins only
@@ -322,6 +324,28 @@ def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> fl
 
 SEMANTIC_WEIGHT = 0.5
 _CODE_RE = re.compile(r"^(?=.*\d)[^\W_]+(?:[-_./][^\W_]+)+$")  # analyzer's code-like compound terms
+
+# A command-line option the question names, as written: "-v", "-V", "--invert-match" (the analyzer keeps neither
+# the dash nor the case, so "grep -v" and "grep -V" read alike)
+_OPTION_RE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?![\w-])")
+OPTION_BONUS = 1.0  # a sentence stating every option the question names, as written (as an identifier pins)
+
+
+def command_options(question: str) -> list[str]:
+    """The command-line options ``question`` names, as written ("What does grep -v do?" -> ["-v"])."""
+    return list(dict.fromkeys(_OPTION_RE.findall(question)))
+
+
+def _option_bonus(sentence: str, options: Sequence[str]) -> float:
+    """``OPTION_BONUS`` times the share of ``options`` the sentence states with the same case, plus half of it
+    more when the sentence opens with one (a manual's entry for it: "-v, --invert-match: Invert the sense of
+    matching ..."), so the option's own entry answers "What does grep -v do?", not a sentence mentioning it
+    in passing nor the entry of -V."""
+    if not options:
+        return 0.0
+    held = [o for o in options if re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", sentence)]
+    opens = any(sentence.lstrip("*_` ").startswith(o) for o in held)
+    return OPTION_BONUS * (len(held) / len(options) + (0.5 if opens else 0.0))
 SEMANTIC_CANDIDATES = 6
 
 
@@ -479,11 +503,13 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     # every one of them, sentences that do not are demoted, whatever else they share with the question
     codes = {t for t in terms if _CODE_RE.match(t)}
     pinned = bool(codes) and any(codes <= x[4] for x in pool)
+    options = command_options(question)
     candidates: list[_Candidate] = []
     for (lexical, scov, p, sent, st, subject, steps), sem in zip(pool, semantic):
         if scov <= 0 and sem < 0.5:
             continue
         score = lexical + SEMANTIC_WEIGHT * sem - (1.0 if pinned and not codes <= st else 0.0)
+        score += _option_bonus(sent, options)
         rule = governed.get((p.n, sent))
         candidates.append(_Candidate(p, sent, score, scov, st, subject, steps,
                                      rule[1].body if rule else frozenset()))
