@@ -665,19 +665,14 @@ def show(ctx: click.Context, doc_id: str, roles: tuple[str, ...], store: str | N
 def serve(ctx: click.Context, store: str | None, host: str, port: int, no_embed: bool, llm: str | None,
           base_url: str | None, max_upload_mb: float, readers: int | None, sample: bool) -> None:
     """Serve the HTTP API (/v1), the web page (/), MCP (/mcp) and /v1/chat/completions."""
-    import ipaddress
-
     import uvicorn
 
     from .server import KeyStore, create_app
+    from .server.app import loopback_name
 
     cfg = _config(ctx, store, {**_llm_flags(llm, base_url), "embedding.enabled": False if no_embed else None})
     keys = KeyStore(cfg.store)
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback and not keys.required:
+    if not loopback_name(host) and not keys.required:
         raise ConfigError(f"no API keys for store {cfg.store}: the server binds to loopback only. Create "
                           f"one with `openbook keys add NAME --role ROLE --store {cfg.store}` to serve {host}")
     if sample:

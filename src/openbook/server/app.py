@@ -369,12 +369,13 @@ def _readable_by(path: Path, name: str, roles: Sequence[str]) -> bool:
     """Whether a document uploaded as ``name`` would be visible to ``roles``: public, or an access list naming
     one of them. A file that does not parse is left to the ingest, whose report says why."""
     from ..ingest import load_file
+    from ..retrieve.filters import visible
 
     try:
         docs = load_file(path, name)
     except OpenbookError:
         return True
-    return all(not d.metadata.get("acl") or set(d.metadata["acl"]) & set(roles) for d in docs)
+    return all(visible(d.metadata, roles) for d in docs)
 
 
 def _ingest_staged(engine: Engine, staged: list[tuple[Path, Path]], roles: Sequence[str]) -> dict[str, Any]:
@@ -407,8 +408,9 @@ class _Guarded:
         await self.app(scope, receive, send)
 
 
-def _loopback_name(host: str) -> bool:
-    """Whether ``host`` (a ``Host`` header's name, without its port) names this machine's loopback interface."""
+def loopback_name(host: str) -> bool:
+    """Whether ``host`` (an address to bind, or a ``Host`` header's name without its port) names this machine's
+    loopback interface: localhost (and ``*.localhost``), 127.0.0.0/8, ::1."""
     name = host.strip("[]").rstrip(".").lower()
     if name == "localhost" or name.endswith(".localhost"):
         return True
@@ -442,7 +444,7 @@ class _BrowserGuard:
             if origin is not None and (origin == "null" or urlsplit(origin).netloc.lower() not in served):
                 why = (f"a browser request from another site ({origin}) is not served: use the page this server "
                        f"serves, or a client that is not a browser")
-            elif not self.keys.required and not _loopback_name(_host_name(host)):
+            elif not self.keys.required and not loopback_name(_host_name(host)):
                 why = (f"this server has no API keys and answers only requests addressed to localhost or "
                        f"127.0.0.1, not {host!r}; create keys with `openbook keys add` to serve other names")
             if why is not None:
