@@ -270,16 +270,14 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
                                                             f"larger --max-upload-mb or ingest it with the CLI")
                         out.write(chunk)
                 staged.append((tmp, folder / name))
-            unreadable = [dst.name for tmp, dst in staged if not _readable_by(tmp, dst.name, who.roles)]
-            if unreadable:
-                raise ApiError(403, "Forbidden", f"{', '.join(unreadable)}: its access list names no role of key "
-                                                 f"{who.name!r}, which could then neither read, replace nor delete it; "
-                                                 f"upload it with a key holding one of its roles")
-            hidden = [dst.name for _, dst in staged
-                      if await service.read(_hidden_document, dst.name, who.roles)]
-            if hidden:
-                raise ApiError(403, "Forbidden", f"{', '.join(hidden)}: a document with this id exists and key "
-                                                 f"{who.name!r} may not read it; upload under another name")
+            # one refusal, one message, whether the key could not read what it uploads or a document it may not
+            # read already holds the name: a separate answer for the second would tell the key that a hidden
+            # document exists (GET and DELETE answer 404 for hidden and missing documents alike)
+            refused = [dst.name for tmp, dst in staged
+                       if not await asyncio.to_thread(_readable_by, tmp, dst.name, who.roles)
+                       or await service.read(_hidden_document, dst.name, who.roles)]
+            if refused:
+                raise ApiError(403, "Forbidden", _not_writable(refused, who.name))
             report = await service.write(_ingest_staged, staged, who.roles)
         finally:
             for tmp, _ in staged:
@@ -363,6 +361,13 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 def _hidden_document(engine: Engine, doc_id: str, roles: tuple[str, ...]) -> bool:
     """True when ``doc_id`` is stored but not visible to ``roles`` (an upload must not replace it)."""
     return engine.document(doc_id, roles=roles) is None and engine.document_exists(doc_id)
+
+
+def _not_writable(names: Sequence[str], key: str) -> str:
+    """The one message for uploads a key may not write, whatever the reason (see ``create_app``'s ingest)."""
+    return (f"{', '.join(names)}: key {key!r} may not write a document under this name with this access list (a "
+            f"key must hold one of a document's roles to publish it, and cannot replace a document it may not "
+            f"read); upload it under another name, or with a key holding one of its roles")
 
 
 def _readable_by(path: Path, name: str, roles: Sequence[str]) -> bool:
