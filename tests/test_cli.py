@@ -179,6 +179,32 @@ def test_ingest_of_an_empty_folder_says_so_and_creates_no_store(tmp_path):
     assert not (tmp_path / "fresh").exists()
 
 
+def test_a_first_ingest_where_every_file_fails_leaves_no_store(tmp_path):
+    # it left an empty store folder behind, which later read as a valid store of 0 documents
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "broken.md").write_text("---\nacl: [hr\n---\n# Pay\n\nPay day is the 25th.\n")
+    (tmp_path / "docs" / "no-roles.md").write_text("---\nacl:\n---\n# Leave\n\nLeave is 28 days.\n")
+    r = run("ingest", "docs", "--store", "fresh", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 1 and not (tmp_path / "fresh").exists()
+    assert r.stderr.count("failed: ") == 2 and "broken.md" in r.stderr and "no-roles.md" in r.stderr
+    assert "no store was created" in r.stderr and "no store" in r.stdout
+    assert "no openbook store" in run("stats", "--store", "fresh", cwd=tmp_path).stderr
+    # a folder that already existed keeps what it held; only what the ingest made goes
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    r = run("ingest", "docs", "--store", "mine", "--no-embed", "--json", cwd=tmp_path)
+    report = json.loads(r.stdout)
+    assert r.returncode == 1 and len(report["failed"]) == 2 and report["ok"] is False
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+    # a store that exists is never removed, even when a later ingest stores nothing
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "ok.md").write_text("# Fine\n\nA fine document about zebras.\n")
+    assert run("ingest", "good", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
+    assert run("delete", "ok.md", "--store", "s", cwd=tmp_path).returncode == 0
+    assert run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 1
+    assert (tmp_path / "s" / "openbook.sqlite").is_file()
+
+
 def test_a_first_ingest_of_files_read_by_name_creates_the_store(tmp_path):
     # README, perl.3pm: read by load_file, but the first-ingest check looked at the bare suffix and refused them
     (tmp_path / "docs").mkdir()

@@ -139,7 +139,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
     for p in paths:  # before the store is created, so a typo leaves no empty store behind
         if not Path(p).exists():
             raise IngestError(f"{p}: no such file or folder")
-    if not store_exists(cfg.store):  # a first ingest with nothing to read creates no store
+    first = not store_exists(cfg.store)
+    if first:  # a first ingest with nothing to read creates no store
         found = [f for p in paths for f, _ in discover([p])]
         if not found:
             raise IngestError(f"{', '.join(paths)}: no files to ingest (hidden files and folders are skipped); "
@@ -148,6 +149,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
             kinds = ", ".join(sorted({f.suffix.lower() or "(no suffix)" for f in found}))
             raise IngestError(f"{', '.join(paths)}: none of the {len(found)} files is of a type openbook reads "
                               f"({kinds}); supported: {' '.join(sorted(SUPPORTED_SUFFIXES))}; no store was created")
+    folder = Path(str(cfg.store).removeprefix("file://"))
+    kept = set(os.listdir(folder)) if first and folder.is_dir() else None  # what a removal must leave
     interrupted = False
     with _engine(cfg, create=True) as engine:
         try:
@@ -157,10 +160,18 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
                                    log=lambda line: click.echo(line, err=True))
         except IngestInterrupted as exc:
             report, interrupted = exc.report, True
+    removed = False
+    if first and not (report.added or report.updated or report.unchanged):
+        from .store.embedded import remove_empty_store
+
+        removed = remove_empty_store(folder, kept)  # every file failed or was empty: no store that reads as valid
+        if removed:
+            report.notes.append(f"nothing was stored, so no store was created at {cfg.store}")
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
     else:
-        _print_ingest_report(report, cfg.store, raptor_kept=bool(_config(ctx, store).index.raptor))
+        _print_ingest_report(report, None if removed else cfg.store,
+                             raptor_kept=bool(_config(ctx, store).index.raptor))
     if interrupted:
         click.echo(f"interrupted: the {len(report.added) + len(report.updated)} documents committed before it are "
                    f"kept; run the same command again to resume", err=True)
@@ -175,7 +186,8 @@ MAX_LISTED = 50
 
 def _print_ingest_report(report: Any, store: Any, raptor_kept: bool = True) -> None:
     """The human ingest report: one line per failure, warning, empty document and note, one line summing up
-    the skips, then the counts (stderr for the lines, stdout for the counts)."""
+    the skips, then the counts (stderr for the lines, stdout for the counts); ``store`` None: no store was left
+    (a first ingest that stored nothing)."""
     def listed(lines: list[str]) -> None:
         for line in lines[:MAX_LISTED]:
             click.echo(line, err=True)
@@ -215,7 +227,8 @@ def _print_ingest_report(report: Any, store: Any, raptor_kept: bool = True) -> N
         + (f", {len(report.empty)} empty" if report.empty else "") + "; "
         f"{report.chunks_added} chunks added"
         + (f" ({report.chunks_embedded} embedded)" if report.chunks_embedded else "") + f", {report.chunks_removed} removed"
-        f"{speed}; store {store}: {report.documents_total} documents, {report.chunks_total} chunks"
+        f"{speed}; " + (f"store {store}: {report.documents_total} documents, {report.chunks_total} chunks"
+                        if store is not None else "no store")
     )
 
 

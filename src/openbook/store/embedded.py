@@ -728,6 +728,49 @@ class EmbeddedStore:
         return out
 
 
+def remove_empty_store(path: str | Path, kept: Collection[str] | None) -> bool:
+    """Remove the store a first ingest created at ``path`` when it holds no document (every file failed or had no
+    text), so that nothing is left that later reads as a valid, empty store.
+
+    Only what the ingest made goes: ``kept`` names the entries the folder held before it (None: the folder did
+    not exist, and is removed too). The check and the removal hold the writer lock, so a concurrent ingest
+    that has committed a document keeps its store. (One that opened the new store and waits for the lock
+    meanwhile writes into the removed database: two first ingests into one new folder at once is not supported.)
+
+    Returns:
+        True when the store was removed; False when it holds a document, or is not there.
+
+    Raises:
+        StoreError: the store cannot be opened or locked.
+    """
+    path = Path(path)
+    if not (path / DB_NAME).is_file():
+        return False
+    store = EmbeddedStore.open(path)
+    try:
+        with store.write_lock():
+            if store.count() != (0, 0):
+                return False
+            store.close()
+            for entry in path.iterdir():
+                if entry.name == LOCK_NAME or (kept is not None and entry.name in kept):
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink(missing_ok=True)
+    finally:
+        store.close()
+    if kept is None or LOCK_NAME not in kept:
+        (path / LOCK_NAME).unlink(missing_ok=True)
+    if kept is None:
+        try:
+            path.rmdir()
+        except OSError:  # something else appeared in it meanwhile: left as it is
+            pass
+    return True
+
+
 def _stored_acl(raw: Any) -> Any:
     """A document's ``acl`` as SQLite's ``json_extract(metadata, '$.acl')`` returns it (a list as JSON text)."""
     try:
