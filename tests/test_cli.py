@@ -232,6 +232,28 @@ def test_ingest_report_lines(tmp_path):
     assert len(report["skipped"]) == 2 and report["failed"] == [] and report["unchanged"] == ["ok.md"]
 
 
+def test_ingest_json_gives_failed_and_empty_files_one_shape(tmp_path):
+    # failed entries were [path, "path: reason"] and empty ones [resolved path, doc_id]: two shapes to parse
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("# Fine\nA perfectly fine document about zebras.\n")
+    (docs / "blank.txt").write_text("\n")
+    (docs / "no-roles.md").write_text("---\nacl: []\n---\n# Leave\n\nLeave is 28 days.\n")
+    r = run("ingest", "docs", "--store", "s", "--no-embed", "--json", cwd=tmp_path)
+    report = json.loads(r.stdout)
+    assert r.returncode == 0, r.stderr
+    by_kind = {p["kind"]: p for p in report["problems"]}
+    assert [sorted(p) for p in report["problems"]] == [["doc_id", "kind", "path", "reason"]] * 2
+    assert by_kind["failed"]["path"] == str(Path("docs") / "no-roles.md") and by_kind["failed"]["doc_id"] == "no-roles.md"
+    assert by_kind["failed"]["reason"].startswith("malformed acl")
+    assert by_kind["empty"] == {"path": str(Path("docs") / "blank.txt"), "kind": "empty", "doc_id": "blank.txt",
+                                "reason": "no text to index (0 chunks); not stored"}
+    # the older pair forms are kept for the scripts that read them
+    assert report["failed"] == [[str(Path("docs") / "no-roles.md"), f"{Path('docs') / 'no-roles.md'}: "
+                                                                    f"{by_kind['failed']['reason']}"]]
+    assert report["empty"] == [[str((docs / "blank.txt").resolve()), "blank.txt"]]
+
+
 def test_where_on_a_field_no_document_has_warns(lab_store):
     r = run("search", "trash", "--where", "stauts=current", "--role", "staff", "--json", "--store", "s",
             cwd=lab_store)

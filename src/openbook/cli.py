@@ -188,6 +188,8 @@ def _print_ingest_report(report: Any, store: Any, raptor_kept: bool = True) -> N
     """The human ingest report: one line per failure, warning, empty document and note, one line summing up
     the skips, then the counts (stderr for the lines, stdout for the counts); ``store`` None: no store was left
     (a first ingest that stored nothing)."""
+    from .ingest.pipeline import EMPTY_REASON
+
     def listed(lines: list[str]) -> None:
         for line in lines[:MAX_LISTED]:
             click.echo(line, err=True)
@@ -198,7 +200,7 @@ def _print_ingest_report(report: Any, store: Any, raptor_kept: bool = True) -> N
             for path, reason in report.failed])
     listed([f"warning: {path}: {message}" for path, message in report.warnings])
     listed([f"empty: {path}" + (f" (document {doc_id})" if not path.endswith(doc_id) else "")
-            + ": no text to index (0 chunks); not stored" for path, doc_id in report.empty])
+            + f": {EMPTY_REASON}" for path, doc_id in report.empty])
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     if report.skipped:

@@ -54,6 +54,28 @@ ESTIMATE_MIN_CHUNKS = 500
 STAGES = ("read", "chunk", "embed", "index")
 
 
+@dataclass(frozen=True)
+class FileProblem:
+    """A file or document an ingest did not store: one shape for a failure and for a document with no text.
+
+    Attributes:
+        path: the file as the ingest reached it (the given path, or a path under the given folder), as in
+            ``failed``, ``skipped`` and ``warnings``.
+        kind: ``"failed"`` (it could not be read, cleaned or chunked; access metadata that cannot be parsed
+            is a failure) or ``"empty"`` (no text to index, 0 chunks).
+        reason: one line saying why, without the path.
+        doc_id: the document's id (the id the file would have had, for a file that failed to load).
+    """
+
+    path: str
+    kind: str
+    reason: str
+    doc_id: str
+
+
+EMPTY_REASON = "no text to index (0 chunks); not stored"
+
+
 @dataclass
 class IngestReport:
     """What one ``ingest`` call did.
@@ -62,7 +84,9 @@ class IngestReport:
         added, updated, unchanged, deleted: document ids.
         failed: ``(path, one-line reason)`` of files or documents that could not be read, cleaned or chunked.
         skipped: ``(path, reason)`` of files openbook does not read (their type, binary content); not failures.
-        empty: ``(path, doc_id)`` of documents with no indexable text (0 chunks); not stored.
+        empty: ``(path, doc_id)`` of documents with no indexable text (0 chunks); not stored. (``path`` is the
+            file's resolved path; ``failed`` and ``empty`` keep these pair forms for existing scripts.)
+        problems: ``failed`` and ``empty`` in one shape (``FileProblem``), in the order they happened.
         warnings: ``(path, message)`` from the loaders (``Document.warnings``).
         notes: one-line remarks on the batch (an empty folder, a symbolic link to a folder not followed).
         chunks_added, chunks_removed: index rows written and dropped; chunks_embedded: vectors computed
@@ -82,6 +106,7 @@ class IngestReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     empty: list[tuple[str, str]] = field(default_factory=list)
+    problems: list[FileProblem] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     chunks_added: int = 0
@@ -210,11 +235,24 @@ def _one_line(text: str) -> str:
 
 def _failure(file: Path, exc: BaseException, doc_id: str | None = None) -> str:
     """One line naming the file (and the document of a multi-document file) and the reason."""
+    message = _error_text(exc)
+    where = f"{file} (document {doc_id})" if doc_id else str(file)
+    return message if message.startswith(str(file)) else f"{where}: {message}"
+
+
+def _error_text(exc: BaseException) -> str:
+    """An exception in one line; the class name first unless it is an ``IngestError`` (whose words suffice)."""
     message = _one_line(str(exc))
     if not isinstance(exc, IngestError):
         message = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    where = f"{file} (document {doc_id})" if doc_id else str(file)
-    return message if message.startswith(str(file)) else f"{where}: {message}"
+    return message
+
+
+def _record_failure(report: "IngestReport", file: Path, exc: BaseException, doc_id: str, multi: bool) -> None:
+    """Add a failure to ``report.failed`` (its pair form) and ``report.problems``; ``multi``: the document
+    is one of several a file holds, named in the line."""
+    report.failed.append((str(file), _failure(file, exc, doc_id if multi else None)))
+    report.problems.append(FileProblem(str(file), "failed", _without_path(_error_text(exc), file), doc_id))
 
 
 def _without_path(message: str, file: Path) -> str:
@@ -464,7 +502,7 @@ class Ingester:
                     report.skipped.append((str(file), _one_line(str(exc))))
                     continue
                 except Exception as exc:  # noqa: BLE001 - one bad file never stops the batch
-                    report.failed.append((str(file), _failure(file, exc)))
+                    _record_failure(report, file, exc, doc_id, multi=False)
                     continue
                 finally:
                     t1 = time.perf_counter()
@@ -478,9 +516,10 @@ class Ingester:
                                          f"{report.chunks_added + len(batch.chunks)} new chunks")
                     report.warnings.extend((str(file), _without_path(_one_line(w), file)) for w in doc.warnings)
                     try:
-                        self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report)
+                        self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report,
+                                              file)
                     except Exception as exc:  # noqa: BLE001 - a cleaner/chunker/analyzer bug: this document only
-                        report.failed.append((str(file), _failure(file, exc, None if path_keyed else doc.doc_id)))
+                        _record_failure(report, file, exc, nfc(doc.doc_id), multi=not path_keyed)
                     if len(batch.chunks) >= limit:  # checked per document: a corpus.jsonl is batched too
                         report.stage_seconds["chunk"] += time.perf_counter() - t1
                         self._commit_batch(batch, report, embed=embed, reembed=reembed and first,
@@ -524,9 +563,9 @@ class Ingester:
 
     def _ingest_document(self, doc: Document, root: str, path_keyed: bool, stored: dict[str, Any],
                          sources: dict[str, list[str]], seen: set[str], sig: str, batch: _Batch,
-                         report: IngestReport) -> None:
-        """Chunk one document and write it (or nothing) into the open transaction; raises on any failure,
-        leaving the transaction as it was."""
+                         report: IngestReport, file: Path) -> None:
+        """Chunk one document of ``file`` and write it (or nothing) into the open transaction; raises on any
+        failure, leaving the transaction as it was."""
         doc = replace(doc, doc_id=nfc(doc.doc_id))
         duplicates: list[str] = []
         if path_keyed:  # one file, one document: a file already stored under another id keeps that id
@@ -567,6 +606,7 @@ class Ingester:
         batch.deleted.extend(duplicates)
         if not chunks:  # reported, not stored; a previous version is removed (its text is gone)
             report.empty.append((doc.source, doc.doc_id))
+            report.problems.append(FileProblem(str(file), "empty", EMPTY_REASON, doc.doc_id))
             return
         batch.reuse |= reuse
         batch.chunks.extend(chunks)
