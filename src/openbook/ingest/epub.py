@@ -6,9 +6,17 @@ item (``Document.pages``), so a citation names the chapter file's position. Meta
 Core: ``title``, ``author`` (creators), ``created``/``updated`` (``dc:date``; ``dcterms:modified``),
 ``lang``, ``tags`` (``dc:subject``), ``publisher``.
 
+Access list, read as the HTML loader reads ``<meta name="acl">``: a ``<meta>`` of the package metadata named
+``acl`` (or any spelling front matter reads as ``acl``: ``roles``, ``allowed_roles``, ...; with or without a
+prefix, as EPUB 3 wants for a property outside its vocabulary), in the OPF 2 form
+``<meta name="acl" content="hr, finance"/>`` or the EPUB 3 form ``<meta property="openbook:acl">hr</meta>``; a
+chapter's own ``<meta name="acl">`` counts too (the book is one document). It fails closed: an empty value, two
+different access lists (package and chapters included), or a package ebooklib cannot read refuses the file.
+
 A spine document that cannot be parsed adds a line to ``Document.warnings``.
 
-Errors (``IngestError``): not a zip package, or ebooklib cannot read the package (missing OPF, bad XML).
+Errors (``IngestError``): not a zip package, or ebooklib cannot read the package (missing OPF, bad XML); an
+access list that is empty, malformed or given twice differently.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from lxml import html as lxml_html
 from ..errors import IngestError
 from ..types import Document
 from ._common import normalise_metadata, title_from_path
+from .frontmatter import canonical_key
 from .html import blocks_to_text, clean_tree, render_blocks
 
 
@@ -42,6 +51,46 @@ def _modified(book: Any) -> str | None:
     return None
 
 
+def _is_access_key(name: object) -> bool:
+    """Whether a ``<meta>`` name or property names the access list (``acl``, ``roles``, ``openbook:acl``, ...)."""
+    return bool(name) and canonical_key(str(name).rsplit(":", 1)[-1]) == "acl"
+
+
+def _package_access(book: Any) -> list[str]:
+    """Every access-list value of the package metadata, empty ones included (they fail closed later).
+
+    Read from every namespace ebooklib filed the ``<meta>`` elements under (its reader files them under the OPF
+    namespace as ``meta``, or under their name), so a version that files them elsewhere still finds them."""
+    found = []
+    for entries in (book.metadata or {}).values():
+        for items in entries.values():
+            for value, attrs in items:
+                attrs = attrs or {}
+                if _is_access_key(attrs.get("name")) or _is_access_key(attrs.get("property")):
+                    content = attrs["content"] if "content" in attrs else value
+                    found.append(" ".join(str(content or "").split()))
+    return found
+
+
+def _chapter_access(item: Any) -> list[str]:
+    """The access lists a chapter's own ``<meta name="acl">`` tags give (as the HTML loader reads them), read
+    from the chapter file as stored (ebooklib's ``get_content`` rebuilds the ``<head>`` without them).
+
+    Raises:
+        IngestError: the chapter file cannot be parsed, so whether it names an access list is unknown.
+    """
+    raw = item.content or b""
+    if not raw.strip():
+        return []
+    try:
+        root = lxml_html.document_fromstring(raw)
+    except (etree.ParserError, ValueError) as exc:
+        raise IngestError(f"{item.get_name()} cannot be parsed to read its access metadata "
+                          f"({' '.join(str(exc).split())[:80]}); repair the book") from exc
+    return [" ".join((m.get("content") or "").split()) for m in root.iter("meta")
+            if _is_access_key(m.get("name") or m.get("property") or m.get("itemprop") or m.get("http-equiv"))]
+
+
 def load_epub(path: Path, doc_id: str) -> Document:
     """Load one EPUB book as a paged Document (one page per spine document; see the module docstring)."""
     import ebooklib
@@ -58,10 +107,12 @@ def load_epub(path: Path, doc_id: str) -> Document:
     text = ""
     offsets: list[int] = []
     notes: list[str] = []
+    access = _package_access(book)
     for item_id, _linear in book.spine:
         item = book.get_item_with_id(item_id)
         if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT or isinstance(item, epub.EpubNav):
             continue
+        access.extend(_chapter_access(item))
         content = item.get_content()
         if not content.strip():
             continue
@@ -101,6 +152,12 @@ def load_epub(path: Path, doc_id: str) -> Document:
         raw["tags"] = subjects
     if titles:
         raw["title"] = titles[0]
+    if len(set(access)) > 1:
+        raise IngestError(f"{len(set(access))} different access lists ({'; '.join(sorted(set(access)))}) in the "
+                          f"package metadata and chapters; keep one <meta name=\"acl\"> in the package metadata "
+                          f"listing every role")
+    if access:
+        raw["acl"] = access[0]  # normalise_metadata splits it at commas and refuses an empty one
     return Document(
         doc_id=doc_id,
         text=text,
