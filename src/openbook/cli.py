@@ -164,7 +164,11 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
     if first and not (report.added or report.updated or report.unchanged):
         from .store.embedded import remove_empty_store
 
-        removed = remove_empty_store(folder, kept)  # every file failed or was empty: no store that reads as valid
+        try:  # every file failed or was empty: leave no store that would read as a valid, empty one
+            removed = remove_empty_store(folder, kept)
+        except (OSError, OpenbookError) as exc:  # the report still prints; the leftover is named
+            report.notes.append(f"nothing was stored, but the new store at {cfg.store} could not be removed "
+                                f"({exc}); delete the folder")
         if removed:
             report.notes.append(f"nothing was stored, so no store was created at {cfg.store}")
     if as_json:
