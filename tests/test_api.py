@@ -137,7 +137,7 @@ def test_stats_count_only_what_the_roles_may_search(tmp_path, docs, monkeypatch)
             stats = e.stats(roles=roles)
             assert (stats["documents"], stats["chunks"]) == searchable(roles)
             assert (stats["manifest"]["documents"], stats["manifest"]["rows"]) == searchable(roles)
-        public, admin = e.stats(roles=[]), e.stats()  # None: the local administrator (`openbook stats`) sees all
+        public, admin = e.stats(roles=[]), e.stats()  # None: the local administrator (`openbook stats --all`) sees all
         assert (admin["documents"], admin["chunks"]) == e.store.count() == (4, admin["manifest"]["rows"])
         assert public["documents"] == 2 and public["chunks"] < admin["chunks"] - 1  # board.md has several chunks
 

@@ -90,11 +90,11 @@ def test_ask_json_with_roles(lab_store):
 def test_store_from_environment_and_config_file(lab_store):
     r = run("stats", "--json", cwd=lab_store, env={"OPENBOOK_STORE": "s"})
     info = json.loads(r.stdout)
-    assert info["documents"] == 30 and info["backend"] == "embedded" and info["schema_version"] == 1
+    assert info["all_documents"] == 30 and info["backend"] == "embedded" and info["schema_version"] == 1
     assert "embedded store, schema version 1" in run("stats", cwd=lab_store, env={"OPENBOOK_STORE": "s"}).stdout
     (lab_store / "openbook.toml").write_text('store = "s"\n')
     try:
-        assert json.loads(run("stats", "--json", cwd=lab_store).stdout)["documents"] == 30
+        assert json.loads(run("stats", "--all", "--json", cwd=lab_store).stdout)["documents"] == 30
         (lab_store / "openbook.toml").write_text('store = "s"\nbogus = 1\n')
         r = run("stats", cwd=lab_store)
         assert r.returncode == 1 and "bogus" in r.stderr and "Traceback" not in r.stderr
@@ -108,7 +108,7 @@ def test_store_and_config_options_on_either_side_of_the_subcommand(lab_store, tm
     for args in (("--store", "s", "stats", "--json"), ("stats", "--store", "s", "--json"),
                  ("--config", str(config), "stats", "--json"), ("stats", "--config", str(config), "--json")):
         r = run(*args, cwd=lab_store)
-        assert r.returncode == 0 and json.loads(r.stdout)["documents"] == 30, (args, r.stderr)
+        assert r.returncode == 0 and json.loads(r.stdout)["all_documents"] == 30, (args, r.stderr)
     # the subcommand's own --store wins over the group's
     r = run("--store", "nowhere", "stats", "--store", "s", "--json", cwd=lab_store)
     assert r.returncode == 0, r.stderr
@@ -244,7 +244,8 @@ def test_ingest_json_gives_failed_and_empty_files_one_shape(tmp_path):
     assert r.returncode == 0, r.stderr
     by_kind = {p["kind"]: p for p in report["problems"]}
     assert [sorted(p) for p in report["problems"]] == [["doc_id", "kind", "path", "reason"]] * 2
-    assert by_kind["failed"]["path"] == str(Path("docs") / "no-roles.md") and by_kind["failed"]["doc_id"] == "no-roles.md"
+    assert by_kind["failed"]["path"] == str(Path("docs") / "no-roles.md")
+    assert by_kind["failed"]["doc_id"] == "no-roles.md"
     assert by_kind["failed"]["reason"].startswith("malformed acl")
     assert by_kind["empty"] == {"path": str(Path("docs") / "blank.txt"), "kind": "empty", "doc_id": "blank.txt",
                                 "reason": "no text to index (0 chunks); not stored"}
@@ -283,8 +284,27 @@ def test_stats_for_a_role_counts_only_what_it_may_see(lab_store):
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout)
 
-    everything, public, finance = count(), count("--public"), count("--role", "finance")
-    assert everything["documents"] == 30
+    everything, public, finance = count("--all"), count("--public"), count("--role", "finance")
+    assert everything["documents"] == 30 and everything["counted"] == "all"
     assert public["documents"] < finance["documents"] < 30  # the lab's finance-only and HR-only documents
     for info in (public, finance):  # no count, the manifest's included, tells how much is hidden
         assert info["manifest"]["rows"] == info["chunks"] and info["manifest"]["documents"] == info["documents"]
+
+
+def test_stats_and_documents_see_the_same_documents_by_default(lab_store):
+    # documents listed the public documents while stats counted every one: two defaults for one question
+    default = json.loads(run("stats", "--json", "--store", "s", cwd=lab_store).stdout)
+    listed = json.loads(run("documents", "--json", "--store", "s", cwd=lab_store).stdout)["documents"]
+    assert default["counted"] == "public" and default["documents"] == len(listed) < 30
+    assert (default["all_documents"], default["all_chunks"]) == (30, json.loads(
+        run("stats", "--all", "--json", "--store", "s", cwd=lab_store).stdout)["chunks"])  # counts may be global
+    text = run("stats", "--store", "s", cwd=lab_store).stdout
+    assert f"{len(listed)} documents" in text and "(public; 30 documents" in text and "--all" in text
+    # no hidden document is named by either, and --all does not combine with a role
+    hidden = {d["doc_id"] for d in json.loads(run("documents", "--json", "--role", "finance", "--role", "hr",
+                                                  "--role", "staff", "--store", "s", cwd=lab_store).stdout)[
+        "documents"]} - {d["doc_id"] for d in listed}
+    assert hidden and not any(h in text or h in json.dumps(default) for h in hidden)
+    assert run("stats", "--all", "--role", "hr", "--store", "s", cwd=lab_store).returncode == 2
+    for command in ("stats", "documents"):
+        assert "public" in " ".join(run(command, "--help", cwd=lab_store).stdout.split())

@@ -330,7 +330,7 @@ class Engine:
         embedded store: ``generation``, ``index_format``).
 
         Args:
-            roles: None (a local administrator: ``openbook stats``) counts every document and chunk; a role list
+            roles: None (a local administrator: ``openbook stats --all``) counts every document and chunk; a role list
                 (empty: public documents only) counts only the documents those roles may see and their chunks
                 (``Store.count(roles)``, a query the store answers), and the manifest's counts (``rows``,
                 ``documents``) are replaced by these, so no number tells how much is hidden.

@@ -257,23 +257,41 @@ def delete(ctx: click.Context, doc_ids: tuple[str, ...], store: str | None) -> N
 
 @cli.command()
 @click.option("--role", "roles", multiple=True, metavar="ROLE",
-              help="Count only what a user holding ROLE may see (repeatable). Default: everything.")
-@click.option("--public", is_flag=True, help="Count only what a user with no role may see.")
+              help="Count only what a user holding ROLE may see (repeatable).")
+@click.option("--public", is_flag=True, help="Count only what a user with no role may see (the default).")
+@click.option("--all", "everything", is_flag=True,
+              help="Count every document, those under an access list included (the store's administrator).")
 @store_option
 @json_option
 @click.pass_context
-def stats(ctx: click.Context, roles: tuple[str, ...], public: bool, store: str | None, as_json: bool) -> None:
-    """Show what the store holds (everything, or what --role / --public may see)."""
+def stats(ctx: click.Context, roles: tuple[str, ...], public: bool, everything: bool, store: str | None,
+          as_json: bool) -> None:
+    """Show what the store holds. Like `documents`, `search` and `ask`, it counts by default what a user with no
+    role may see (public documents), and adds how many documents and chunks the store holds in all (counts,
+    never a hidden document's id or title); --role ROLE counts what that role may see, --all everything."""
+    if everything and (roles or public):
+        raise click.UsageError("--all counts everything; it does not combine with --role or --public")
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
-        info = engine.stats(roles=list(roles) if roles or public else None)
+        info = engine.stats(roles=None if everything else list(roles))
+        info["counted"] = "all" if everything else "roles" if roles else "public"
+        if not everything and not roles:
+            total = engine.stats()
+            info["all_documents"], info["all_chunks"] = total["documents"], total["chunks"]
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False))
     else:
         state = "".join([", read-only" if info["read_only"] else "",
                          "; an ingest into it is running" if info["ingest_running"] else ""])
         where = f"generation {info['generation']}, " if "generation" in info else ""
-        click.echo(f"store {info['store']}: {info['documents']} documents, {info['chunks']} chunks, "
+        seen = ""
+        if info["counted"] == "roles":
+            seen = f" (visible to roles {list(roles)})"
+        elif info["counted"] == "public":
+            more = (info["all_documents"], info["all_chunks"]) != (info["documents"], info["chunks"])
+            seen = " (public" + (f"; {info['all_documents']} documents, {info['all_chunks']} chunks in all: "
+                                 f"--role ROLE or --all counts those under an access list" if more else "") + ")"
+        click.echo(f"store {info['store']}: {info['documents']} documents, {info['chunks']} chunks{seen}, "
                    f"{where}{info['backend']} store, schema version {info['schema_version']}{state}")
 
 
@@ -617,7 +635,9 @@ def quickstart(ctx: click.Context) -> None:
 @click.pass_context
 def documents(ctx: click.Context, prefix: str, where: tuple[str, ...], roles: tuple[str, ...], store: str | None,
               as_json: bool) -> None:
-    """List the stored documents: id, title, source path, updated date, chunk count."""
+    """List the stored documents: id, title, source path, updated date, chunk count. By default the public ones
+    (what a user with no role may see, as `stats` counts them); --role ROLE adds those ROLE may see. A document
+    under an access list is never named without one of its roles; when none shows, a count of all says so."""
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
         docs = engine.documents(prefix=prefix, where=where, roles=roles)
