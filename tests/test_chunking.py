@@ -34,6 +34,14 @@ def is_continuation(c: Chunk, doc: Document) -> bool:
     return c.text != re.sub("[\ud800-\udfff]", "\ufffd", doc.text[c.start:c.end])
 
 
+def wrapping(c: Chunk, body: str) -> tuple[str, str]:
+    """(prefix, suffix) of a chunk's text around its ``body``: a table continuation's header, or a code part's
+    reopening fence line (prefix) and closing fence (suffix); each on a line of its own."""
+    m = re.fullmatch(r"(?s)(?:(.*?)\n)?" + re.escape(body) + r"(?:\n(`{3,}|~{3,}))?", c.text)
+    assert m, (c.text, body)
+    return m[1] or "", m[2] or ""
+
+
 def check_invariants(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig, count=count_words) -> None:
     starts = [c.start for c in chunks]
     assert starts == sorted(starts)
@@ -46,15 +54,19 @@ def check_invariants(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig, co
             assert c.text in doc.title and not doc.text.replace("#", " ").strip()
             continue
         body = re.sub("[\ud800-\udfff]", "\ufffd", body)
-        assert c.text == body or c.text.endswith("\n" + body)
-        assert body == body.strip()
+        prefix, suffix = wrapping(c, body)
+        fence = re.match(r" {0,3}(`{3,}|~{3,})", prefix)
+        if suffix:  # a code part cut from the rest of its block: closed by the fence of a block it opens
+            assert re.search(rf"(?m)^ {{0,3}}{re.escape(suffix)}(?![`~])", prefix + "\n" + body), c.text
+        # (a code part that reopens its block starts at its first line's indentation: the code keeps it)
+        assert body == body.strip() or fence and body == body.rstrip()
         assert c.doc_id == doc.doc_id and c.title == doc.title and c.metadata == doc.metadata
     # Every non-space character outside heading lines is in some chunk.
     covered = bytearray(len(doc.text))
     for c in chunks:
         covered[c.start:c.end] = b"\1" * (c.end - c.start)
         if is_continuation(c, doc) and c.start < c.end:  # a table part: its repeated header is the table's header
-            head = c.text[: len(c.text) - (c.end - c.start) - 1]
+            head = wrapping(c, re.sub("[\ud800-\udfff]", "\ufffd", doc.text[c.start:c.end]))[0]
             at = doc.text.rfind(head, 0, c.start)
             assert at >= 0, head
             covered[at:at + len(head)] = b"\1" * len(head)
@@ -398,7 +410,12 @@ _heading = st.tuples(st.integers(1, 4), st.sampled_from(["Intro", "Hotels", "报
 _list = st.lists(_sentence, min_size=1, max_size=5).map(lambda xs: "\n".join("- " + x for x in xs))
 _table = st.tuples(st.integers(0, 30), st.integers(1, 6)).map(lambda t: table(*t))
 _long = st.integers(50, 400).map(lambda n: " ".join(f"t{i}" for i in range(n)))
-_block = st.one_of(_paragraph, _paragraph, _heading, _list, _table, _long)
+_code_line = st.one_of(_sentence, _long, st.just(""), st.just("```"), st.just("  ~~~ x"),
+                       _words.map(lambda ws: "    " + "_".join(ws)))
+_code = st.tuples(st.sampled_from(["```", "```python x=1", "~~~", "````md", "  ```"]),
+                  st.lists(_code_line, max_size=30), st.booleans()).map(
+    lambda t: "\n".join([t[0], *t[1], *([t[0].strip().split()[0]] if t[2] else [])]))
+_block = st.one_of(_paragraph, _paragraph, _heading, _list, _table, _long, _code)
 
 
 @st.composite

@@ -6,7 +6,8 @@ How a document is cut (``chunk_document``):
    heading lines, blank-line separated paragraphs, list items (``- ``, ``* ``, ``1. ``), ``|`` pipe tables
    (header row, ``| --- |`` separator, rows) and fenced code blocks (``fences.fenced_blocks``, as the loader and
    the answerer read them; their ``#`` lines are not headings).
-2. **Units.** Paragraphs are split into sentences (``split_sentences``), code blocks into lines; a list item
+2. **Units.** Paragraphs are split into sentences (``split_sentences``); a code block that fits in ``max`` is one
+   unit (never cut, never overlap; see 6 for a longer one); a list item
    is one unit (split into sentences only when longer than half of ``target``), and so is a table. A unit longer than ``max`` is split by words as a last resort (and a single
    "word" longer than ``max``, possible with a word-piece counter, by characters).
 3. **Sections.** Each heading starts a section whose heading path (e.g. ``("Travel policy", "Hotels")``) is
@@ -22,13 +23,22 @@ How a document is cut (``chunk_document``):
    250-word section with target 180 gives two chunks of ~125 words instead of 180 + 70): a chunk closes once
    its new text reaches what is left of the section divided by the number of chunks that rest needs. Each chunk after the
    first in a section starts with whole trailing sentences of the previous chunk worth at most ``overlap``
-   units. Overlap never crosses a section boundary and never comes from a table. No chunk exceeds ``max``: the
+   units. Overlap never crosses a section boundary and never comes from a table or a code block. No chunk exceeds ``max``: the
    final text of every chunk is measured with ``count`` and cut again if needed.
 5. **Tables.** A table that fits in ``target`` is packed like any unit. A longer one is cut between rows; each
    part is its own chunk and repeats the header row and separator line. A part's ``text`` is then the header,
    a newline, and the rows; its ``start``/``end`` cover only the rows. A row is split only if, with the
    header, it exceeds ``max``.
-6. **Ids.** ``chunk_id = make_chunk_id(doc_id, text, occurrence)`` where ``occurrence`` numbers identical texts
+6. **Code blocks.** A fenced block longer than ``max`` is cut between its lines into balanced parts of at most
+   ``target`` (as a table is), each a well-formed block: a part after the first reopens the block with its
+   opening fence line (fence and info string, e.g. ``~~~yaml``), a part before the last closes it with the same
+   fence, so that the loader, this module and the answerer (``openbook.fences``) read every part as code and no
+   chunk starts with bare code lines read as prose. A part's ``text`` is then that fence line, a newline,
+   ``doc.text[start:end]`` (from its first line's indentation) and, cut before the block's end, a newline and the
+   closing fence. A part that reopens its block starts a chunk and a part closed at a cut ends one; the first
+   part (and a block kept whole) joins a tiny text before it ("To install, run:") up to ``max``. Only a line
+   that alone exceeds ``max`` is cut inside, by words. A document without a code block is chunked as before.
+7. **Ids.** ``chunk_id = make_chunk_id(doc_id, text, occurrence)`` where ``occurrence`` numbers identical texts
    within one document (0 for the first). Ids depend on content only, so re-chunking an unchanged document
    gives the same ids and editing one paragraph changes only the ids of chunks whose text changed.
 
@@ -177,6 +187,7 @@ class _Block:
     end: int
     section: int
     lines: list[tuple[int, int]]  # (start, end) of each line, end without the newline
+    closed: bool = False  # a code block: whether its last line is its closing fence
 
 
 @dataclass
@@ -186,8 +197,10 @@ class _Unit:
     size: int
     section: int
     kind: str  # "sent": sentence or line, may be overlap; "piece": part of a split sentence; "table": a whole
-    # table; "alone": a part of a long table, always a chunk of its own
-    prefix: str = ""  # text put before doc.text[start:end] (a table continuation's header)
+    # table; "alone": a part of a long table, always a chunk of its own; "code": a whole code block or a part of
+    # one, never overlap (a part with a prefix starts its chunk, a part with a suffix ends it)
+    prefix: str = ""  # text put before doc.text[start:end] (a table continuation's header, a code part's fence)
+    suffix: str = ""  # text put after doc.text[start:end] (the fence that closes a code part cut from the rest)
 
 
 def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[int, int] | None]]:
@@ -199,7 +212,7 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
     blocks: list[_Block] = []
     cur: _Block | None = None
     raws = text.splitlines(keepends=True)
-    fenced = {b.start: b.end for b in fenced_blocks([raw.rstrip("\r\n") for raw in raws])}
+    fenced = {b.start: b for b in fenced_blocks([raw.rstrip("\r\n") for raw in raws])}
     code_end = 0  # the end (a line number) of the code block being read
     pos = 0
     for n, raw in enumerate(raws):
@@ -215,9 +228,9 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
         stripped = line.strip()
         heading_m = _HEADING_RE.match(line)
         if n in fenced:
-            cur = _Block("code", ls, le, sec, [(ls, le)])
+            cur = _Block("code", ls, le, sec, [(ls, le)], fenced[n].closed)
             blocks.append(cur)
-            code_end = fenced[n]
+            code_end = fenced[n].end
         elif heading_m:
             cur = None
             level, title = len(heading_m.group(1)), (heading_m.group(2) or "").strip()
@@ -300,7 +313,7 @@ class _Chunker:
     def __init__(self, doc: Document, config: ChunkingConfig, count: Callable[[str], int]) -> None:
         self.doc, self.text, self.count = doc, doc.text, count
         self.target, self.overlap, self.max = config.target_words, config.overlap_words, config.max_words
-        self.spans: list[tuple[int, int, tuple[str, ...], str]] = []  # start, end, headings, prefix
+        self.spans: list[tuple[int, int, tuple[str, ...], str, str]] = []  # start, end, headings, prefix, suffix
 
     def measure(self, start: int, end: int) -> int:
         return self.count(self.text[start:end])
@@ -312,8 +325,9 @@ class _Chunker:
                 out.extend(self.table_units(block))
                 continue
             if block.kind == "code":
-                spans = [sp for ls, le in block.lines if (sp := _trim(self.text, ls, le))]
-            elif block.kind == "item" and self.measure(block.start, block.end) <= self.target // 2:
+                out.extend(self.code_units(block))
+                continue
+            if block.kind == "item" and self.measure(block.start, block.end) <= self.target // 2:
                 whole = _trim(self.text, block.start, block.end)  # a short list item is kept whole, marker included
                 spans = [whole] if whole else []
             else:
@@ -329,6 +343,63 @@ class _Chunker:
                 for ps, pe in _split_span(self.text, s, e, limit, self.measure):
                     out.append(_Unit(ps, pe, self.measure(ps, pe), block.section, "piece"))
         return out
+
+    def code_units(self, block: _Block) -> list[_Unit]:
+        """A fenced code block as one unit when it fits in ``max``; else parts cut between its lines, each a
+        well-formed block: a part after the first reopens the block with its opening fence line (fence and info
+        string, ``prefix``), a part before the last closes it with the same fence (``suffix``). Only a line that
+        alone (with both fences) exceeds ``max`` is cut inside, by words (``_split_span``)."""
+        sec = block.section
+        whole = _trim(self.text, block.start, block.end)
+        if whole is None:  # (a fence line is never blank)
+            return []
+        size = self.measure(*whole)
+        if size <= self.max:
+            return [_Unit(*whole, size, sec, "code")]
+        ws, we = whole
+        opening = self.text[block.lines[0][0]:block.lines[0][1]].strip()
+        run = re.match(r"`+|~+", opening)
+        fence = run[0] if run else "```"
+        # (an info string as long as the chunk itself is not repeated: the bare fence reopens the block)
+        reopen = opening if 2 * self.count(f"{opening}\n{fence}") <= self.max else fence
+
+        def measure(s: int, e: int) -> int:  # a part's size as its chunk's text, fences added at a cut included
+            pre = f"{reopen}\n" if s > ws else ""
+            return self.count(pre + self.text[s:e] + (f"\n{fence}" if e < we else ""))
+
+        body = block.lines[1:-1] if block.closed else block.lines[1:]
+        atoms = [(ls, ls + len(self.text[ls:le].rstrip())) for ls, le in body if self.text[ls:le].strip()]
+        if not atoms:  # fences only (a giant info string): cut by words like any over-long span
+            return [_Unit(ps, pe, self.measure(ps, pe), sec, "piece")
+                    for ps, pe in _split_span(self.text, ws, we, self.target, self.measure)]
+        atoms[0] = (ws, atoms[0][1])  # the opening fence goes with the first line, the closing with the last
+        atoms[-1] = (atoms[-1][0], we)
+        lines: list[tuple[int, int]] = []
+        for s, e in atoms:
+            if measure(s, e) <= self.max:
+                lines.append((s, e))
+            else:  # one line longer than a chunk: the only cut inside a line
+                lines.extend(_split_span(self.text, s, e, self.max, measure))
+        # Balanced parts as for a long table: n parts of about size / n, none over target (a line over target
+        # but within max is a part of its own); if line lengths make that give more than n, fill up to target.
+        n = math.ceil(size / self.target)
+        parts = self.code_parts(lines, min(self.target, math.ceil(size / n) + self.count(f"{reopen}\n{fence}")),
+                                measure)
+        if len(parts) > n:
+            parts = self.code_parts(lines, self.target, measure)
+        return [_Unit(s, e, measure(s, e), sec, "code", f"{reopen}" if s > ws else "", fence if e < we else "")
+                for s, e in parts]
+
+    def code_parts(self, lines: list[tuple[int, int]], limit: int,
+                   measure: Callable[[int, int], int]) -> list[tuple[int, int]]:
+        """``lines`` grouped greedily into (start, end) parts of at most ``limit`` by ``measure``, in order."""
+        parts = []
+        i = 0
+        while i < len(lines):
+            j = max(_fit(measure, lines, i, limit), i)
+            parts.append((lines[i][0], lines[j][1]))
+            i = j + 1
+        return parts
 
     def table_units(self, block: _Block) -> list[_Unit]:
         sec = block.section
@@ -405,6 +476,9 @@ class _Chunker:
                 cur, size, new = [], 0, 0
                 self.flush([u], sections[u.section])
                 continue
+            if u.prefix and cur:  # a code part that reopens its block starts a chunk
+                self.flush(cur, path)
+                cur, size, new = [], 0, 0
             upath = sections[u.section]
             if cur and u.section != cur[-1].section:
                 gap = self.measure(cur[-1].end, u.start)
@@ -417,7 +491,10 @@ class _Chunker:
                     cur, size, new = [], 0, 0
             left = new + rest[i]  # this chunk's new text plus the rest of the section
             aim = left / max(1, math.ceil(left / self.target))  # units may measure 0 (a run of "！！！")
-            if cur and new and (size + u.size > self.target or new >= aim):
+            # A code block (or its first part) after a tiny text of its own section ("To install, run:") joins it
+            # up to max rather than leave the text a chunk of its own, apart from the code it introduces.
+            room = self.max if u.kind == "code" and not u.prefix and new < tiny else self.target
+            if cur and new and (size + u.size > room or new >= aim):
                 carry = self.carry(cur, u)
                 self.flush(cur, path)
                 # (a counter that is not additive may have cut ``cur`` into several chunks: the overlap comes
@@ -429,6 +506,9 @@ class _Chunker:
             cur.append(u)
             size += u.size
             new += u.size
+            if u.suffix:  # a code part that closes its block at the cut ends its chunk
+                self.flush(cur, path)
+                cur, size, new = [], 0, 0
         self.flush(cur, path)
         return self.spans
 
@@ -470,16 +550,29 @@ class _Chunker:
         return out
 
     def flush(self, units: list[_Unit], path: tuple[str, ...]) -> None:
-        """Record ``units`` as one chunk, or as several when the measured text exceeds ``max``."""
+        """Record ``units`` as one chunk, or as several when the measured text exceeds ``max``. Only the first
+        unit has a prefix and only the last a suffix (``run``)."""
         while units:
-            if len(units) == 1 or self.measure(units[0].start, units[-1].end) <= self.max:
-                self.spans.append((units[0].start, units[-1].end, path, units[0].prefix))
+            pre, suf, end = units[0].prefix, units[-1].suffix, units[-1].end
+
+            def measure(s: int, e: int) -> int:
+                return self.count(_with_fences(pre, self.text[s:e], suf if e == end else ""))
+
+            if len(units) == 1 or measure(units[0].start, end) <= self.max:
+                self.spans.append((units[0].start, end, path, pre, suf))
                 return
             # A counter that is not additive: keep the longest prefix of units that fits.
-            k = _fit(self.measure, [(u.start, u.end) for u in units], 0, self.max)
+            k = _fit(measure, [(u.start, u.end) for u in units], 0, self.max)
             k = max(k, 0)
-            self.spans.append((units[0].start, units[k].end, path, units[0].prefix))
+            self.spans.append((units[0].start, units[k].end, path, pre, ""))
             units = units[k + 1:]
+
+
+def _with_fences(prefix: str, body: str, suffix: str) -> str:
+    """A chunk's text: ``body`` (a slice of the document) after ``prefix`` and before ``suffix``, each on lines of
+    their own when not empty."""
+    text = (f"{prefix}\n{body}" if body else prefix) if prefix else body
+    return f"{text}\n{suffix}" if suffix else text
 
 
 def _names_the_file(doc: Document) -> bool:
@@ -512,7 +605,9 @@ def chunk_document(
     Returns:
         Chunks ordered by ``start``, each at most ``config.max_words`` units as measured by ``count``, with
         ``doc.text[start:end]`` equal to the chunk text (for a table continuation the text is the header row,
-        separator, newline and ``doc.text[start:end]``). A document whose text yields nothing (empty, or
+        separator, newline and ``doc.text[start:end]``; for a part of a code block cut at a line, the block's
+        opening fence line and a newline before it, and a newline and the closing fence after it where the part
+        is cut from the rest: module docstring, 6). A document whose text yields nothing (empty, or
         headings without text) but that has a title of its own (not merely its file's name, the loaders'
         fallback) gets one chunk whose text is the title, with
         ``start == end == 0`` (cut like any text if the title exceeds ``max``). An empty list only for a
@@ -538,12 +633,11 @@ def chunk_document(
         # A title-only record (a catalogue entry, a BEIR title with empty text): the title is its text.
         title = doc.title.strip()
         pieces = _split_span(title, 0, len(title), mx, lambda a, b: count(title[a:b]))
-        spans = [(0, 0, (), title[s:e]) for s, e in pieces]
+        spans = [(0, 0, (), title[s:e], "") for s, e in pieces]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    for start, end, headings, prefix in spans:
-        body = doc.text[start:end]
-        text = (f"{prefix}\n{body}" if body else prefix) if prefix else body
+    for start, end, headings, prefix, suffix in spans:
+        text = _with_fences(prefix, doc.text[start:end], suffix)
         occurrence = seen.get(text, 0)
         seen[text] = occurrence + 1
         chunks.append(

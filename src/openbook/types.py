@@ -79,7 +79,8 @@ class Chunk:
     Attributes:
         chunk_id: hex digest derived from ``doc_id`` and the chunk's text (see ``make_chunk_id``).
         doc_id: id of the parent document.
-        text: the chunk's own text, a slice of ``Document.text`` (tables may repeat their header row).
+        text: the chunk's own text, a slice of ``Document.text`` (tables may repeat their header row; a part of a
+            long code block repeats the block's opening fence line and closes it, ``openbook.chunking``).
         title: the parent document's title.
         headings: heading path from the top-level heading down to the chunk's section.
         start, end: character offsets of the chunk in ``Document.text`` (end exclusive).
