@@ -201,3 +201,25 @@ def test_a_question_about_the_prose_is_not_answered_by_a_line_of_a_long_block(en
     # lines that started the block's second chunk)
     answer = engine.ask(question)
     assert "45 seconds" not in answer.text and "INFO" not in answer.text and "WARN" not in answer.text
+
+
+def test_a_store_chunked_before_re_chunks_only_its_documents_with_code(tmp_path, monkeypatch):
+    # a store written by the chunker that cut code blocks anywhere (no revision in the ingest hash): its
+    # documents with a code block are re-chunked on the next ingest, every other one stays unchanged
+    import openbook.ingest.pipeline as pipeline
+    from openbook.chunking import chunker_revision
+
+    def doc(text: str) -> Document:
+        return Document(doc_id="a.md", text=text, title="A", source="/tmp/a.md", format="markdown")
+
+    assert chunker_revision(doc("x\n```\ny\n```")) == "code-parts-1"
+    assert chunker_revision(doc("x ``` y")) == ""  # inline code: no block
+    monkeypatch.setattr(pipeline, "chunker_revision", lambda doc: "")
+    e = bm25_engine(tmp_path, {"sync.md": SYNC, "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"})
+    try:
+        monkeypatch.undo()
+        report = e.ingest([tmp_path / "docs"])
+        assert report.updated == ["sync.md"] and report.unchanged == ["plans.md"]
+        assert e.ingest([tmp_path / "docs"]).unchanged == ["plans.md", "sync.md"]
+    finally:
+        e.close()

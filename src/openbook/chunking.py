@@ -75,7 +75,7 @@ from .errors import ChunkingError
 from .fences import fenced_blocks
 from .types import Chunk, Document, make_chunk_id
 
-__all__ = ["chunk_document", "count_words", "split_sentences"]
+__all__ = ["chunk_document", "chunker_revision", "count_words", "split_sentences"]
 
 # Han ideographs, kana, compatibility ideographs and the supplementary ideograph planes: one word each.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
@@ -566,6 +566,16 @@ class _Chunker:
             k = max(k, 0)
             self.spans.append((units[0].start, units[k].end, path, pre, ""))
             units = units[k + 1:]
+
+
+def chunker_revision(doc: Document) -> str:
+    """What in ``doc`` the chunker has cut differently since stores were first written, for the ingest signature:
+    ``"code-parts-1"`` when its text holds a fenced code block (session 22: a block is cut only between lines, each
+    part reopening and closing its fence), else ``""``, so that a re-ingest re-chunks exactly the documents whose
+    chunks changed and keeps every other one unchanged."""
+    if "```" not in doc.text and "~~~" not in doc.text:
+        return ""
+    return "code-parts-1" if fenced_blocks(doc.text.splitlines()) else ""
 
 
 def _with_fences(prefix: str, body: str, suffix: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..chunking import chunk_document
+from ..chunking import chunk_document, chunker_revision
 from ..config import Config
 from ..errors import IngestError, UnsupportedFormatError
 from ..index.analyzer import Analyzer
@@ -581,7 +581,8 @@ class Ingester:
                               f"under its folder); skipped. Ingest the folders from a common parent folder so "
                               f"their ids differ")
         seen.add(doc.doc_id)
-        digest = content_hash(doc.content_hash, sig)
+        # (a document the chunker now cuts otherwise is re-chunked once; an empty revision leaves the hash as it was)
+        digest = content_hash(doc.content_hash, sig, *filter(None, [chunker_revision(doc)]))
         old = stored.get(doc.doc_id)
         if old is not None and old.root != root and old.source != doc.source:
             raise IngestError(
