@@ -78,7 +78,8 @@ def assert_well_formed(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig =
 ])
 def test_a_block_longer_than_max_is_cut_between_lines_into_well_formed_blocks(tmp_path, opening, closing, inner):
     body = ["def main():", *code_lines(12, "a"), *inner, *code_lines(12, "b")]
-    text = f"# Deploy\n\n{prose(2, 'deploy')}\n\n{opening}\n" + "\n".join(body) + f"\n{closing}\n\n{prose(2, 'after')}\n"
+    block = "\n".join([opening, *body, closing])
+    text = f"# Deploy\n\n{prose(2, 'deploy')}\n\n{block}\n\n{prose(2, 'after')}\n"
     doc = load(tmp_path, "deploy.md", text)
     chunks = chunk_document(doc, CFG)
     blocks = assert_well_formed(doc, chunks)

@@ -23,8 +23,8 @@ How a document is cut (``chunk_document``):
    250-word section with target 180 gives two chunks of ~125 words instead of 180 + 70): a chunk closes once
    its new text reaches what is left of the section divided by the number of chunks that rest needs. Each chunk after the
    first in a section starts with whole trailing sentences of the previous chunk worth at most ``overlap``
-   units. Overlap never crosses a section boundary and never comes from a table or a code block. No chunk exceeds ``max``: the
-   final text of every chunk is measured with ``count`` and cut again if needed.
+   units. Overlap never crosses a section boundary and never comes from a table or a code block. No chunk
+   exceeds ``max``: the final text of every chunk is measured with ``count`` and cut again if needed.
 5. **Tables.** A table that fits in ``target`` is packed like any unit. A longer one is cut between rows; each
    part is its own chunk and repeats the header row and separator line. A part's ``text`` is then the header,
    a newline, and the rows; its ``start``/``end`` cover only the rows. A row is split only if, with the
@@ -387,7 +387,7 @@ class _Chunker:
                                 measure)
         if len(parts) > n:
             parts = self.code_parts(lines, self.target, measure)
-        return [_Unit(s, e, measure(s, e), sec, "code", f"{reopen}" if s > ws else "", fence if e < we else "")
+        return [_Unit(s, e, measure(s, e), sec, "code", reopen if s > ws else "", fence if e < we else "")
                 for s, e in parts]
 
     def code_parts(self, lines: list[tuple[int, int]], limit: int,
@@ -550,8 +550,8 @@ class _Chunker:
         return out
 
     def flush(self, units: list[_Unit], path: tuple[str, ...]) -> None:
-        """Record ``units`` as one chunk, or as several when the measured text exceeds ``max``. Only the first
-        unit has a prefix and only the last a suffix (``run``)."""
+        """Record ``units`` as one chunk, or as several when the measured text exceeds ``max`` (fences added at a
+        cut included). Only the first unit may have a prefix and only the last a suffix (``run``)."""
         while units:
             pre, suf, end = units[0].prefix, units[-1].suffix, units[-1].end
 
