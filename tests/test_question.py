@@ -46,6 +46,8 @@ def test_states_value_ignores_what_the_question_states() -> None:
     ("What is the leave policy?", None),
     ("谁是第一任校长？", "person"), ("这座桥是什么时候建成的？", "date"), ("总部在哪里？", "place"),
     ("有多少名员工？", "number"), ("保留多久？", "duration"),
+    ("How often are laptops replaced?", "frequency"), ("How frequently is the board elected?", "frequency"),
+    ("How many times a year does it meet?", "number"),
 ])
 def test_expected_answer_type(question: str, kind: str | None) -> None:
     assert expected_answer_type(question) == kind
@@ -97,7 +99,7 @@ def test_what_is_the_limit_asks_for_a_number() -> None:
     ("What happens when the disk is full?", None, "date"),  # "when" opens no clause: no hop
     ("Which release fixed the sync outage?", "version", None),
     ("How long does the retry wait?", "number", "duration"),
-    ("How often does the client retry?", "number", None),
+    ("How often does the client retry?", "number", "frequency"),
     ("What share of uploads failed?", "number", None),
     ("What is the price of the Team plan?", None, "number"),
     ("什么时候发布的？", None, "date"),
@@ -141,3 +143,12 @@ def test_question_parts_splits_situation_and_ask(question: str, situation: str, 
 ])
 def test_a_plain_question_is_all_ask(question: str) -> None:
     assert question_parts(question) == QuestionParts("", question)
+
+
+@pytest.mark.parametrize("sentence, held", [
+    ("Notebook computers are replaced every 36 months.", True), ("The board is elected annually.", True),
+    ("Backups run twice a day.", True), ("Filters are changed every month.", True), ("每年检查一次。", True),
+    ("Every employee is issued a notebook computer.", False), ("The board has nine members.", False),
+])
+def test_what_states_a_frequency(sentence: str, held: bool) -> None:
+    assert has_answer_type(sentence, "frequency", "How often does it happen?") is held

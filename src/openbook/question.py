@@ -14,7 +14,8 @@ Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imp
 
   - ``asked_value`` / ``states_value`` (``version``, ``date``, ``number``) decide whether the identifier hop
     fires and which passage it links; ``bridge.code_sentence`` uses the same pair for the answer.
-  - ``expected_answer_type`` / ``has_answer_type`` (``person``, ``date``, ``place``, ``number``, ``duration``)
+  - ``expected_answer_type`` / ``has_answer_type`` (``person``, ``date``, ``place``, ``number``, ``duration``,
+    ``frequency``)
     feed the sentence choice (``extractive.TYPE_BONUS``) and the answerability features (``type_missing``)
     of ``openbook.answer.extractive``, and the cross-language check.
 
@@ -27,8 +28,9 @@ Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imp
     no identifier hop.
   - "which version/release/build" is a kind of its own for the hop; the answer types have no version.
   - "how long" is a ``number`` for the hop (any number states it) and a ``duration`` answer type; "how
-    often" and "what share" ask for a number for the hop only; "how large/tall/far ...", "what population",
-    "what is the limit/price/fee ..." only for the answer type.
+    often" is a ``number`` for the hop and a ``frequency`` answer type (a duration or a rate: "every 36
+    months", "annually"); "what share" asks for a number for the hop only; "how large/tall/far ...", "what
+    population", "what is the limit/price/fee ..." only for the answer type.
   - The hop reads the question's words with any whitespace between them, in English only; the answer types
     read its case-folded text, with patterns per question language (Chinese, Japanese, Korean, Russian and
     the Latin-script languages ``latin_language`` tells).
@@ -188,11 +190,12 @@ def states_value(text: str, kind: str, question: str) -> bool:
 
 # ---------------------------------------------------------------------- the answerer's view
 
-ANSWER_TYPES = ("person", "date", "place", "number", "duration")
+ANSWER_TYPES = ("person", "date", "place", "number", "duration", "frequency")
 
 _TYPE_PATTERNS_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("duration", re.compile(r"\bhow (long|old|quickly|soon)\b|\bfor how many (years|days|months|weeks|hours)\b|"
                             r"\bwithin (what|which) (time|period)\b")),
+    ("frequency", re.compile(r"\bhow (often|frequently)\b")),
     ("number", re.compile(r"\bhow (many|much|large|big|tall|high|deep|far|wide)\b|\bwhat (number|percentage|"
                           r"population|amount)\b|\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(limit|"
                           r"maximum|minimum|price|cost|fee|quota)s?\b")),
@@ -319,6 +322,12 @@ _DURATION_RE = re.compile(r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine
                           r"(years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)\b|"
                           r"[0-9一二三四五六七八九十百千万两]+\s*(年|个月|周|天|日|小时|分钟|秒|年間|日間|時間)|"
                           r"\d+\s*(ヶ月|か月|カ月|週間|分間|년|개월|달|주일?|일|시간|분|초)", re.I)
+_FREQUENCY_RE = re.compile(r"\b(hourly|daily|nightly|weekly|fortnightly|biweekly|monthly|quarterly|annually|yearly|"
+                           r"biennially)\b|\b(once|twice|thrice|\w+ times) (a|an|per|each|every) "
+                           r"(day|week|month|quarter|year|hour)\b|\bevery (day|week|month|quarter|year|hour|other)\b|"
+                           r"每(天|日|周|週|月|年|季度?)|[一二三四五六七八九十两\d]+\s*(次|回)", re.I)
+"""A rate stated without a number and a unit of time ("annually", "twice a year", "every month", 每年一次): with
+``_DURATION_RE`` ("every 36 months", "after 3 years"), what answers "How often ...?"."""
 _CAPITAL_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 _WORD_RE = re.compile(r"\w+")
 
@@ -343,7 +352,8 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
 
     person/place: a capitalised word absent from the question (English), any new word (other languages);
     date: a year, month name, weekday (not 每周一次, "once a week") or CJK date; number: a digit or number word;
-    duration: a number with a time unit.
+    duration: a number with a time unit; frequency: a duration ("every 36 months") or a rate ("annually",
+    "twice a year").
     """
     if kind is None:
         return True
@@ -356,6 +366,9 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
         return new([m.group(0) for m in _DATE_RE.finditer(sentence)])
     if kind == "number":
         return new([m.group(0) for m in _NUM_RE.finditer(sentence)])
+    if kind == "frequency":
+        return new([m.group(0) for m in _DURATION_RE.finditer(sentence)] +
+                   [m.group(0) for m in _FREQUENCY_RE.finditer(sentence)])
     if kind == "duration":
         found = [m.group(0) for m in _DURATION_RE.finditer(sentence)]
         if question_language(question) not in ("en", "zh"):

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
-from openbook.answer.bridge import affirmed_names, holds_name, row_by_bridge
+from openbook.answer.bridge import affirmed_names, entity_sentence, holds_name, row_by_bridge
 from openbook.api import Engine
 
 from helpers.stores import bm25_engine
@@ -38,6 +39,10 @@ def engine(tmp_path_factory) -> Engine:
     ("The fix ships in SKY-5120 for Windows.", "Which fix?", ["SKY-5120", "Windows"]),
     ("It is home to the Niagara Purple Eagles, who play in Atlantic Hockey.", "Which hockey team?",
      ["Niagara Purple Eagles", "Atlantic"]),
+    # a table cell that reads as a phrase starts with a capital as a sentence does; a cell naming a thing does not
+    ("item_code: HW-NB-14; category: Notebook computer; request_via: Issued automatically at hiring; tier: Business",
+     "How often are laptops replaced?", ["HW-NB-14", "Business"]),
+    ("model: Aster Pro; standard_for: All staff", "Which model?", ["Aster Pro"]),
 ])
 def test_affirmed_names(sentence: str, question: str, names: list[str]) -> None:
     assert affirmed_names(sentence, question) == names
@@ -118,7 +123,7 @@ def test_holds_name_reads_a_cell_as_a_list(zones: Engine, row: str, name: str, h
 
 
 def _candidate(analyzer, doc: str, text: str, score: float) -> SimpleNamespace:
-    chunk = SimpleNamespace(doc_id=doc)
+    chunk = SimpleNamespace(doc_id=doc, title="")
     return SimpleNamespace(text=text, terms=frozenset(analyzer.analyze_document(text)), score=score,
                            passage=SimpleNamespace(chunk=chunk))
 
@@ -139,3 +144,49 @@ def test_tied_rows_under_a_sentence_are_decided_by_the_bridge_or_all_set_aside(z
     assert answer is top
     assert [r.text.split(";")[0] for r in rows if all(r is not x for x in set_aside)] == \
         ([f"Zone: {kept}"] if kept else [])
+
+
+# An equipment catalog (a CSV table) and a policy of another document that uses the catalog's words
+CATALOG_DOCS = {
+    "catalog.csv": "item_code,category,model,refresh_cycle,request_via\n"
+    "HW-NB-14,Notebook computer,Aster 14,Replaced every 36 months,Issued automatically at hiring\n"
+    "HW-PH-02,Desk phone,Tono 2,Replaced every 60 months,Request through the service desk\n",
+    "policy.md": "# Equipment policy\n\nEvery employee is issued a managed notebook computer on the first working "
+    "day.\n\nLost equipment is reported to the security desk.\n",
+    "canteen.md": "# Canteen\n\nThe canteen serves soup on Fridays and opens at eight.\n",
+}
+
+
+def test_a_how_often_question_is_answered_by_the_row_alone(tmp_path) -> None:
+    # "how often" asks for a frequency: the row stating "every 36 months" answers, not the policy sentence that
+    # shares more words; and the row's cell "Issued automatically at hiring" names nothing, so the policy sentence
+    # (which says "issued") is not stitched on as the row's bridge
+    e = bm25_engine(tmp_path, CATALOG_DOCS)
+    try:
+        answer = e.ask("How often are employee notebook computers replaced?")
+        assert not answer.refused, answer.notes
+        assert answer.text.startswith("item_code: HW-NB-14") and "36 months" in answer.text, answer.text
+        assert "first working day" not in answer.text
+        assert {c.doc_id for c in answer.citations} == {"catalog.csv"}
+    finally:
+        e.close()
+
+
+def test_a_name_said_in_the_question_s_other_words_is_no_bridge(engine: Engine) -> None:
+    # "Notebook Computer" stands for the question's "laptop" (an expansion): the policy sentence holding it is about
+    # what the question asks, not a second entity the row leads to
+    analyzer = engine.retriever.analyzer
+    question = "How often are employee laptops replaced?"
+    top = _candidate(analyzer, "catalog.csv", "category: Notebook Computer; refresh_cycle: Replaced every 36 months",
+                     2.0)
+    other = _candidate(analyzer, "policy.md", "Every employee is issued a managed Notebook Computer.", 1.8)
+    terms = [t for t in analyzer.analyze(question) if t in ("employe", "laptop", "replac")] or \
+        list(analyzer.analyze(question))
+    weights = np.ones(len(terms))
+
+    def share(ts, ws, present):
+        return float(sum(w for t, w in zip(ts, ws) if t in present) / sum(ws))
+
+    assert entity_sentence(top, [top, other], analyzer, terms, weights, question, share) is other
+    said = set(analyzer.analyze("notebook computer"))
+    assert entity_sentence(top, [top, other], analyzer, terms, weights, question, share, said=said) is None

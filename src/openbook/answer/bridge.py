@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -33,6 +33,7 @@ __all__ = ["affirmed_names", "entity_sentence", "code_sentence", "holds_name", "
 _CLAUSE_RE = re.compile(r";|:|\s+but\s+|,\s+(?:while|whereas|although)\s+", re.IGNORECASE)
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<![\w-])[A-Z][\w-]*")
+_LOWER_NEXT_RE = re.compile(r"\s+[a-z]")
 
 _ROW_RE = re.compile(r"[^:;]+: [^;]*(?:; [^:;]+: [^;]*)+")  # a table row as the answerer renders it: "Column: value; ..."
 _ITEM_RE = re.compile(r"\s*[,;/]\s*")  # the items of a list-valued table cell: "Northgate, Kilnworth"
@@ -50,7 +51,9 @@ def affirmed_names(sentence: str, question: str) -> list[str]:
 
     Clauses are cut at ``;``, ``:``, "but" and ", while/whereas/although"; a clause holding "not", "no",
     "never", "cannot", "without", "neither", "nor" or "n't" is negated. The sentence's first word counts only
-    when it is all capitals (an acronym), never as a mere sentence start; a word the question holds ends a run.
+    when it is all capitals (an acronym), never as a mere sentence start, and so does a later clause's first
+    word followed by a lower-case word (a table cell "Issued automatically at hiring", not "Business" nor
+    "Aster 14 Pro"); a word the question holds ends a run.
     """
     asked = {w.casefold() for w in re.findall(r"[\w-]+", question)}
     names: list[str] = []
@@ -65,7 +68,9 @@ def affirmed_names(sentence: str, question: str) -> list[str]:
                 names.append(" ".join(run))
                 run = []
             end = m.end()
-            sentence_start = k == 0 and not clause[: m.start()].strip()
+            # a clause's first word: a sentence start in the first clause, and in a later one (a table cell,
+            # after a colon) when a lower-case word follows it ("request_via: Issued automatically at hiring")
+            sentence_start = not clause[: m.start()].strip() and (k == 0 or _LOWER_NEXT_RE.match(clause, m.end()))
             if (sentence_start and not word.isupper()) or word.casefold() in asked:
                 if run:
                     names.append(" ".join(run))
@@ -78,7 +83,7 @@ def affirmed_names(sentence: str, question: str) -> list[str]:
 
 
 def entity_sentence(top: Any, candidates: Sequence[Any], analyzer: Any, terms: Sequence[str],
-                    weights: np.ndarray, question: str, coverage: Any) -> Any | None:
+                    weights: np.ndarray, question: str, coverage: Any, said: Collection[str] = ()) -> Any | None:
     """The candidate from another document that holds a whole name ``top`` affirms and adds the most question
     terms.
 
@@ -88,12 +93,15 @@ def entity_sentence(top: Any, candidates: Sequence[Any], analyzer: Any, terms: S
         analyzer: openbook's analyzer (names become index terms with it).
         terms, weights: the question's content terms and their idf weights.
         coverage: ``extractive.coverage`` (idf-weighted share of ``terms`` in a set of terms).
+        said: terms the question says in other words (an expansion's added phrases, "notebook computer" for
+            "laptop"): like the question's own words, a name made of them is what the question asks about, not a
+            name that leads elsewhere.
 
     Returns:
         The candidate adding the largest share of question terms that ``top`` and its title lack (at least
         ``MIN_GAIN``; best-scored first on ties), or None.
     """
-    asked = set(analyzer.analyze(question))
+    asked = set(analyzer.analyze(question)) | set(said)
     names = [frozenset(analyzer.analyze(n)) - asked for n in affirmed_names(top.text, question)]
     names = [n for n in names if n]
     if not names:

@@ -99,7 +99,8 @@ from .refusal import (DENSE_SCALE, MODEL_LANGUAGE, answerability, dense_scaled, 
 QUESTION_WORDS_EN = (
     "what which who whom whose when where why how do does did can could should would may might must shall "
     "i me my mine we us our you your please tell explain describe many much long often big large get "
-    "quickly soon"  # "how quickly / how soon" asks for a duration as "how long" does (question.expected_answer_type)
+    "quickly soon frequently"  # "how quickly / how soon" asks for a duration as "how long" does, "how often /
+    # how frequently" for a frequency (question.expected_answer_type)
 )
 QUESTION_WORDS_CJK = (
     "什么 多少 怎么 怎样 如何 哪些 哪个 哪里 是否 为什么 几天 几个 请问 吗 呢 么 是什么 可以 需要 "
@@ -393,6 +394,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if not passages or not terms:
         return refusal
     weights = expansion_weights(terms, term_weights(terms, stats, question), expansions, stats)
+    said_otherwise = {t for e in expansions for phrase in e.added_terms for t in phrase}  # "notebook computer"
     # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
     # and for a question asking a fact, not on its code blocks (a config file's keys state nothing: ``_units``)
     how_to = bool(_HOW_TO_RE.search(question))
@@ -575,7 +577,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if hop is None:
         hop = _bridge_sentence(candidates[0], current, analyzer, terms, weights, kind, question)
     if hop is None:  # the bridge named as an entity, not a title: the row of the plan the answer names
-        hop = entity_sentence(candidates[0], current, analyzer, terms, weights, question, coverage)
+        hop = entity_sentence(candidates[0], current, analyzer, terms, weights, question, coverage,
+                              said=said_otherwise)
         if hop is not None and len(set(terms) & hop.terms) < 2:
             hop = None  # as for any sentence of another passage: one sharing one word with the question is unrelated
     if hop is None:  # ... or as an identifier ("tracked as SKY-5120"): the line that lists it, after its title
@@ -590,7 +593,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
             if b.coverage <= candidates[0].coverage or b.passage.chunk.doc_id in older or \
                     has_answer_type(b.text, kind, question):
                 continue
-            value = entity_sentence(b, current, analyzer, terms, weights, question, coverage)
+            value = entity_sentence(b, current, analyzer, terms, weights, question, coverage,
+                                    said=said_otherwise)
             if value is not None and has_answer_type(value.text, kind, question):
                 candidates = [b] + [c for c in candidates if c is not b]
                 hop = value
