@@ -33,7 +33,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    """A hybrid store whose answerer reads WordNet expansions (``[answer] wordnet = true``)."""
+    """A hybrid store whose answerer reads WordNet expansions (``[answer] wordnet = true``, the default)."""
     built = hybrid_engine(tmp_path_factory.mktemp("expansions"), DOCS)
     location = built.store.location
     built.close()
@@ -108,16 +108,21 @@ def test_turning_wordnet_off_leaves_the_bm25_query_as_it_was(engine: Engine) -> 
         off.close()
 
 
-def test_by_default_wordnet_expands_the_search_but_not_the_answer(engine: Engine) -> None:
+def test_by_default_wordnet_counts_in_the_answer_and_answer_wordnet_false_leaves_it_out(engine: Engine) -> None:
     question = "How quickly do I have to report a lost laptop?"
     default = Engine.open(engine.store.location, Config())
+    off = Engine.open(engine.store.location, Config().with_overrides({"answer.wordnet": False}))
     try:
-        assert default.query_expansions(question)  # the BM25 leg searches "notebook computer"
         answer = default.ask(question)
-        assert not any("wordnet expansion" in n for n in answer.notes)
-        assert answer.confidence < engine.ask(question).confidence  # "laptop" stays uncovered in the answer
+        assert not answer.refused and "4 hours" in answer.text
+        assert "read 'laptop' as 'notebook computer' (wordnet expansion)" in answer.notes
+        assert off.query_expansions(question)  # the BM25 leg still searches "notebook computer"
+        without = off.ask(question)
+        assert not any("wordnet expansion" in n for n in without.notes)
+        assert without.confidence < answer.confidence  # "laptop" stays uncovered in the answer
     finally:
         default.close()
+        off.close()
 
 
 def test_a_glossary_expansion_counts_in_the_answer(tmp_path: Path) -> None:
