@@ -124,6 +124,12 @@ def test_lab_end_to_end_with_the_offline_answerer(lab_dir):
     assert q16.roles == ["staff", "finance"]
     for key in ("refusal_accuracy", "must_contain_rate", "citation_validity", "context_recall"):
         assert 0.0 <= report.summary[key] <= 1.0
+    # issue 8's acceptance figures for the lab with the defaults: every unanswerable question outside the access
+    # traps refused, at most one answerable question refused, must_contain >= 90%
+    unanswerable = [r for r in report.results if not r.answerable and r.trap != "acl"]
+    assert len(unanswerable) == 8 and all(r.refused for r in unanswerable), [r.id for r in unanswerable]
+    assert len([r.id for r in report.results if r.answerable and r.refused]) <= 1
+    assert report.summary["must_contain_rate"] >= 0.9
     text = format_answer_report(report)
     assert "access leaks       0" in text and "q40" in text
     json.dumps(report.to_dict(), allow_nan=False)
