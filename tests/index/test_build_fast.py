@@ -60,7 +60,7 @@ def varied(shared):
 
 def _reference_terms(analyzer: Analyzer, text: str) -> list[str]:
     """The whole-text path: tokenise the text once, then analyse each token."""
-    return list(chain.from_iterable(analyzer._analyze_token(t, frozenset()) for t in analyzer._tokens(text)))
+    return list(chain.from_iterable(analyzer._analyze_token(t, frozenset(), True) for t in analyzer._tokens(text)))
 
 
 def test_document_terms_equal_the_whole_text_reference(varied):

