@@ -45,6 +45,8 @@ def write_epub(path: Path, metas: list[tuple[str | None, dict[str, str]]] = (), 
     ([(None, {"name": "Roles", "content": "hr"})], "", ["hr"]),  # a spelling front matter reads as acl
     ([], "hr", ["hr"]),  # only a chapter says it: the whole book is hidden
     ([(None, {"name": "acl", "content": "hr"})], "hr", ["hr"]),  # the same list twice
+    # the same roles in another order or spacing are one list (they refused the book as "2 different lists")
+    ([(None, {"name": "acl", "content": "hr, finance"})], "finance,hr", ["hr", "finance"]),
 ])
 def test_an_epub_access_list_is_read_from_its_metadata(tmp_path, metas, head, acl):
     doc = load_file(write_epub(tmp_path / "pay.epub", metas, head), "pay.epub")[0]
@@ -57,6 +59,8 @@ def test_an_epub_access_list_is_read_from_its_metadata(tmp_path, metas, head, ac
     ([(None, {"name": "acl", "content": "hr"}), (None, {"name": "acl", "content": "finance"})], "",
      "different access lists"),
     ([(None, {"name": "acl", "content": "hr"})], "staff", "different access lists"),
+    ([(None, {"name": "acl", "content": "hr, finance"})], "hr", "different access lists"),  # a subset differs
+    ([(None, {"name": "acl", "content": "hr"})], " ", "malformed acl"),  # a blank chapter list is never public
 ])
 def test_epub_access_metadata_that_cannot_be_read_refuses_the_book(tmp_path, metas, head, needle):
     with pytest.raises(IngestError, match=needle):

@@ -10,8 +10,9 @@ Access list, read as the HTML loader reads ``<meta name="acl">``: a ``<meta>`` o
 ``acl`` (or any spelling front matter reads as ``acl``: ``roles``, ``allowed_roles``, ...; with or without a
 prefix, as EPUB 3 wants for a property outside its vocabulary), in the OPF 2 form
 ``<meta name="acl" content="hr, finance"/>`` or the EPUB 3 form ``<meta property="openbook:acl">hr</meta>``; a
-chapter's own ``<meta name="acl">`` counts too (the book is one document). It fails closed: an empty value, two
-different access lists (package and chapters included), or a package ebooklib cannot read refuses the file.
+chapter's own ``<meta name="acl">`` counts too (the book is one document; the same roles written in another
+order or spacing are one list). It fails closed: an empty value, two different access lists (different sets of
+roles, package and chapters included), or a package ebooklib cannot read refuses the file.
 
 A spine document that cannot be parsed adds a line to ``Document.warnings``.
 
@@ -31,7 +32,7 @@ from lxml import html as lxml_html
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import normalise_metadata, title_from_path
+from ._common import access_list, normalise_metadata, title_from_path
 from .frontmatter import canonical_key
 from .html import blocks_to_text, clean_tree, render_blocks
 
@@ -152,12 +153,15 @@ def load_epub(path: Path, doc_id: str) -> Document:
         raw["tags"] = subjects
     if titles:
         raw["title"] = titles[0]
-    if len(set(access)) > 1:
-        raise IngestError(f"{len(set(access))} different access lists ({'; '.join(sorted(set(access)))}) in the "
+    # compared as sets of roles ("hr, finance" in the package and "finance,hr" in a chapter are one list);
+    # access_list raises IngestError on an empty or malformed value, which never reads as public
+    lists = {frozenset(access_list(value)): value for value in access}
+    if len(lists) > 1:
+        raise IngestError(f"{len(lists)} different access lists ({'; '.join(sorted(lists.values()))}) in the "
                           f"package metadata and chapters; keep one <meta name=\"acl\"> in the package metadata "
                           f"listing every role")
     if access:
-        raw["acl"] = access[0]  # normalise_metadata splits it at commas and refuses an empty one
+        raw["acl"] = access[0]  # normalise_metadata splits it at commas
     return Document(
         doc_id=doc_id,
         text=text,
