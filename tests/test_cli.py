@@ -205,6 +205,24 @@ def test_a_first_ingest_where_every_file_fails_leaves_no_store(tmp_path):
     assert (tmp_path / "s" / "openbook.sqlite").is_file()
 
 
+def test_a_first_ingest_of_only_empty_or_binary_files_exits_1(tmp_path):
+    # it printed "no store" yet exited 0 with "ok": true, so a script went on to ask an absent store
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "blank.txt").write_text("\n")
+    (tmp_path / "docs" / "image.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 50)
+    r = run("ingest", "docs", "--store", "fresh", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 1 and not (tmp_path / "fresh").exists()
+    assert "empty: " in r.stderr and "skipped 1 file: image.md" in r.stderr and "no store" in r.stdout
+    r = run("ingest", "docs", "--store", "fresh", "--no-embed", "--json", cwd=tmp_path)
+    report = json.loads(r.stdout)
+    assert r.returncode == 1 and report["ok"] is False and [p["kind"] for p in report["problems"]] == ["empty"]
+    # into a store that exists, an ingest of the same files is no error: the store is there and unchanged
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "ok.md").write_text("# Fine\n\nA fine document about zebras.\n")
+    assert run("ingest", "good", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
+    assert run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
+
+
 def test_a_first_ingest_of_files_read_by_name_creates_the_store(tmp_path):
     # README, perl.3pm: read by load_file, but the first-ingest check looked at the bare suffix and refused them
     (tmp_path / "docs").mkdir()

@@ -172,7 +172,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         if removed:
             report.notes.append(f"nothing was stored, so no store was created at {cfg.store}")
     if as_json:
-        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        # "ok" false when no store was left, as the exit status says (the report's own "ok" sees failures only)
+        click.echo(json.dumps(report.to_dict() | ({"ok": False} if removed else {}), ensure_ascii=False))
     else:
         _print_ingest_report(report, None if removed else cfg.store,
                              raptor_kept=bool(_config(ctx, store).index.raptor))
@@ -180,7 +181,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         click.echo(f"interrupted: the {len(report.added) + len(report.updated)} documents committed before it are "
                    f"kept; run the same command again to resume", err=True)
         ctx.exit(EXIT_INTERRUPTED)
-    if not report.ok:
+    if removed or not report.ok:  # nothing stored and no store left: every file failed, was empty or skipped
         ctx.exit(EXIT_ERROR)
 
 
