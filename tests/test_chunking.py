@@ -37,7 +37,7 @@ def is_continuation(c: Chunk, doc: Document) -> bool:
 def wrapping(c: Chunk, body: str) -> tuple[str, str]:
     """(prefix, suffix) of a chunk's text around its ``body``: a table continuation's header, or a code part's
     reopening fence line (prefix) and closing fence (suffix); each on a line of its own."""
-    m = re.fullmatch(r"(?s)(?:(.*?)\n)?" + re.escape(body) + r"(?:\n(`{3,}|~{3,}))?", c.text)
+    m = re.fullmatch(r"(?s)(?:(.*?)\n)?" + re.escape(body) + r"(?:\n( {0,3}(?:`{3,}|~{3,})))?", c.text)
     assert m, (c.text, body)
     return m[1] or "", m[2] or ""
 
@@ -57,7 +57,7 @@ def check_invariants(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig, co
         prefix, suffix = wrapping(c, body)
         fence = re.match(r" {0,3}(`{3,}|~{3,})", prefix)
         if suffix:  # a code part cut from the rest of its block: closed by the fence of a block it opens
-            assert re.search(rf"(?m)^ {{0,3}}{re.escape(suffix)}(?![`~])", prefix + "\n" + body), c.text
+            assert re.search(rf"(?m)^ {{0,3}}{re.escape(suffix.lstrip(' '))}(?![`~])", prefix + "\n" + body), c.text
         # (a code part that reopens its block starts at its first line's indentation: the code keeps it)
         assert body == body.strip() or fence and body == body.rstrip()
         assert c.doc_id == doc.doc_id and c.title == doc.title and c.metadata == doc.metadata

@@ -122,6 +122,19 @@ def test_indented_code_longer_than_max_is_fenced_by_the_loader_and_cut_into_bloc
     assert [line for _, body in blocks for line in body] == ["def main():", *code_lines(25)]  # indentation kept
 
 
+def test_a_long_block_under_a_list_item_is_closed_inside_the_item(tmp_path):
+    # the part closed at a cut ended with an unindented fence: CommonMark ends the list item (and its block) there
+    # and reads the fence as a new block left open, so the first part had an open block and a stray one
+    steps = "\n".join(f"   {line.strip()}" for line in code_lines(30, "apply"))
+    text = (f"# Deploy\n\n1. Install the tools.\n2. Apply every manifest:\n\n   ```sh\n{steps}\n   ```\n\n"
+            f"3. Check the rollout.\n\n{prose(2, 'after')}\n")
+    doc = load(tmp_path, "deploy.md", text)
+    chunks = chunk_document(doc, CFG)
+    blocks = assert_well_formed(doc, chunks)
+    assert len(blocks) >= 3 and chunks[0].text.startswith("1. Install the tools.\n2. Apply every manifest:")
+    assert [line.strip() for _, body in blocks for line in body] == [line.strip() for line in code_lines(30, "apply")]
+
+
 def test_an_html_pre_longer_than_max_is_cut_into_blocks_that_keep_its_language(tmp_path):
     lines = [f"kubectl apply -f service-{i}.yaml --namespace prod" for i in range(30)]
     html = ("<html><head><title>Rollout</title></head><body><main><h1>Rollout</h1>"
@@ -213,7 +226,7 @@ def test_a_store_chunked_before_re_chunks_only_its_documents_with_code(tmp_path,
     def doc(text: str) -> Document:
         return Document(doc_id="a.md", text=text, title="A", source="/tmp/a.md", format="markdown")
 
-    assert chunker_revision(doc("x\n```\ny\n```")) == "code-parts-1"
+    assert chunker_revision(doc("x\n```\ny\n```")) == "code-parts-2"
     assert chunker_revision(doc("x ``` y")) == ""  # inline code: no block
     monkeypatch.setattr(pipeline, "chunker_revision", lambda doc: "")
     e = bm25_engine(tmp_path, {"sync.md": SYNC, "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"})

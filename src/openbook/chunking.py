@@ -35,7 +35,9 @@ How a document is cut (``chunk_document``):
    fence, so that the loader, this module and the answerer (``openbook.fences``) read every part as code and no
    chunk starts with bare code lines read as prose. A part's ``text`` is then that fence line, a newline,
    ``doc.text[start:end]`` (from its first line's indentation) and, cut before the block's end, a newline and the
-   closing fence. A part that reopens its block starts a chunk and a part closed at a cut ends one; the first
+   closing fence (indented as the opening fence, up to 3 spaces, so that it closes a block written under a list
+   item too; a block indented 4 or more, under a nested item, gets an unindented one and may be left open). A part
+   that reopens its block starts a chunk and a part closed at a cut ends one; the first
    part (and a block kept whole) joins a tiny text before it ("To install, run:") up to ``max``. Only a line
    that alone exceeds ``max`` is cut inside, by words. A document without a code block is chunked as before.
 7. **Ids.** ``chunk_id = make_chunk_id(doc_id, text, occurrence)`` where ``occurrence`` numbers identical texts
@@ -357,11 +359,17 @@ class _Chunker:
         if size <= self.max:
             return [_Unit(*whole, size, sec, "code")]
         ws, we = whole
-        opening = self.text[block.lines[0][0]:block.lines[0][1]].strip()
+        line = self.text[block.lines[0][0]:block.lines[0][1]]
+        opening = line.strip()
         run = re.match(r"`+|~+", opening)
-        fence = run[0] if run else "```"
+        # The fence that closes a part cut from the rest: indented as the opening fence (up to 3 spaces), so that
+        # it also closes a block written under a list item ("2. Apply:\n\n   ```sh"), whose content column an
+        # unindented fence leaves (CommonMark 5.2: the item and its block would end there and the fence open a
+        # new, unclosed block); up to 3 spaces it closes a block reopened at column 0 as well.
+        indent = line[:len(line) - len(line.lstrip(" "))]
+        fence = (indent if len(indent) <= 3 else "") + (run[0] if run else "```")
         # (an info string as long as the chunk itself is not repeated: the bare fence reopens the block)
-        reopen = opening if 2 * self.count(f"{opening}\n{fence}") <= self.max else fence
+        reopen = opening if 2 * self.count(f"{opening}\n{fence}") <= self.max else fence.lstrip(" ")
 
         def measure(s: int, e: int) -> int:  # a part's size as its chunk's text, fences added at a cut included
             pre = f"{reopen}\n" if s > ws else ""
@@ -570,12 +578,12 @@ class _Chunker:
 
 def chunker_revision(doc: Document) -> str:
     """What in ``doc`` the chunker has cut differently since stores were first written, for the ingest signature:
-    ``"code-parts-1"`` when its text holds a fenced code block (session 22: a block is cut only between lines, each
-    part reopening and closing its fence), else ``""``, so that a re-ingest re-chunks exactly the documents whose
+    ``"code-parts-2"`` when its text holds a fenced code block (session 22: a block is cut only between lines, each
+    part reopening and closing its fence; 2: the closing fence indented as the opening one), else ``""``, so that a re-ingest re-chunks exactly the documents whose
     chunks changed and keeps every other one unchanged."""
     if "```" not in doc.text and "~~~" not in doc.text:
         return ""
-    return "code-parts-1" if fenced_blocks(doc.text.splitlines()) else ""
+    return "code-parts-2" if fenced_blocks(doc.text.splitlines()) else ""
 
 
 def _with_fences(prefix: str, body: str, suffix: str) -> str:
