@@ -324,5 +324,7 @@ def test_stats_and_documents_see_the_same_documents_by_default(lab_store):
         "documents"]} - {d["doc_id"] for d in listed}
     assert hidden and not any(h in text or h in json.dumps(default) for h in hidden)
     assert run("stats", "--all", "--role", "hr", "--store", "s", cwd=lab_store).returncode == 2
+    assert "(visible to roles hr, staff)" in run("stats", "--role", "hr", "--role", "staff", "--store", "s",
+                                                  cwd=lab_store).stdout
     for command in ("stats", "documents"):
         assert "public" in " ".join(run(command, "--help", cwd=lab_store).stdout.split())

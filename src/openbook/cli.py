@@ -287,7 +287,7 @@ def stats(ctx: click.Context, roles: tuple[str, ...], public: bool, everything: 
         where = f"generation {info['generation']}, " if "generation" in info else ""
         seen = ""
         if info["counted"] == "roles":
-            seen = f" (visible to roles {list(roles)})"
+            seen = f" (visible to role{'s' if len(roles) > 1 else ''} {', '.join(roles)})"  # not a Python list
         elif info["counted"] == "public":
             more = (info["all_documents"], info["all_chunks"]) != (info["documents"], info["chunks"])
             seen = " (public" + (f"; {info['all_documents']} documents, {info['all_chunks']} chunks in all: "
