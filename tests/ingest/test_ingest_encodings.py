@@ -126,12 +126,12 @@ def test_one_very_long_line_is_chunked_in_linear_time(tmp_path):
 
 
 def test_utf8_files_are_never_sent_to_the_encoding_detector(tmp_path, monkeypatch):
-    import charset_normalizer
+    import chardet
 
     def refuse(*args, **kwargs):
         raise AssertionError("the detector ran on a UTF-8 file")
 
-    monkeypatch.setattr(charset_normalizer, "from_bytes", refuse)
+    monkeypatch.setattr(chardet, "detect", refuse)
     path = tmp_path / "note.md"
     path.write_text("# Café\r\n\r\nNaïve text, UTF-8.\r\n", encoding="utf-8")
     assert load_file(path, "note.md")[0].text == "# Café\n\nNaïve text, UTF-8."
@@ -174,3 +174,63 @@ def test_a_utf8_file_with_a_few_stray_windows_bytes_stays_utf8(tmp_path):
     path = tmp_path / "hours.txt"
     path.write_bytes(data)
     assert load_file(path, "hours.txt")[0].text == "Le café est ouvert à côté de l’église.\nIt’s open – daily."
+
+
+# One- and two-line notes: the shortest files, where a detector has least to go on (charset_normalizer read the
+# first KOI8-R note as Shift-JIS half-width katakana, the GBK ones as Korean)
+SHORT = [
+    ("koi8-r", "Привет, мир.\n"),
+    ("koi8-r", "Отчёт за март готов.\nПроверьте цифры.\n"),
+    ("cp1251", "Счёт оплачен.\n"),
+    ("cp866", "Пароль сменили вчера.\n"),
+    ("shift_jis", "会議は水曜日です。\n"),
+    ("euc_jp", "こんにちは\n"),
+    ("euc_kr", "회의는 수요일입니다.\n"),
+    ("gb18030", "你好，世界\n"),
+    ("gbk", "请在周五前提交报告。\n"),
+    ("cp1253", "Καλημέρα κόσμε.\n"),
+    ("utf-16-le", "Отчёт за март готов.\nПроверьте цифры.\n"),
+    ("utf-16-be", "Встреча перенесена на пятницу.\n"),
+    ("utf-16", "图书馆星期六开放。\n"),  # with a byte-order mark
+]
+
+
+@pytest.mark.parametrize("encoding, text", SHORT, ids=[f"{e}-{i}" for i, (e, _) in enumerate(SHORT)])
+def test_a_one_or_two_line_note_in_a_legacy_encoding_is_decoded(tmp_path, encoding, text):
+    path = tmp_path / "note.txt"
+    path.write_bytes(text.encode(encoding))
+    assert load_file(path, "note.txt")[0].text.removeprefix("# ") == text.strip()  # a title line is a heading
+
+
+def test_a_guess_the_bytes_cannot_settle_is_a_warning_in_the_ingest_report(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "short.txt").write_bytes("Привет, мир.\n".encode("koi8-r"))  # two words: read right, said uncertain
+    (docs / "cafe.md").write_bytes("Café crème.\n".encode("cp1252"))  # the detector guesses Greek, too weakly
+    (docs / "long.txt").write_bytes(LEGACY[5][1].encode("koi8-r"))  # two full lines: a confident guess
+    (docs / "plain.txt").write_text("Port 9090 is the default.\n", encoding="utf-8")
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        report = engine.ingest([docs], embed=False)
+        assert sorted(report.added) == ["cafe.md", "long.txt", "plain.txt", "short.txt"] and not report.failed
+        warned = {path.rsplit("/", 1)[-1]: why for path, why in report.warnings}
+        assert set(warned) == {"cafe.md", "short.txt"}
+        assert "read as koi8-r" in warned["short.txt"] and "confidence 0.1" in warned["short.txt"]
+        assert "read as cp1252" in warned["cafe.md"] and "cp1253" in warned["cafe.md"]
+        assert engine.search("Привет", k=1, mode="bm25")[0].doc_id == "short.txt"
+        assert engine.search("crème", k=1, mode="bm25")[0].doc_id == "cafe.md"
+
+
+def test_a_csv_file_in_cp1251_is_decoded(tmp_path):
+    path = tmp_path / "stock.csv"
+    path.write_bytes("Товар,Количество\nМолоко,12\nХлеб,30\n".encode("cp1251"))
+    doc = load_file(path, "stock.csv")[0]
+    assert "Молоко" in doc.text and doc.metadata["columns"] == ["Товар", "Количество"]
+
+
+def test_a_binary_string_table_is_not_read_as_utf16(tmp_path):
+    # NUL-separated ASCII names, as in a shared library's symbol table: decoded as UTF-16 they are CJK letters
+    path = tmp_path / "symbols.txt"
+    path.write_bytes(b"\x00".join(b"png_set_%s_fn" % name for name in (b"read", b"write", b"error", b"mem", b"io") * 20))
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        report = engine.ingest([path], embed=False)
+    assert not report.added and "symbols.txt" in " ".join(p for p, _ in [*report.failed, *report.skipped])

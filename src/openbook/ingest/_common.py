@@ -8,7 +8,7 @@ import logging
 import re
 import unicodedata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import regex
 
@@ -282,7 +282,19 @@ def read_head(path: Path, size: int) -> bytes:
         raise IngestError(f"corrupt gzip file ({' '.join(str(exc).split())}); check the file") from exc
 
 
+class DecodedText(NamedTuple):
+    """A text file's content and the warnings its decoding raised (``decode_text``)."""
+
+    text: str
+    warnings: tuple[str, ...] = ()
+
+
 def read_text(path: Path, declared: bool = False) -> str:
+    """``decode_text(path, declared).text``: the file's text, its decoding warnings dropped."""
+    return decode_text(path, declared).text
+
+
+def decode_text(path: Path, declared: bool = False) -> DecodedText:
     """Decode a text file (``.gz`` decompressed), with universal line ends (``\\r\\n`` and a lone ``\\r``, the
     classic Mac line end, become ``\\n``, as Python's text mode reads them: front matter and header lines are
     found by line). The first of these encodings that decodes the bytes strictly wins:
@@ -294,48 +306,69 @@ def read_text(path: Path, declared: bool = False) -> str:
     3. with ``declared`` (HTML, XML), the charset that a ``<meta charset>`` / ``<?xml encoding?>`` in the first
        bytes names, when it is a non-Latin one (``shift_jis``, ``gb2312``, ``windows-1251``, ...): a declared
        Latin-1 or windows-1252 says nothing the last step does not do, and is often wrong;
-    4. the legacy encoding ``charset_normalizer`` detects, when it reads the text as a non-Latin script
-       (GBK/GB18030, Big5, Shift-JIS, EUC-KR, windows-1251, KOI8-R, windows-1253, ...);
+    4. the legacy encoding ``chardet`` (7.x) guesses, when it reads the text as a non-Latin script
+       (GB18030, Big5, Shift-JIS, EUC-JP, EUC-KR, windows-1251, KOI8-R, cp866, windows-1253, ...) with a
+       confidence of at least ``_MIN_CONFIDENCE``; chardet 7 tells these apart on a one-line file, where
+       ``charset_normalizer`` (used before) read a two-line KOI8-R note as Shift-JIS half-width katakana;
     5. cp1252 (Western text; the detector is unreliable between the Latin code pages), else latin-1 (never
        fails).
+
+    A guess the file's bytes cannot settle is reported, never silent: step 4 below ``_SURE_CONFIDENCE``, or
+    step 5 where the detector guessed an encoding other than a Western one, adds a line to
+    ``DecodedText.warnings`` naming the encoding read, the detector's guess and its confidence (0-1, chardet's
+    own score). Loaders copy it to ``Document.warnings``; the ingest report lists it.
 
     Raises:
         IngestError: the file starts with a UTF-16/32 BOM but is not valid text in that encoding.
     """
-    text = _decode(read_bytes(path), declared)
+    text, warning = _decode(read_bytes(path), declared)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+    return DecodedText(text, (warning,) if warning else ())
 
 
-def _decode(data: bytes, declared: bool) -> str:
+def _decode(data: bytes, declared: bool) -> tuple[str, str | None]:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
-                return data.decode(encoding)
+                return data.decode(encoding), None
             except UnicodeDecodeError as exc:
                 raise IngestError(f"not valid {encoding.upper()} text ({exc.reason}); re-save the file as UTF-8") from exc
     candidates = (  # tried in order, each worked out only when those before it failed
         lambda: utf16_without_bom(data),
         lambda: "utf-8-sig",
         lambda: _declared_charset(data) if declared else None,
-        lambda: _detected_non_latin(data),
     )
     for candidate in candidates:
         encoding = candidate()
         if encoding:
             try:
-                return data.decode(encoding)
+                return data.decode(encoding), None
             except (UnicodeDecodeError, LookupError):
                 if encoding == "utf-8-sig":
                     mixed = _mostly_utf8(data)
                     if mixed is not None:
-                        return mixed
+                        return mixed, None
                 continue
+    guess, confidence = _detected(data)
+    if guess:
+        try:
+            text = data.decode(guess)
+        except (UnicodeDecodeError, LookupError):
+            text = None
+        if text is not None and not _is_latin(text) and confidence >= _MIN_CONFIDENCE:
+            if confidence >= _SURE_CONFIDENCE:
+                return text, None
+            return text, (f"encoding not declared: read as {guess} (chardet's guess, confidence {confidence:.2f}, "
+                          f"low: a short file); if its text reads wrong, re-save it as UTF-8")
     try:
-        return data.decode("cp1252")
+        text, used = data.decode("cp1252"), "cp1252"
     except UnicodeDecodeError:
-        return data.decode("latin-1")
+        text, used = data.decode("latin-1"), "latin-1"
+    if guess and guess not in _WESTERN:
+        return text, (f"encoding not declared: read as {used} (Western); chardet guessed {guess} at confidence "
+                      f"{confidence:.2f}, too low to follow; if its text reads wrong, re-save it as UTF-8")
+    return text, None
 
 
 def _stray_as_cp1252(exc: UnicodeError) -> tuple[str, int]:
@@ -359,8 +392,12 @@ def _mostly_utf8(data: bytes) -> str | None:
 
 
 def utf16_without_bom(data: bytes) -> str | None:
-    """``"utf-16-le"`` / ``"utf-16-be"`` when ``data`` reads as UTF-16 text without a byte-order mark (a NUL in
-    every other byte of at least 90% of the leading characters, and none in the other byte), else None."""
+    """``"utf-16-le"`` / ``"utf-16-be"`` when ``data`` reads as UTF-16 text without a byte-order mark, else None:
+    a NUL in every other byte of at least 90% of the leading characters, and none in the other byte (ASCII-range
+    text); or, for an alphabetic script (Cyrillic, Greek, Hebrew, Arabic, Thai, ...: the high bytes are not NUL),
+    a NUL somewhere, at most 4 distinct high bytes (NUL for ASCII spaces and digits, the script's block, 0x20 for
+    punctuation such as ``–``) and ``_reads_as_utf16`` in that byte order. CJK text without a mark (its high bytes
+    vary as much as a binary string table's) stays unrecognised: Windows tools write the mark."""
     head = data[:_SNIFF - _SNIFF % 2]
     if len(head) < 4 or len(data) % 2:
         return None
@@ -369,7 +406,34 @@ def utf16_without_bom(data: bytes) -> str | None:
         if (nul_half.count(0) >= 0.9 * len(nul_half) and other.count(0) == 0
                 and sum(b in _CONTROL for b in other) <= 0.1 * len(other)):
             return encoding
+    if b"\x00" in head:
+        for encoding, high in (("utf-16-le", odd), ("utf-16-be", even)):
+            if len(set(high)) <= 4 and _reads_as_utf16(head, encoding):
+                return encoding
     return None
+
+
+def _reads_as_utf16(head: bytes, encoding: str) -> bool:
+    """Whether ``head`` (an even number of bytes) decodes in ``encoding`` to text: every character assigned, none
+    a control (tab and line ends aside), private-use or lone surrogate, and at least half of the non-space ones
+    letters. Binary data fails: its aligned ``00 00`` pairs decode to U+0000, a control (``chardet`` 7 reads
+    about 6% of 4 KB pieces of shared libraries as UTF-16, so it is not asked)."""
+    try:
+        text = head.decode(encoding)
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 2:  # only a surrogate pair cut at the end of the head is allowed
+            return False
+        text = head[:exc.start].decode(encoding)
+    letters = other = 0
+    for char in text:
+        category = unicodedata.category(char)
+        if category in ("Cn", "Co", "Cs") or (category == "Cc" and char not in "\t\n\r\f"):
+            return False
+        if category[0] == "L":
+            letters += 1
+        elif not char.isspace():
+            other += 1
+    return letters > 0 and letters >= other
 
 
 # WHATWG "prescan": a charset named in a <meta> tag or an XML declaration near the start of the page
@@ -380,6 +444,14 @@ _DECLARED_RE = re.compile(
 _CHARSET_SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "shift_jis": "cp932",
                       "shift-jis": "cp932", "sjis": "cp932", "x-sjis": "cp932", "euc-kr": "cp949", "big5": "big5hkscs"}
 _DETECT_BYTES = 64 * 1024  # the detector reads the start of a file only
+# chardet confidences (0-1) on one- and two-line notes (tests/ingest/test_ingest_encodings.py's kinds, other
+# sentences): right non-Latin guesses 0.11-0.98 (two-word KOI8-R, cp1251 and EUC-KR lines 0.11-0.14), wrong ones
+# on Western cp1252 lines 0.045-0.05 (Greek, Urdu): a guess below 0.08 is not followed. Below 0.2 it is
+# followed and reported (a one-line file: the guess may be wrong).
+_MIN_CONFIDENCE = 0.08
+_SURE_CONFIDENCE = 0.2
+# guesses that reading as cp1252 agrees with (no warning)
+_WESTERN = frozenset({"cp1252", "iso8859-1", "latin-1", "iso8859-15"})
 
 
 def _declared_charset(data: bytes) -> str | None:
@@ -395,19 +467,23 @@ def _declared_charset(data: bytes) -> str | None:
     return None if _is_latin(probe) else name
 
 
-def _detected_non_latin(data: bytes) -> str | None:
-    """The encoding ``charset_normalizer`` finds for ``data`` when its text is in a non-Latin script, else None.
-    UTF-16/32 guesses are ignored (``read_text`` tells those by their byte-order mark or NUL bytes)."""
-    from charset_normalizer import from_bytes
+def _detected(data: bytes) -> tuple[str | None, float]:
+    """``chardet``'s guess for ``data`` (a Python codec name, its decode-safe superset: cp949 for EUC-KR,
+    cp932 for Shift-JIS) and its confidence (0-1), read from the first ``_DETECT_BYTES`` in whole lines; (None,
+    0.0) for a UTF-32, UTF-8 or ASCII guess (``read_text`` tells those by their byte-order mark or UTF-8
+    validity), or when nothing fits. A UTF-16 guess counts only where the bytes pass ``_reads_as_utf16``."""
+    import chardet
 
     sample = data[:_DETECT_BYTES]
     if len(data) > _DETECT_BYTES and b"\n" in sample:
         sample = sample[: sample.rindex(b"\n") + 1]  # whole lines: no multi-byte character cut in two
-    for match in from_bytes(sample):
-        if match.encoding.startswith(("utf", "ascii")):
-            continue
-        return None if _is_latin(str(match)) else match.encoding
-    return None
+    found = chardet.detect(sample, prefer_superset=True, compat_names=False)  # nothing fits: cp1252
+    encoding = found.get("encoding") or ""
+    if encoding in ("utf-16-le", "utf-16-be") and not len(data) % 2 and _reads_as_utf16(sample[:len(sample) // 2 * 2], encoding):
+        return encoding, float(found.get("confidence") or 0.0)  # CJK UTF-16 without a mark (no NUL byte)
+    if not encoding or encoding.startswith(("utf", "ascii")):
+        return None, 0.0
+    return encoding, float(found.get("confidence") or 0.0)
 
 
 # letters of a script other than Latin (Common and Inherited letters such as ``ˆ`` or ``ª`` count for neither)

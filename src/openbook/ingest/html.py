@@ -54,7 +54,7 @@ from lxml import html as lxml_html
 from ..errors import IngestError
 from ..fences import fenced_blocks
 from ..types import Document
-from ._common import fence_code, heading_title, iso_date, normalise_metadata, read_text, tidy
+from ._common import decode_text, fence_code, heading_title, iso_date, normalise_metadata, tidy
 from .frontmatter import canonical_key, split_front_matter
 
 _MIN_MAIN_CHARS = 20
@@ -644,7 +644,8 @@ def load_html(path: Path, doc_id: str) -> Document:
     Raises:
         IngestError: the file is empty, unparseable, has no main text, or malformed access metadata.
     """
-    front, source = split_front_matter(read_text(path, declared=True), plain_metadata=False)  # Jekyll/Hugo HTML pages
+    decoded = decode_text(path, declared=True)
+    front, source = split_front_matter(decoded.text, plain_metadata=False)  # Jekyll/Hugo HTML pages
     root = parse_html(source)
     title, metadata = page_metadata(root)
     if front:
@@ -660,4 +661,5 @@ def load_html(path: Path, doc_id: str) -> Document:
         source=str(path.resolve()),
         format="html",
         metadata=metadata,
+        warnings=decoded.warnings,
     )

@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 
 from ..types import Document
-from ._common import iso_date, normalise_metadata, pipe_table, read_text, tidy, title_from_path
+from ._common import decode_text, iso_date, normalise_metadata, pipe_table, tidy, title_from_path
 
 _NAMED = {
     "em": "—", "en": "–", "hy": "-", "aq": "'", "dq": '"', "lq": "“", "rq": "”", "oq": "‘", "cq": "’",
@@ -244,7 +244,8 @@ def load_man(path: Path, doc_id: str) -> Document:
     Title: ``name(section)`` from ``.TH``/``.Dt`` plus the NAME line's description, else the file name.
     Metadata: ``updated`` from the ``.TH``/``.Dd`` date, ``source`` and ``manual`` when given.
     """
-    source = read_text(path)
+    decoded = decode_text(path)
+    source = decoded.text
     if not re.search(r"^[.'][ \t]*(?:TH|Dt|Dd|SH|Sh)\b", source[:20000], re.MULTILINE):
         from .text import load_text  # a rotated log (syslog.1) or notes named like a man page
 
@@ -268,4 +269,5 @@ def load_man(path: Path, doc_id: str) -> Document:
         source=str(path.resolve()),
         format="man",
         metadata=normalise_metadata(metadata),
+        warnings=decoded.warnings,
     )

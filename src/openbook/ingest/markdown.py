@@ -32,7 +32,7 @@ from lxml import html as lxml_html
 
 from ..fences import fenced_blocks
 from ..types import Document
-from ._common import fence_code, normalise_metadata, read_text, tidy, title_from_path
+from ._common import decode_text, fence_code, normalise_metadata, tidy, title_from_path
 from .frontmatter import split_front_matter
 from .html import blocks_to_text, render_blocks
 from .text import access_warning, find_access, header_roles
@@ -256,8 +256,9 @@ def load_markdown(path: Path, doc_id: str) -> Document:
     Raises:
         IngestError: a front-matter block cannot be parsed, is not closed, or its ``acl`` is malformed.
     """
-    front, body = split_front_matter(read_text(path))
-    notes: tuple[str, ...] = ()
+    decoded = decode_text(path)
+    front, body = split_front_matter(decoded.text)
+    notes: tuple[str, ...] = decoded.warnings
     if "acl" not in front:
         # an "ACL: hr" / "Roles: hr" line at the top but outside a metadata block (under a heading, beside prose)
         # is the access list, as in a text file: read as prose it published the file to everyone. An empty one
@@ -265,7 +266,7 @@ def load_markdown(path: Path, doc_id: str) -> Document:
         access = find_access(body, skip_code=True)
         if access and access[1]:
             front = {**front, "acl": header_roles(access[1])}
-            notes = (access_warning(front["acl"]),)
+            notes = (*notes, access_warning(front["acl"]))
     text = clean_markdown(body)
     metadata = normalise_metadata(front)
     title = str(front.get("title") or "").strip()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import Document
-from ._common import heading_title, normalise_metadata, pipe_table, read_text, tidy
+from ._common import decode_text, heading_title, normalise_metadata, pipe_table, tidy
 from .frontmatter import canonical_key, split_front_matter
 
 _SKIP = {"comment", "substitution_definition", "target", "raw", "pending", "footnote_reference", "citation_reference"}
@@ -143,7 +143,8 @@ def load_rst(path: Path, doc_id: str) -> Document:
     """
     from docutils.core import publish_doctree
 
-    front, source = split_front_matter(read_text(path), plain_metadata=False)
+    decoded = decode_text(path)
+    front, source = split_front_matter(decoded.text, plain_metadata=False)
     doctree = publish_doctree(
         source,
         source_path=str(path),
@@ -170,4 +171,5 @@ def load_rst(path: Path, doc_id: str) -> Document:
         source=str(path.resolve()),
         format="rst",
         metadata=normalise_metadata(raw),
+        warnings=decoded.warnings,
     )

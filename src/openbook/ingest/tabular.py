@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import normalise_metadata, read_text, title_from_path
+from ._common import decode_text, normalise_metadata, title_from_path
 from .frontmatter import split_front_matter
 
 _SNIFF_BYTES = 64 * 1024
@@ -56,7 +56,8 @@ def load_csv(path: Path, doc_id: str) -> Document:
         IngestError: the file has no rows, or is not parseable as delimited text, or its front matter cannot be
             parsed or has a malformed ``acl``.
     """
-    front, source = split_front_matter(read_text(path), plain_metadata=False)
+    decoded = decode_text(path)
+    front, source = split_front_matter(decoded.text, plain_metadata=False)
     if not source.strip():
         raise IngestError("empty CSV file")
     hint = _EXCEL_SEP.match(source)
@@ -78,4 +79,5 @@ def load_csv(path: Path, doc_id: str) -> Document:
         source=str(path.resolve()),
         format="csv",
         metadata={**normalise_metadata(front), "rows": len(rows) - 1, "columns": [c.strip() for c in rows[0]]},
+        warnings=decoded.warnings,
     )

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..errors import IngestError
 from ..fences import fenced_blocks
 from ..types import Document
-from ._common import ACCESS_KEYS, key_text, normalise_metadata, read_text, tidy, title_from_path
+from ._common import ACCESS_KEYS, decode_text, key_text, normalise_metadata, tidy, title_from_path
 from ..dates import labelled_date
 from .frontmatter import split_front_matter
 
@@ -141,7 +141,8 @@ def load_text(path: Path, doc_id: str) -> Document:
     Raises:
         IngestError: a front-matter block or an ``acl`` header line cannot be parsed (fails closed).
     """
-    front, source = split_front_matter(read_text(path), plain_metadata=False)
+    decoded = decode_text(path)
+    front, source = split_front_matter(decoded.text, plain_metadata=False)
     raw = tidy(source)
     metadata: dict[str, object] = dict(front)
     updated = find_updated(raw)
@@ -155,6 +156,7 @@ def load_text(path: Path, doc_id: str) -> Document:
         metadata["acl"] = header_roles(access[1])
         if _LABEL_KEYS.match(access[0]):  # read as prose before: say that the file left public view
             notes = (access_warning(metadata["acl"] or []),)
+    notes = (*decoded.warnings, *notes)
     title = str(front.get("title") or "").strip() or _title(raw, path)
     lines = raw.split("\n")
     if lines and lines[0].strip() == title:  # the title line becomes the top heading
