@@ -230,7 +230,8 @@ def test_a_csv_file_in_cp1251_is_decoded(tmp_path):
 def test_a_binary_string_table_is_not_read_as_utf16(tmp_path):
     # NUL-separated ASCII names, as in a shared library's symbol table: decoded as UTF-16 they are CJK letters
     path = tmp_path / "symbols.txt"
-    path.write_bytes(b"\x00".join(b"png_set_%s_fn" % name for name in (b"read", b"write", b"error", b"mem", b"io") * 20))
+    names = (b"read", b"write", b"error", b"mem", b"io") * 20
+    path.write_bytes(b"\x00".join(b"png_set_%s_fn" % name for name in names))
     with Engine.open(tmp_path / "kb", create=True) as engine:
         report = engine.ingest([path], embed=False)
     assert not report.added and "symbols.txt" in " ".join(p for p, _ in [*report.failed, *report.skipped])

@@ -182,10 +182,11 @@ def test_epub_chapters_in_spine_order(tmp_path):
     book.add_item(epub.EpubNav())
     book.spine = ["nav", *chapters]
     path = tmp_path / "guide.epub"
-    epub.write_epub(str(path), book)
+    epub.write_epub(str(path), book, {"mtime": dt.datetime(2024, 6, 2, 9, 30)})  # dcterms:modified
     doc = load_file(path, "guide.epub")[0]
     assert doc.format == "epub" and doc.title == "Relay Guide"
-    assert doc.metadata["author"] == "Ana Lind" and doc.metadata["updated"] == "2024-05-01"
+    assert doc.metadata["author"] == "Ana Lind" and doc.metadata["created"] == "2024-05-01"
+    assert doc.metadata["updated"] == "2024-06-02"
     assert doc.metadata["tags"] == ["networking"] and doc.metadata["lang"] == "en"
     assert doc.text.index("# Install") < doc.text.index("# Tune") and len(doc.pages) == 2
     assert "apt install relay\nrelayctl start" in doc.text

@@ -479,7 +479,8 @@ def _detected(data: bytes) -> tuple[str | None, float]:
         sample = sample[: sample.rindex(b"\n") + 1]  # whole lines: no multi-byte character cut in two
     found = chardet.detect(sample, prefer_superset=True, compat_names=False)  # nothing fits: cp1252
     encoding = found.get("encoding") or ""
-    if encoding in ("utf-16-le", "utf-16-be") and not len(data) % 2 and _reads_as_utf16(sample[:len(sample) // 2 * 2], encoding):
+    even = sample[: len(sample) // 2 * 2]
+    if encoding in ("utf-16-le", "utf-16-be") and not len(data) % 2 and _reads_as_utf16(even, encoding):
         return encoding, float(found.get("confidence") or 0.0)  # CJK UTF-16 without a mark (no NUL byte)
     if not encoding or encoding.startswith(("utf", "ascii")):
         return None, 0.0

@@ -3,8 +3,9 @@
 Each spine item is parsed with lxml and its ``<body>`` rendered by the HTML loader's renderer (headings,
 lists, tables as pipe tables, ``<pre>`` verbatim); navigation documents are skipped. One page per spine
 item (``Document.pages``), so a citation names the chapter file's position. Metadata from the OPF's Dublin
-Core: ``title``, ``author`` (creators), ``created``/``updated`` (``dc:date``; ``dcterms:modified``),
-``lang``, ``tags`` (``dc:subject``), ``publisher``.
+Core: ``title``, ``author`` (creators), ``created`` (``dc:date``), ``updated`` (EPUB 3's ``dcterms:modified``,
+else EPUB 2's ``<dc:date opf:event="modification">``, else ``created``), ``lang``, ``tags`` (``dc:subject``),
+``publisher``.
 
 Access list, read as the HTML loader reads ``<meta name="acl">``: a ``<meta>`` of the package metadata named
 ``acl`` (or any spelling front matter reads as ``acl``: ``roles``, ``allowed_roles``, ...; with or without a
@@ -36,6 +37,8 @@ from ._common import access_list, normalise_metadata, title_from_path
 from .frontmatter import canonical_key
 from .html import blocks_to_text, clean_tree, render_blocks
 
+_OPF_NS = "http://www.idpf.org/2007/opf"
+
 
 def _dc(book: Any, name: str) -> list[str]:
     values = []
@@ -46,10 +49,39 @@ def _dc(book: Any, name: str) -> list[str]:
 
 
 def _modified(book: Any) -> str | None:
-    for value, attrs in book.get_metadata("OPF", None) or []:
-        if (attrs or {}).get("property") == "dcterms:modified" and value:
-            return str(value)
+    """EPUB 3's ``<meta property="dcterms:modified">`` (the package's last change), else None.
+
+    Read from every entry ebooklib filed under the OPF namespace (its reader files ``<meta>`` under ``meta``;
+    the key ``None`` read before found nothing, so the date was never seen)."""
+    for items in ((book.metadata or {}).get(_OPF_NS) or {}).values():
+        for value, attrs in items:
+            attrs = attrs or {}
+            if attrs.get("property") == "dcterms:modified" or attrs.get("name") == "dcterms:modified":
+                value = attrs.get("content") if value is None else value
+                if value and str(value).strip():
+                    return str(value).strip()
     return None
+
+
+def _dates(book: Any) -> tuple[str | None, str | None]:
+    """``(created, updated)`` from the package's ``dc:date`` elements and EPUB 3's ``dcterms:modified``.
+
+    EPUB 2 tells dates apart by ``opf:event``: ``modification`` is the last change, any other event
+    (``publication``, ``creation``) or none is the first publication. ``updated`` is ``dcterms:modified``, else
+    the ``modification`` date, else ``created`` (as the other loaders read a lone date); None when absent.
+    """
+    created = changed = None
+    for value, attrs in book.get_metadata("DC", "date") or []:
+        value = " ".join(str(value or "").split())
+        if not value:
+            continue
+        event = next((str(v).strip().lower() for k, v in (attrs or {}).items()
+                      if str(k).rsplit("}", 1)[-1].rsplit(":", 1)[-1] == "event"), "")
+        if event == "modification":
+            changed = changed or value
+        else:
+            created = created or value
+    return created, _modified(book) or changed or created
 
 
 def _is_access_key(name: object) -> bool:
@@ -138,12 +170,11 @@ def load_epub(path: Path, doc_id: str) -> Document:
     creators = _dc(book, "creator")
     if creators:
         raw["author"] = creators
-    dates = _dc(book, "date")
-    if dates:
-        raw["created"] = dates[0]
-    modified = _modified(book)
-    if modified or dates:
-        raw["updated"] = modified or dates[0]
+    created, updated = _dates(book)
+    if created:
+        raw["created"] = created
+    if updated:
+        raw["updated"] = updated
     for name, key in (("language", "lang"), ("publisher", "publisher"), ("description", "description")):
         values = _dc(book, name)
         if values:
