@@ -235,3 +235,17 @@ def test_a_binary_string_table_is_not_read_as_utf16(tmp_path):
     with Engine.open(tmp_path / "kb", create=True) as engine:
         report = engine.ingest([path], embed=False)
     assert not report.added and "symbols.txt" in " ".join(p for p, _ in [*report.failed, *report.skipped])
+
+
+def test_a_western_note_is_never_read_in_a_dos_or_mac_code_page(tmp_path):
+    path = tmp_path / "prices.txt"
+    for text in ("Total: 30 €\n", "Price list: 5 € per item, 10 € for two.\n", "Straße\n"):
+        path.write_bytes(text.encode("cp1252"))  # chardet alone reads the first two as DOS Hebrew (cp862)
+        assert load_file(path, "prices.txt")[0].text.removeprefix("# ") == text.strip()
+
+
+def test_a_few_legacy_bytes_in_an_english_line_are_said_to_be_a_guess(tmp_path):
+    path = tmp_path / "order.txt"
+    path.write_bytes("Order #1234 shipped to 東京 on Monday.\n".encode("shift_jis"))  # four bytes: undecidable
+    (warning,) = load_file(path, "order.txt")[0].warnings
+    assert "read as cp1252" in warning and "confidence 0.0" in warning and "re-save the file as UTF-8" in warning
