@@ -249,3 +249,12 @@ def test_a_few_legacy_bytes_in_an_english_line_are_said_to_be_a_guess(tmp_path):
     path.write_bytes("Order #1234 shipped to 東京 on Monday.\n".encode("shift_jis"))  # four bytes: undecidable
     (warning,) = load_file(path, "order.txt")[0].warnings
     assert "read as cp1252" in warning and "confidence 0.0" in warning and "re-save the file as UTF-8" in warning
+
+
+def test_an_html_page_without_a_charset_is_decoded_from_its_text_not_its_markup(tmp_path):
+    page = ('<html><head><title>Порты</title><style>p { color: red }</style></head>'
+            '<body><div class="main"><p>Реле слушает порт 9090.</p></div></body></html>')
+    path = tmp_path / "ports.html"
+    path.write_bytes(page.encode("cp1251"))  # the tags' ASCII alone left chardet at confidence 0.06
+    doc = load_file(path, "ports.html")[0]
+    assert (doc.title, doc.text, doc.warnings) == ("Порты", "Реле слушает порт 9090.", ())

@@ -350,7 +350,7 @@ def _decode(data: bytes, declared: bool) -> tuple[str, str | None]:
                     if mixed is not None:
                         return mixed, None
                 continue
-    guess, confidence = _detected(data)
+    guess, confidence = _detected(data, markup=declared)
     if guess:
         try:
             text = data.decode(guess)
@@ -478,16 +478,23 @@ def _declared_charset(data: bytes) -> str | None:
     return None if _is_latin(probe) else name
 
 
-def _detected(data: bytes) -> tuple[str | None, float]:
+_TAG_RE = re.compile(rb"<[^<>]*>")
+
+
+def _detected(data: bytes, markup: bool = False) -> tuple[str | None, float]:
     """``chardet``'s guess for ``data`` (a Python codec name, its decode-safe superset: cp949 for EUC-KR,
     cp932 for Shift-JIS) and its confidence (0-1), read from the first ``_DETECT_BYTES`` in whole lines; (None,
     0.0) for a UTF-32, UTF-8 or ASCII guess (``read_text`` tells those by their byte-order mark or UTF-8
-    validity), or when nothing fits. A UTF-16 guess counts only where the bytes pass ``_reads_as_utf16``."""
+    validity), or when nothing fits. A UTF-16 guess counts only where the bytes pass ``_reads_as_utf16``.
+    With ``markup`` (HTML, XML) the tags are left out of what chardet reads: their ASCII drowned the text (a
+    cp1251 page without a charset: the right guess at confidence 0.06, its text alone 0.24)."""
     import chardet
 
     sample = data[:_DETECT_BYTES]
     if len(data) > _DETECT_BYTES and b"\n" in sample:
         sample = sample[: sample.rindex(b"\n") + 1]  # whole lines: no multi-byte character cut in two
+    if markup:
+        sample = _TAG_RE.sub(b" ", sample)
     found = chardet.detect(sample, prefer_superset=True, compat_names=False,  # nothing fits: cp1252
                            exclude_encodings=_NOT_GUESSED)
     encoding = found.get("encoding") or ""
