@@ -37,7 +37,7 @@ def test_unsupported_suffix_is_reported(tmp_path):
         ("notes.txt", b"\x7fELF\x02\x01\x01" + bytes(200), "ELF executable"),
         ("random.txt", bytes((i * 197 + 13) % 256 for i in range(4096)), "binary content"),
         ("page.html", b"PK\x03\x04" + bytes(100), "zip archive"),
-        ("table.csv", b"a,b\n1,2\n\x00\x00\x00", "NUL bytes"),
+        ("table.csv", b"a,b\n1,2\n" + b"\x00\x00\x00\x01" * 20, "NUL bytes"),  # many NUL runs (one is text)
         ("ls.1", b"\x89PNG\r\n\x1a\n" + bytes(50), "PNG image"),
     ],
 )

@@ -258,3 +258,22 @@ def test_an_html_page_without_a_charset_is_decoded_from_its_text_not_its_markup(
     path.write_bytes(page.encode("cp1251"))  # the tags' ASCII alone left chardet at confidence 0.06
     doc = load_file(path, "ports.html")[0]
     assert (doc.title, doc.text, doc.warnings) == ("Порты", "Реле слушает порт 9090.", ())
+
+
+def test_a_log_with_a_run_of_nul_bytes_is_text_without_them(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    # a power loss leaves a block of NULs in a log that was being written; a note can carry a stray NUL
+    (docs / "relay.txt").write_bytes(b"Jan 1 10:00 relay started on port 9090\n" * 5 + b"\x00" * 4096
+                                     + b"Jan 1 10:05 relay restarted after a power loss\n" * 5)
+    (docs / "note.md").write_bytes(b"# Notes\n\nThe relay listens on port 9090.\x00\nIt restarts nightly.\n")
+    (docs / "table.txt").write_bytes(bytes(range(256)) * 4)  # binary: many NUL runs, control bytes
+    with Engine.open(tmp_path / "kb", create=True) as engine:
+        report = engine.ingest([docs], embed=False)
+        assert sorted(report.added) == ["note.md", "relay.txt"]
+        assert [p.rsplit("/", 1)[-1] for p, _ in report.skipped] == ["table.txt"]
+        warned = {p.rsplit("/", 1)[-1]: why for p, why in report.warnings}
+        assert warned == {"relay.txt": "4096 NUL bytes left out (a log cut by a crash or a power loss?)",
+                          "note.md": "1 NUL byte left out (a log cut by a crash or a power loss?)"}
+        hit = engine.search("restarted after a power loss", k=1, mode="bm25")[0]
+    assert hit.doc_id == "relay.txt" and hit.chunk is not None and "\x00" not in hit.chunk.text
