@@ -166,6 +166,8 @@ def test_bad_input(tmp_path, docs):
             e.search("   ")
         with pytest.raises(QueryError):
             e.search("x", where=["nonsense"])
+        with pytest.raises(QueryError, match="question too long: 5000 characters"):
+            e.ask("retention " * 500)  # refused before any analysis or search
         write(docs, "broken.pdf", "this is not a pdf")
         report = e.ingest([docs])
         assert [Path(p).name for p, _ in report.failed] == ["broken.pdf"] and report.ok

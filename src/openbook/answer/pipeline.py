@@ -19,6 +19,10 @@ from ..store.base import Visibility
 from ..types import Answer, Hit, Passage
 
 WHOLE_CORPUS_MAX_CHUNKS = 200
+MAX_QUESTION_CHARS = 4000
+"""The longest question ``ask`` takes (characters, about 700 English words: a situation stated, then the ask). A
+96,000-character question held a server worker for three minutes in review; longer input is refused with a
+``QueryError`` (the server answers 400) instead of being analysed, searched and answered."""
 """``ask`` with an LLM tries the whole corpus as the context (no retrieval) only up to this many visible chunks:
 beyond it the token count alone would cost more than a search, and no default context budget holds them."""
 
@@ -101,12 +105,16 @@ class Answerer:
         citations are checked. ``on_token`` streams the LLM's text as it arrives.
 
         Raises:
-            QueryError: empty question. StoreError: empty or missing store. GenerationError: LLM failure.
+            QueryError: empty question, or longer than ``MAX_QUESTION_CHARS``. StoreError: empty or missing store.
+                GenerationError: LLM failure.
         """
         from .extractive import answer_extractive
 
         if not question or not question.strip():
             raise QueryError("empty question: ask something")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise QueryError(f"question too long: {len(question)} characters, at most {MAX_QUESTION_CHARS}; ask "
+                             f"about one thing at a time (to find passages like a whole text, use search)")
         if self.config.retrieval.transforms or (self.config.answer.skip_retrieval_small_corpus
                                                 and (generator is not None or self.config.llm.backend)):
             return self._ask_llm_retrieval(question, roles=roles, where=where, mode=mode, generator=generator,
