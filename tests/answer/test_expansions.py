@@ -14,7 +14,7 @@ from openbook.api import Engine
 from openbook.config import Config
 from openbook.index.analyzer import Analyzer
 from openbook.retrieve.glossary import Expansion
-from openbook.retrieve.lexicon import unseen_common_words, wordnet_expansions
+from openbook.retrieve.lexicon import compound_bound, unseen_common_words, wordnet_expansions
 
 from helpers.stores import bm25_engine, hybrid_engine
 
@@ -167,3 +167,30 @@ def test_wordnet_reads_only_the_words_of_documents_the_caller_may_see(tmp_path: 
     # the same for a document hidden by a filter or by answer evaluation's exclusion of relevant documents
     assert eng.query_expansions(question, roles=["board"], where=["title=Equipment"]) == []
     eng.close()
+
+
+def test_a_wordnet_word_inside_another_compound_holds_nothing() -> None:
+    # "holiday" is WordNet's synonym of "vacation", but in "a public holiday" it is part of another concept
+    analyzer = Analyzer()
+    vocabulary = set(analyzer.analyze("work on a public holiday; a holiday abroad; annual leave days"))
+    expansions = wordnet_expansions("How many vacation days do I get?", analyzer, vocabulary)
+    assert any(("holiday",) in e.added_terms for e in expansions)
+    holiday = analyzer.analyze("holiday")[0]
+    assert compound_bound("If you work on a public holiday, you get a day off.", expansions, analyzer) == {holiday}
+    assert compound_bound("Take a holiday abroad, or work on a public holiday.", expansions, analyzer) == set()
+    assert compound_bound("Annual leave is 25 days.", expansions, analyzer) == set()
+    glossary = [Expansion("vacation", ("holiday",), "glossary", ("vacat",), (("holiday",),))]
+    assert compound_bound("work on a public holiday", glossary, analyzer) == set()  # the user's word stands
+
+
+def test_a_public_holiday_sentence_does_not_answer_a_vacation_question(tmp_path: Path) -> None:
+    eng = bm25_engine(tmp_path / "h", {
+        "leave.md": "# Leave policy\n\nFull-time employees receive 25 days of annual leave per calendar year.\n\n"
+        "## Public holidays\n\nIf you are asked to work on a public holiday, you receive a replacement day to be "
+        "taken within three months.\n",
+        "canteen.md": "# Canteen\n\nThe canteen serves soup on Fridays and opens at eight.\n"})
+    try:
+        answer = eng.ask("How many vacation days do I get?")
+        assert "public holiday" not in answer.text, answer.text
+    finally:
+        eng.close()

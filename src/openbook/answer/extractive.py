@@ -84,6 +84,7 @@ from ..fences import fenced_blocks
 from ..index.analyzer import Analyzer
 from ..index.embedders import cosines_to
 from ..retrieve.glossary import Expansion
+from ..retrieve.lexicon import compound_bound
 from ..retrieve.snippets import strip_emphasis
 from ..types import Answer, Passage
 from .bridge import (Definition, code_sentence, definition, entity_sentence, governing, is_table_row,
@@ -270,14 +271,25 @@ def _seen(term: str, stats: TermStats) -> bool:
     return term in stats.vocabulary()
 
 
-def expanded(present: frozenset[str], expansions: Sequence[Expansion]) -> frozenset[str]:
+def expanded(present: frozenset[str], expansions: Sequence[Expansion],
+             bound: frozenset[str] = frozenset()) -> frozenset[str]:
     """``present`` (a sentence's or passage's terms) plus the question terms an expansion stands for
     (``Expansion.matched_terms``) when it holds every term of one of the expansion's added phrases: "A lost
-    notebook computer ..." holds "laptop" under the expansion laptop -> notebook computer. ``present`` itself
-    (the same object) when no expansion applies."""
+    notebook computer ..." holds "laptop" under the expansion laptop -> notebook computer. ``bound``: one-term
+    phrases the text uses only inside another noun compound (``lexicon.compound_bound``: "holiday" in "public
+    holiday"), which hold nothing. ``present`` itself (the same object) when no expansion applies."""
     extra = [t for e in expansions if not set(e.matched_terms) <= present
-             and any(set(a) <= present for a in e.added_terms) for t in e.matched_terms]
+             and any(set(a) <= present and not (len(a) == 1 and a[0] in bound) for a in e.added_terms)
+             for t in e.matched_terms]
     return present | frozenset(extra) if extra else present
+
+
+def _held(text: str, analyzer: Analyzer, expansions: Sequence[Expansion]) -> frozenset[str]:
+    """The terms of ``text`` (a document's) with the question terms its expansions stand for (``expanded``)."""
+    present = frozenset(analyzer.analyze_document(text))
+    if not expansions:
+        return present
+    return expanded(present, expansions, compound_bound(text, expansions, analyzer))
 
 
 def expansion_weights(terms: Sequence[str], weights: np.ndarray, expansions: Sequence[Expansion],
@@ -398,8 +410,8 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
     # and for a question asking a fact, not on its code blocks (a config file's keys state nothing: ``_units``)
     how_to = bool(_HOW_TO_RE.search(question))
-    passage_terms = [set(expanded(frozenset(analyzer.analyze_document(
-        _without_code(p.chunk.indexed_text(context=False), how_to))), expansions)) for p in passages]
+    passage_terms = [set(_held(_without_code(p.chunk.indexed_text(context=False), how_to), analyzer, expansions))
+                     for p in passages]
     # a scenario question's situation ("A customer deleted a folder three weeks ago ...") chooses the sentence
     # with all its words, but answerability reads them at SITUATION_WEIGHT: the answer need not repeat them all
     judged = scenario_weights(question, terms, weights, analyzer, stats.vocabulary())
@@ -433,13 +445,11 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         # question naming Bell Labs and headquarters
         doc_subject = " ".join(x for x in (p.chunk.title, p.chunk.section) if x)
         units = passage_units[rank]
-        headings = {u.heading: expanded(frozenset(analyzer.analyze_document(f"{doc_subject} {u.heading}")),
-                                        expansions) for u in units}
-        entries = [(u.text, expanded(frozenset(analyzer.analyze_document(u.text)), expansions),
-                    headings[u.heading], False, u.cells, f"{doc_subject} {u.heading}") for u in units]
+        headings = {u.heading: _held(f"{doc_subject} {u.heading}", analyzer, expansions) for u in units}
+        entries = [(u.text, _held(u.text, analyzer, expansions), headings[u.heading], False, u.cells,
+                    f"{doc_subject} {u.heading}") for u in units]
         if how_to:  # a how-to question asks for a procedure: the steps of a list whose topic the question names
-            entries += [(text, expanded(frozenset(analyzer.analyze_document(text)), expansions), subject, True, (),
-                         doc_subject)
+            entries += [(text, _held(text, analyzer, expansions), subject, True, (), doc_subject)
                         for text, subject in _procedures(units, analyzer, set(terms), headings,
                                                          p.chunk.section or "")]
         for sent, st, subject, steps, cells, frame in entries:

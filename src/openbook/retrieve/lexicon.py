@@ -38,7 +38,7 @@ from ..index.analyzer import Analyzer
 from ._wordnet_index import WordNetLookups
 from .glossary import Expansion
 
-__all__ = ["wordnet_expansions", "unseen_common_words", "WORDNET_SENSES", "WORDNET_SIBLINGS"]
+__all__ = ["wordnet_expansions", "unseen_common_words", "compound_bound", "WORDNET_SENSES", "WORDNET_SIBLINGS"]
 
 WORDNET_SENSES = 3  # senses of a word read, most frequent first
 WORDNET_SIBLINGS = 12  # a direct hypernym with more hyponyms than this is too general to give co-hyponyms
@@ -191,3 +191,41 @@ def weighted_with(weighted: Sequence[tuple[str, float]], expansions: Sequence[Ex
                     out.append((t, weight))
                     have.add(t)
     return out
+
+
+def compound_bound(text: str, expansions: Sequence[Expansion], analyzer: Analyzer,
+                   wordnet: WordNetLookups | None = None) -> frozenset[str]:
+    """The one-term WordNet phrases of ``expansions`` that ``text`` uses only inside a noun compound WordNet lists.
+
+    The document side of the question-side rule above: "holiday" added for "vacation" names a day off in "a
+    holiday", but in "work on a public holiday" it is part of "public holiday", another concept; such a sentence
+    says nothing about vacation.
+
+    Args:
+        text: a sentence, heading or passage.
+        expansions: the expansions that fired (glossary ones are the user's word and never bound).
+        analyzer: the index's analyzer (an occurrence is a word of ``text`` whose terms hold the phrase's term).
+        wordnet: where to look compounds up (default: ``_wordnet()``; opened only when ``text`` holds a term).
+
+    Returns:
+        The analyzer terms of those phrases every occurrence of which in ``text`` forms a WordNet noun compound
+        with the word before or after it; empty when no WordNet expansion has a one-term phrase in ``text``.
+    """
+    singles = {a[0] for e in expansions if e.source == "wordnet" for a in e.added_terms if len(a) == 1}
+    if not singles:
+        return frozenset()
+    tokens = [w.lower() for w in _WORD_RE.findall(text)]
+    spots: dict[str, list[int]] = {}
+    for i, token in enumerate(tokens):
+        for term in singles.intersection(analyzer.analyze_document(token)):
+            spots.setdefault(term, []).append(i)
+    if not spots:
+        return frozenset()
+    if wordnet is None:
+        wordnet = _wordnet()
+
+    def in_compound(i: int) -> bool:
+        pairs = [tokens[j:j + 2] for j in (i - 1, i) if 0 <= j and j + 1 < len(tokens)]
+        return any(wordnet.synsets("_".join(p), pos="n") for p in pairs)
+
+    return frozenset(term for term, at in spots.items() if all(in_compound(i) for i in at))
