@@ -147,7 +147,9 @@ def test_a_plain_question_is_all_ask(question: str) -> None:
 
 @pytest.mark.parametrize("sentence, held", [
     ("Notebook computers are replaced every 36 months.", True), ("The board is elected annually.", True),
-    ("Backups run twice a day.", True), ("Filters are changed every month.", True), ("每年检查一次。", True),
+    ("Backups run twice a day.", True), ("Filters are changed every month.", True),
+    ("The rotation changes every Monday at 10:00.", True), ("The group meets on Fridays.", True),
+    ("Reports are filed each quarter.", True),
     ("Every employee is issued a notebook computer.", False), ("The board has nine members.", False),
 ])
 def test_what_states_a_frequency(sentence: str, held: bool) -> None:

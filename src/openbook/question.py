@@ -322,12 +322,14 @@ _DURATION_RE = re.compile(r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine
                           r"(years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)\b|"
                           r"[0-9一二三四五六七八九十百千万两]+\s*(年|个月|周|天|日|小时|分钟|秒|年間|日間|時間)|"
                           r"\d+\s*(ヶ月|か月|カ月|週間|分間|년|개월|달|주일?|일|시간|분|초)", re.I)
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _FREQUENCY_RE = re.compile(r"\b(hourly|daily|nightly|weekly|fortnightly|biweekly|monthly|quarterly|annually|yearly|"
                            r"biennially)\b|\b(once|twice|thrice|\w+ times) (a|an|per|each|every) "
-                           r"(day|week|month|quarter|year|hour)\b|\bevery (day|week|month|quarter|year|hour|other)\b|"
-                           r"每(天|日|周|週|月|年|季度?)|[一二三四五六七八九十两\d]+\s*(次|回)", re.I)
-"""A rate stated without a number and a unit of time ("annually", "twice a year", "every month", 每年一次): with
-``_DURATION_RE`` ("every 36 months", "after 3 years"), what answers "How often ...?"."""
+                           r"(day|week|month|quarter|year|hour)\b|"
+                           rf"\b(every|each) (day|week|month|quarter|year|hour|other|morning|evening|night|weekday|"
+                           rf"weekend|{_DAYS})\b|\bon ({_DAYS})s\b", re.I)
+"""A rate stated without a number and a unit of time ("annually", "twice a year", "every month", "every Monday",
+"on Fridays"): with ``_DURATION_RE`` ("every 36 months", "after 3 years"), what answers "How often ...?"."""
 _CAPITAL_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 _WORD_RE = re.compile(r"\w+")
 
