@@ -217,3 +217,13 @@ def test_letters_without_decomposition_fold_like_lucene_ascii_folding():
     assert "diyarbakir" in a.analyze("Diyarbakır")  # Turkish dotless i, as typed on a Turkish keyboard
     assert "lodz" in a.analyze("Łódź") and set(a.analyze("orsted")) <= set(a.analyze("Ørsted"))
     assert a.analyze("Diyarbakır")[0] == "diyarbakır"  # the original is kept
+
+
+def test_the_plural_of_an_acronym_without_a_vowel_meets_its_singular():
+    a = Analyzer()
+    # Snowball removes a plural "s" only after a vowel: "DVDs" kept its "s" and missed "DVD"
+    for plural, singular in [("DVDs", "DVD"), ("PDFs", "PDF"), ("SSDs", "SSD"), ("SNPs", "SNP"), ("CDs", "CD")]:
+        assert a.analyze(plural) == a.analyze(singular), plural
+    assert a.analyze("css") == ["css"] and a.analyze("URLs") == a.analyze("URL")  # "ss" stays; vowels as before
+    assert a.analyze_document("Late fees for DVDs") == ["late", "fee", "for", "dvd"]
+    assert Analyzer(language=None).analyze("DVDs") == ["dvds"]  # English only

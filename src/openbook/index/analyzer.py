@@ -38,7 +38,10 @@ Steps, in order:
    ("to be or not to be"): then they are its terms. An apostrophe followed by one final letter (``patient's``,
    ``don't``) is a clitic and is removed; other one-letter words are terms (``vitamin D``, ``T cells``,
    ``C``), as in Lucene's analyzers.
-5. **Accent folding and stemming.** Words without digits are stemmed with the Snowball stemmer (PyStemmer). A
+5. **Accent folding and stemming.** Words without digits are stemmed with the Snowball stemmer (PyStemmer); in
+   English, the plural of an acronym without a vowel loses its ``s`` first (``DVDs`` -> ``dvd``, ``SNPs`` ->
+   ``snp``; Snowball keeps an ``s`` after consonants only; not ``css``), so a singular acronym ending in a
+   consonant and ``s`` shares its term (``DNS`` and ``DN``, ``GPS`` and ``GP``). A
    word carrying nonspacing marks on a Latin, Greek, Cyrillic, Arabic or Hebrew letter (``josé``, ``café``,
    Arabic tashkeel, Hebrew niqqud) is emitted both as written and folded (marks removed, then stemmed), so
    ``jose`` finds ``José`` while ``José`` still prefers the accented spelling. The Indic nukta (the dot of
@@ -73,7 +76,8 @@ import Stemmer
 
 from ._irregular import IrregularNouns
 
-ANALYZER_VERSION = 4  # 4: English irregular noun plurals read as their singular (index/_irregular.py)
+ANALYZER_VERSION = 4  # 4: English irregular noun plurals read as their singular (index/_irregular.py), and
+# the plural of an acronym without a vowel as its singular (DVDs -> dvd)
 
 # Interrogatives, dropped from queries only (documents index them): in "what is lift?" the word "what" says
 # that a question is asked, not what it is about. Measured on Cranfield, SciFact and HotpotQA (BENCHMARKS.md).
@@ -111,6 +115,9 @@ _SA_START_RE = regex.compile(_SA)
 _DIGIT_RE = re.compile(r"\d")
 _NUMBER_UNIT_RE = re.compile(r"(\d+(?:\.\d+)*)([^\W\d_]+)")
 _VERSION_RE = re.compile(r"v(\d.*)")
+# The plural of an acronym without a vowel ("dvds", "pdfs", "ssds", "snps"): Snowball removes a plural "s" only after
+# a vowel, so these kept their "s" and never met the singular. Not a word ending in "ss" ("css"); English only.
+_VOWELLESS_PLURAL_RE = re.compile(r"[b-df-hj-np-tv-xz]+[b-df-hj-np-rtv-xz]s")
 _FOLDABLE_RE = regex.compile(r"[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p{Hebrew}]\p{Mn}")
 _FOLD_MARKS_RE = regex.compile(r"(?<=[\p{Latin}\p{Greek}\p{Cyrillic}\p{Arabic}\p{Hebrew}]\p{Mn}*)\p{Mn}")
 # Latin letters that carry a stroke or lost dot as part of the letter (no Unicode decomposition), folded as
@@ -180,7 +187,8 @@ class Analyzer:
         return {"version": ANALYZER_VERSION, "language": self.language, "stopwords": self.stopwords,
                 "stopwords_indexed": True, "cjk": "bigram", "complex_context": "icu-dictionary",
                 "fold": "original+folded",
-                "irregular_nouns": "wordnet-3.0" if self._irregular else None, "unicode": unicodedata.unidata_version}
+                "irregular_nouns": "wordnet-3.0" if self._irregular else None,
+                "acronym_plurals": self.language == "english", "unicode": unicodedata.unidata_version}
 
     def analyze(self, text: str) -> list[str]:
         """Query terms of ``text``, in text order (duplicates kept: a repeated word weighs more).
@@ -291,6 +299,8 @@ class Analyzer:
                 out.extend(irregular)
                 return
         stem: Callable[[str], str] = self._stemmer.stemWord if self._stemmer else str
+        if self.language == "english" and _VOWELLESS_PLURAL_RE.fullmatch(word):
+            word = word[:-1]  # "dvds" -> "dvd" (see _VOWELLESS_PLURAL_RE)
         out.append(stem(word))
         folded = fold(word)
         if folded != word and folded not in stop:
