@@ -10,6 +10,8 @@ Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imp
   parts, the last one of three or more digits; not IL-18 or HIV-1). The identifier hop
   (``openbook.retrieve.multihop``) follows them, and the answerer quotes the line they lead to
   (``openbook.answer.bridge.code_sentence``).
+- **Command-line options** (``command_options``): "-v", "--invert-match" as written, case kept. Retrieval puts
+  the chunk holding the option's own manual entry first (``openbook.retrieve.options``).
 - **The value a question asks for, two views of it:**
 
   - ``asked_value`` / ``states_value`` (``version``, ``date``, ``number``) decide whether the identifier hop
@@ -154,6 +156,20 @@ def identifiers(text: str) -> list[str]:
     """Identifiers in ``text`` (``SKY-5120``, ``E-2043``, ``SL-PRO-500``, ``CVE-2024-3094``; not ``IL-18``
     or ``HIV-1``), distinct, in order of first occurrence."""
     return list(dict.fromkeys(_CODE.findall(text)))
+
+
+# ---------------------------------------------------------------------- command-line options
+
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?![\w-])")
+"""A command-line option as written: one or two dashes after a space or the start, a letter, then letters, digits,
+``_`` or ``-`` ("-v", "-V", "--invert-match", "-name"); never the hyphen inside a word ("X-ray", "e-mail")."""
+
+
+def command_options(question: str) -> list[str]:
+    """The command-line options ``question`` names, as written, distinct, in order of first occurrence
+    ("What does grep -v do?" -> ``["-v"]``; "tar --exclude or -X?" -> ``["--exclude", "-X"]``). Case is kept:
+    ``-v`` and ``-V`` are different options, which the analyzer (case-folded, dashes dropped) reads alike."""
+    return list(dict.fromkeys(_OPTION.findall(question)))
 
 
 # ---------------------------------------------------------------------- the identifier hop's view

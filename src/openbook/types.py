@@ -131,7 +131,9 @@ class Hit:
         score: the final score used for ordering (raw BM25 for ``bm25`` mode, cosine for ``dense``,
             RRF for ``hybrid``, reranker score after reranking); higher is better.
         legs: leg name (``bm25``, ``dense``, ``rerank``; ``hop2`` and ``llm-hop`` for a second hop, ``raptor``
-            for a chunk brought in by a RAPTOR summary) -> ``(rank, score)``; rank is 1-based.
+            for a chunk brought in by a RAPTOR summary, ``option`` for a chunk put first as the manual entry of an
+            option the query names and ``entry`` for one put first in its document as the entry of a keyword the
+            query names, ``openbook.retrieve.options``) -> ``(rank, score)``; rank is 1-based.
         chunk: the chunk itself, when loaded.
     """
 

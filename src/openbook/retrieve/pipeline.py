@@ -6,6 +6,7 @@ One query's path::
        ├─ bm25 leg:  analyzer terms (+ glossary and WordNet expansions) ─> Store.bm25_top_k(depth, visibility)
        └─ dense leg: embedder(query) ─> Store.vector_top_k(depth, visibility)
     ─> RRF over both legs (hybrid; openbook.retrieve.fusion) ─> reranker (openbook.retrieve.rerank)
+    ─> a named option's manual entry first, a named keyword's entry first in its document (openbook.retrieve.options)
     ─> top k ─> chunk texts from the store
 
 plus two-hop retrieval (``openbook.retrieve.multihop``) and LLM query transforms
@@ -29,7 +30,9 @@ from ..errors import QueryError
 from ..index.analyzer import Analyzer
 from ..store.base import Store, Visibility, empty_store_error, weighted_terms
 from ..types import Hit
+from ..question import command_options
 from .filters import parse_filters
+from .options import option_terms, promote_entries
 
 MODES = ("bm25", "dense", "hybrid")
 
@@ -142,7 +145,7 @@ class Retriever:
     def _expanded(self, query: str, visibility: Visibility | None = None
                   ) -> tuple[list[tuple[str, float]], list[Any]]:
         """``query``'s weighted BM25 terms (its own at 1, added ones below) and the expansions that added them."""
-        terms = self.analyzer.analyze(query)
+        terms = option_terms(query, self.analyzer.analyze_document, self.analyzer.analyze(query))
         glossary = self.glossary()
         weighted, fired = glossary.expand(terms) if glossary is not None else ([(t, 1.0) for t in terms], [])
         if self.config.retrieval.wordnet:
@@ -187,7 +190,9 @@ class Retriever:
                 ranking, so a hidden chunk never takes a visible one's place.
             mode: ``bm25``, ``dense`` or ``hybrid`` (reciprocal rank fusion of both legs' top
                 ``config.retrieval.candidates``, Cormack, Clarke and Büttcher 2009, k = ``rrf_k``). None uses
-                ``config.retrieval.mode`` and falls back to ``bm25`` when the store has no embeddings.
+                ``config.retrieval.mode`` and falls back to ``bm25`` when the store has no embeddings. A query
+                naming a command-line option ("grep -v") searches ``candidates`` deep in every mode and gets the
+                chunk holding the option's manual entry first (``openbook.retrieve.options``).
             rerank: second stage (``dense-rrf``, ``dense-cosine``, ``cross-encoder:PATH``); None uses
                 ``config.retrieval.rerank``; "" for none.
             load_chunks: fetch chunk text and metadata into ``Hit.chunk`` (off for fast evaluation runs).
@@ -254,7 +259,9 @@ class Retriever:
                 raise QueryError("empty query: give the words to search for")
         visibility = Visibility.of(roles, where, exclude_docs)
         rerank = self.config.retrieval.rerank if rerank is None else rerank
-        depth = max(k, self.config.retrieval.candidates) if (mode == "hybrid" or rerank) else k
+        named = [bool(command_options(q)) for q in queries]  # their option entries come first (retrieve.options)
+        deep = mode == "hybrid" or rerank or any(named)
+        depth = max(k, self.config.retrieval.candidates) if deep else k
         legs: dict[str, list[list[Hit]]] = {}
         qv = None
         if mode in ("bm25", "hybrid"):
@@ -291,10 +298,26 @@ class Retriever:
             results = [expand_summaries(h, search.by_id, doc_of, visible) for h in results]
         if rerank:
             results = [self._rerank(q, self.attach_chunks(h), rerank) for q, h in zip(queries, results)]
+        results = [promote_entries(q, self.attach_chunks(h), self.analyzer.analyze) if n else h
+                   for q, h, n in zip(queries, results, named)]
+        results = [self._keyword_entries(q, h, k) for q, h in zip(queries, results)]
         results = [h[:k] for h in results]
         if load_chunks:
             results = [self.attach_chunks(h) for h in results]
         return results
+
+    def _keyword_entries(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
+        """``options.promote_keyword_entries`` over ``hits``, loading only the chunks of the top ``k``'s
+        documents (those it may move)."""
+        from .options import promote_keyword_entries
+
+        docs = {h.doc_id for h in hits[:k]}
+        if len(docs) == sum(1 for h in hits if h.doc_id in docs) or command_options(query):
+            return hits  # one chunk per document (nothing to move), or an option's entry is already first
+        mine = self.attach_chunks([h for h in hits if h.doc_id in docs and h.chunk is None])
+        loaded = {h.chunk_id: h for h in mine}
+        full = [loaded.get(h.chunk_id, h) for h in hits]
+        return promote_keyword_entries(query, full, k, self.analyzer.analyze)
 
     def _blind_to_bm25(self, query: str, bm25: Sequence[Hit], dense: Sequence[Hit]) -> set[str]:
         """The dense leg's best chunk among ``dense`` (its first ``blind.MAX_DENSE_RANK``) that BM25 did not
