@@ -56,14 +56,18 @@ def entry_kind(text: str, options: Sequence[str]) -> int:
     ``-R, -r, --recursive``, ``-e PATTERNS, --regexp=PATTERNS``, ``-p port``, ``-X      Enables X11 forwarding``;
     not ``-V, --version`` for ``-v``); 1 when a line only opens with one (a wrapped sentence: ``-z) was used
     ...``, ``-mtime 0, a file will ...``); 0 otherwise."""
-    kind = 0
-    for o in options:
-        strict, loose = _entry_res(o)
-        if strict.search(text):
-            return 2
-        if loose.search(text):
-            kind = 1
-    return kind
+    return max((_entry_kind(text, o) for o in options), default=0)
+
+
+@lru_cache(maxsize=8192)
+def _entry_kind(text: str, option: str) -> int:
+    """``entry_kind`` for one option (remembered: two-hop retrieval reads the same chunks for several queries)."""
+    if option not in text:  # most chunks: no regex at all
+        return 0
+    strict, loose = _entry_res(option)
+    if not loose.search(text):
+        return 0
+    return 2 if strict.search(text) else 1
 
 
 def option_terms(query: str, analyze_document: Callable[[str], list[str]], terms: Sequence[str]) -> list[str]:
