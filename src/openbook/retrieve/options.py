@@ -8,7 +8,7 @@ The entry is told by its layout, which the index does not see: a line that *open
 after its aliases (``-v, --invert-match``, ``-R, -r, --recursive``, ``-e PATTERNS, --regexp=PATTERNS``,
 ``--exclude=PATTERN``, ``-p port``; a list bullet, backticks or emphasis around them allowed).
 
-Two steps, both only for a query that names options (``openbook.question.command_options``):
+Three steps, the first two only for a query that names options (``openbook.question.command_options``):
 
 - ``option_terms``: the option's own terms join the BM25 query even when they are stop words (the ``a`` of
   ``-a``, the ``no`` of ``--no-clobber``): written as an option, the word is what is asked about.
@@ -17,9 +17,10 @@ Two steps, both only for a query that names options (``openbook.question.command
   one in a manual whose title names a query word (the command: "sort" in "What does sort -u do?"), an entry
   head rather than a wrapped line that opens with the option, then the best ranked; the others follow in their
   order. The index and its analyzer are unchanged.
-- ``promote_keyword_entries``: the same for a manual's keywords ("Which port does ssh use by default?" and
-  ssh_config's ``Port`` entry), but only inside a document: its entry chunk takes the place of its first
-  chunk, so documents keep their ranks and a corpus of one chunk per document is never changed.
+- ``promote_keyword_entries``, for a query naming no option: the same for a manual's keywords ("Which port does
+  ssh use by default?" and ssh_config's ``Port`` entry), but only inside a document: its entry chunk takes the
+  place of its first chunk, so documents keep their ranks and a corpus of one chunk per document is never
+  changed.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Callable, Sequence
 from ..question import command_options
 from ..types import Hit
 
-# an option on its entry line, with its argument: "-e PATTERNS", "--regexp=PATTERNS", "-o <file>", "`-v`", "-L [addr:]port"
+# an option on its entry line, with its argument: "-e PATTERNS", "--regexp=PATTERNS", "-o <file>", "-L [addr:]port"
 _ITEM = r"[`*_]*--?[A-Za-z0-9][\w-]*(?:(?:=| (?=[<\[A-Za-z]))(?:<[^>\n]*>|\[[^\]\n]*\]|[^\s,]+))?[`*_]*"
 # what may follow the entry's options on their line: nothing, a colon, a dash, or the description after a gap
 _TAIL = r"(?:[ \t]*$|[ \t]*:|[ \t]+[-\u2013\u2014][ \t]|[ \t]{2,}\S)"
@@ -159,14 +160,14 @@ def promote_keyword_entries(query: str, hits: Sequence[Hit], k: int, terms: Call
     ``Port    Specifies the port number ... The default is 22.``, not its first chunk that says "port" often
     (``GatewayPorts``). Documents keep their places: a corpus of one chunk per document is never changed.
 
+    A keyword entry opens its paragraph (``keyword_entries``) with a headword of one query term that is not a
+    term of the document's title; a query that names a command-line option is left to ``promote_entries``.
+
     Args:
         query: the query as typed.
         hits: candidates, best first (the retrieval depth); the chunks of the top ``k``'s documents loaded.
         k: hits returned; only documents with a hit in ``hits[:k]`` are looked at.
         terms: the analyzer's query terms of a text (``Analyzer.analyze``).
-
-    A keyword entry opens its paragraph (``keyword_entries``) with a headword of one query term that is not a
-    term of the document's title; a query that names a command-line option is left to ``promote_entries``.
 
     Returns:
         The same hits, each document's entry chunk (its best-ranked one, when its first hit holds none) moved to
@@ -181,7 +182,6 @@ def promote_keyword_entries(query: str, hits: Sequence[Hit], k: int, terms: Call
     if not wanted or not top_docs:
         return list(hits)
     heads: dict[str, str] = {}  # headword -> its query term, or ""
-
     titles: dict[str, set[str]] = {}
 
     def is_entry(h: Hit) -> bool:

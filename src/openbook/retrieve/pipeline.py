@@ -28,9 +28,9 @@ import numpy as np
 from ..config import Config
 from ..errors import QueryError
 from ..index.analyzer import Analyzer
+from ..question import command_options
 from ..store.base import Store, Visibility, empty_store_error, weighted_terms
 from ..types import Hit
-from ..question import command_options
 from .filters import parse_filters
 from .options import option_terms, promote_entries
 
