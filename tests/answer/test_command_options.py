@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from openbook.answer.extractive import command_options
+from openbook.question import command_options
 
 from helpers.stores import bm25_engine
 
@@ -40,3 +40,18 @@ def test_the_options_own_entry_answers(engine, question, entry):
     answer = engine.ask(question)
     assert not answer.refused
     assert answer.text.split("[")[0].find(entry) >= 0, answer.text
+
+
+def test_a_manual_entry_is_quoted_with_its_option_dash(tmp_path):
+    # the unit reader strips a list bullet's "- " but must keep the dash an option entry opens with
+    eng = bm25_engine(tmp_path / "man", {
+        "seek.txt": "SEEK(1)\n\nOPTIONS\n\n-n, --line-number\n    Prefix each line of output with its line number.\n\n"
+                    "-N, --no-number\n    Do not print line numbers, even when a configuration file asks for them.\n\n"
+                    "- Bullet notes: seek reads its configuration from the home folder.\n",
+        "other.md": "# Release notes\n\nVersion 3 of seek prints faster.\n"})
+    try:
+        answer = eng.ask("What does seek -n do?")
+        assert not answer.refused, answer.notes
+        assert answer.text.startswith("-n, --line-number"), answer.text
+    finally:
+        eng.close()

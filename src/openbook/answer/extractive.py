@@ -91,8 +91,8 @@ from .bridge import (Definition, code_sentence, definition, entity_sentence, gov
                      row_by_bridge)
 from .context import citation_for, superseded_docs
 from .crosslingual import cross_sentence
-from ..question import (chinese_words, expected_answer_type, expected_unit, has_answer_type, question_language,
-                        question_parts, states_unit)
+from ..question import (chinese_words, command_options, expected_answer_type, expected_unit, has_answer_type,
+                        question_language, question_parts, states_unit)
 from .injection import looks_like_injection
 from .refusal import (DENSE_SCALE, MODEL_LANGUAGE, answerability, dense_scaled, reads_sentence_cosine,
                       refusal_sentence)
@@ -338,15 +338,11 @@ def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> fl
 SEMANTIC_WEIGHT = 0.5
 _CODE_RE = re.compile(r"^(?=.*\d)[^\W_]+(?:[-_./][^\W_]+)+$")  # analyzer's code-like compound terms
 
-# A command-line option the question names, as written: "-v", "-V", "--invert-match" (the analyzer keeps neither
+# A command-line option the question names (``question.command_options``, as written: the analyzer keeps neither
 # the dash nor the case, so "grep -v" and "grep -V" read alike)
-_OPTION_RE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?![\w-])")
 OPTION_BONUS = 1.0  # a sentence stating every option the question names, as written (as an identifier pins)
-
-
-def command_options(question: str) -> list[str]:
-    """The command-line options ``question`` names, as written ("What does grep -v do?" -> ["-v"])."""
-    return list(dict.fromkeys(_OPTION_RE.findall(question)))
+# Leading spaces and list-bullet dashes ("- item", "-- item") of a unit; never an option's dash ("-v, --invert-match")
+_BULLET_DASH_RE = re.compile(r"^(?:[ \t]*-+(?=[ \t]|$))*[ \t]*")
 
 
 def _option_bonus(sentence: str, options: Sequence[str]) -> float:
@@ -1335,7 +1331,8 @@ def _units(p: Passage) -> list[_Unit]:
             for s, e in split_sentences(text):
                 for piece in _cap(text[s:e]):
                     sent = strip_emphasis(" ".join(piece.split()))
-                    sent = sent if block_run >= 0 else sent.lstrip("- ")
+                    # a list bullet's dash ("- item", "-- item"), not an option's ("-v, --invert-match")
+                    sent = sent if block_run >= 0 else _BULLET_DASH_RE.sub("", sent)
                     if sent.strip() and not sent.startswith("#"):
                         out.append(_Unit(sent.strip(), heading, block_run, step,
                                          number=number if block_run >= 0 else None))
