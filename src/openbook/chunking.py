@@ -282,6 +282,19 @@ def _fit(measure: Callable[[int, int], int], toks: list[tuple[int, int]], i: int
     return lo
 
 
+def _greedy_groups(spans: list[tuple[int, int]], limit: int,
+                   measure: Callable[[int, int], int]) -> list[tuple[int, int]]:
+    """``spans`` (in order) grouped greedily into (start, end) runs of at most ``limit`` by ``measure``; a span too
+    big alone is a run of its own."""
+    groups = []
+    i = 0
+    while i < len(spans):
+        j = max(_fit(measure, spans, i, limit), i)
+        groups.append((spans[i][0], spans[j][1]))
+        i = j + 1
+    return groups
+
+
 def _split_span(
     text: str, start: int, end: int, limit: int, measure: Callable[[int, int], int]
 ) -> list[tuple[int, int]]:
@@ -293,19 +306,8 @@ def _split_span(
         if measure(s, e) <= limit:
             fine.append((s, e))
         else:
-            chars = [(k, k + 1) for k in range(s, e)]
-            k = 0
-            while k < len(chars):
-                j = max(_fit(measure, chars, k, limit), k)
-                fine.append((chars[k][0], chars[j][1]))
-                k = j + 1
-    pieces = []
-    i = 0
-    while i < len(fine):
-        j = max(_fit(measure, fine, i, limit), i)
-        pieces.append((fine[i][0], fine[j][1]))
-        i = j + 1
-    return pieces
+            fine += _greedy_groups([(k, k + 1) for k in range(s, e)], limit, measure)
+    return _greedy_groups(fine, limit, measure)
 
 
 # --------------------------------------------------------------------------------------------- packing
@@ -391,23 +393,12 @@ class _Chunker:
         # Balanced parts as for a long table: n parts of about size / n, none over target (a line over target
         # but within max is a part of its own); if line lengths make that give more than n, fill up to target.
         n = math.ceil(size / self.target)
-        parts = self.code_parts(lines, min(self.target, math.ceil(size / n) + self.count(f"{reopen}\n{fence}")),
-                                measure)
+        parts = _greedy_groups(lines, min(self.target, math.ceil(size / n) + self.count(f"{reopen}\n{fence}")),
+                               measure)
         if len(parts) > n:
-            parts = self.code_parts(lines, self.target, measure)
+            parts = _greedy_groups(lines, self.target, measure)
         return [_Unit(s, e, measure(s, e), sec, "code", reopen if s > ws else "", fence if e < we else "")
                 for s, e in parts]
-
-    def code_parts(self, lines: list[tuple[int, int]], limit: int,
-                   measure: Callable[[int, int], int]) -> list[tuple[int, int]]:
-        """``lines`` grouped greedily into (start, end) parts of at most ``limit`` by ``measure``, in order."""
-        parts = []
-        i = 0
-        while i < len(lines):
-            j = max(_fit(measure, lines, i, limit), i)
-            parts.append((lines[i][0], lines[j][1]))
-            i = j + 1
-        return parts
 
     def table_units(self, block: _Block) -> list[_Unit]:
         sec = block.section
