@@ -338,7 +338,7 @@ _DURATION_RE = re.compile(r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine
                           r"(years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)\b|"
                           r"[0-9一二三四五六七八九十百千万两]+\s*(年|个月|周|天|日|小时|分钟|秒|年間|日間|時間)|"
                           r"\d+\s*(ヶ月|か月|カ月|週間|分間|년|개월|달|주일?|일|시간|분|초)", re.I)
-_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_DAYS = "|".join(_WEEKDAYS.split()[:7])  # English: a frequency is read in English questions only
 _FREQUENCY_RE = re.compile(r"\b(hourly|daily|nightly|weekly|fortnightly|biweekly|monthly|quarterly|annually|yearly|"
                            r"biennially)\b|\b(once|twice|thrice|\w+ times) (a|an|per|each|every) "
                            r"(day|week|month|quarter|year|hour)\b|"
