@@ -157,9 +157,7 @@ def wordnet_expansions(question: str, analyzer: Analyzer, vocabulary: Mapping[st
     for word, terms in words:
         # a noun compound WordNet lists ("public holidays", "fountain pen") is one word: its senses, not the head's
         # ("public holiday" is no "vacation"); it stands for both words' terms
-        i = tokens.index(word)
-        pairs = [tokens[j:j + 2] for j in (i - 1, i) if 0 <= j and j + 1 < len(tokens)]
-        compound = next((p for p in pairs if wordnet.synsets("_".join(p), pos="n")), None)
+        compound = _compound_at(tokens, tokens.index(word), wordnet)
         name = "_".join(compound) if compound else word
         if compound:
             searched = set(analyzer.analyze(" ".join(compound)))
@@ -224,8 +222,12 @@ def compound_bound(text: str, expansions: Sequence[Expansion], analyzer: Analyze
     if wordnet is None:
         wordnet = _wordnet()
 
-    def in_compound(i: int) -> bool:
-        pairs = [tokens[j:j + 2] for j in (i - 1, i) if 0 <= j and j + 1 < len(tokens)]
-        return any(wordnet.synsets("_".join(p), pos="n") for p in pairs)
+    return frozenset(term for term, at in spots.items()
+                     if all(_compound_at(tokens, i, wordnet) is not None for i in at))
 
-    return frozenset(term for term, at in spots.items() if all(in_compound(i) for i in at))
+
+def _compound_at(tokens: Sequence[str], i: int, wordnet: WordNetLookups) -> list[str] | None:
+    """The noun compound WordNet lists that ``tokens[i]`` forms with the word before it, else after it (the
+    pair of lower-case words), or None."""
+    pairs = [list(tokens[j:j + 2]) for j in (i - 1, i) if 0 <= j and j + 1 < len(tokens)]
+    return next((p for p in pairs if wordnet.synsets("_".join(p), pos="n")), None)
