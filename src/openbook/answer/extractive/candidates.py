@@ -1,4 +1,8 @@
-"""candidates"""
+"""Candidate sentences and their scores: each sentence of each passage scored on its words (``Scored``,
+``score_sentences``: coverage read with its subject, its own words, its passage's rank and coverage, a superseded
+document, an echo of the question, another year, a table row that mismatches a value the question names, the
+answer type), then ranked with the semantic score, an identifier's pin and a command-line option's bonus into
+``Candidate`` s, best first (``rank_candidates``)."""
 
 from __future__ import annotations
 

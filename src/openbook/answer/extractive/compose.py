@@ -1,4 +1,7 @@
-"""compose"""
+"""Choosing the answer's sentences from the ranked candidates (``compose``): the first one, its second hop (a
+definition, a bridge sentence, an entity's row, an identifier's line, a multi-hop value), the sentences stitched on
+that add question terms, a near-tie, one sentence of each side of a comparison or the sentence naming the
+subject, the code block a sentence introduces; and the notes on expansions the answer relied on."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""terms"""
+"""The question's words as the offline answerer reads them: its content terms (``content_terms``) and their idf
+weights (``term_weights``, ``expansion_weights``, ``scenario_weights``), the idf-weighted ``coverage`` of them by a
+set of terms, what expansions make a text hold (``expanded``, ``_held``), the names, numbers, years and
+identifiers it states, what it asks (``Asked``, ``read_question``) and what the corpus says of its words
+(``Words``, ``read_words``)."""
 
 from __future__ import annotations
 
