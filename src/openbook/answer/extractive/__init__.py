@@ -71,29 +71,20 @@ relied on.
 
 from __future__ import annotations
 
-import re
-import textwrap
-from dataclasses import dataclass, replace
-from typing import Callable, Mapping, Protocol, Sequence
+from dataclasses import replace
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from ...chunking import split_sentences
 from ...config import AnswerConfig
-from ...fences import fenced_blocks
 from ...index.analyzer import Analyzer
-from ...index.embedders import cosines_to
-from ...question import (chinese_words, command_options, expected_answer_type, expected_unit, has_answer_type,
-                         question_language, question_parts, states_unit)
+from ...question import expected_unit
 from ...retrieve.glossary import Expansion
-from ...retrieve.lexicon import compound_bound
-from ...retrieve.snippets import strip_emphasis
 from ...types import Answer, Passage
-from ..bridge import Definition, code_sentence, definition, entity_sentence, governing, is_table_row, row_by_bridge
 from ..context import citation_for, superseded_docs
 from ..crosslingual import cross_sentence
 from ..injection import looks_like_injection
-from ..refusal import DENSE_SCALE, MODEL_LANGUAGE, answerability, dense_scaled, reads_sentence_cosine, refusal_sentence
+from ..refusal import DENSE_SCALE, answerability, reads_sentence_cosine, refusal_sentence
 from .units import (MAX_SENTENCE_CHARS, _BULLET_DASH_RE, _LABEL_LINE_RE, _LIST_ITEM_RE, _TABLE_SEP_RE, _Unit, _cap,
                     _units, _without_code)
 from .terms import (Asked, Embedder, QUESTION_WORDS_CJK, QUESTION_WORDS_EN, REFERRING_WORDS_EN, SITUATION_WEIGHT,

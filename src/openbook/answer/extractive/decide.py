@@ -147,7 +147,8 @@ def _answerable(ev: Evidence) -> Decision:
 
 def _composed(ev: Evidence, prior: Decision) -> Decision:
     """The decision once the answer is composed (``decide``): ``prior`` unless a check refuses."""
-    answering = ev.answering or ()  # the composed answer: its sentences, each read with its title, headings, table header
+    # the composed answer: its sentences, each read with its title, headings, table header
+    answering = ev.answering or ()
     year = ev.year
     if year is not None and _other_year(_with_context(answering[0]), year) and \
             not any(year in _YEAR_RE.findall(_with_context(c)) for c in answering):

@@ -391,8 +391,8 @@ def read_words(question: str, terms: Sequence[str], weights: np.ndarray, passage
     # the DENSE_SUPPORT fallback reads "words cannot decide" more narrowly: the question's words the corpus lacks
     # may be said otherwise only in a script with case (common words); in a script without case a word the
     # corpus lacks is most often a name it lacks, which decides (疣鹦嘴鱼 asked of pages on other parrotfish)
-    other_words = unseen > 0 and _unseen_common_words(question, [t for t in terms if t not in vocab and t not in said],
-                                                       analyzer)
+    missing = [t for t in terms if t not in vocab and t not in said]
+    other_words = unseen > 0 and _unseen_common_words(question, missing, analyzer)
     return Words(unseen=unseen, language=language, other_language=other_language,
                  dense_decides=unseen >= 0.25 or other_language,
                  words_blind=other_language or (unseen >= 0.25 and _cased(question)), other_words=other_words)

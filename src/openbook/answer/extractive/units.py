@@ -77,6 +77,43 @@ _LABEL_LINE_RE = re.compile(r"^\s*(?:\*\*|__)[^*_\n]{1,60}?(?::\s*(?:\*\*|__)|(?
 _BULLET_DASH_RE = re.compile(r"^(?:[ \t]*-+(?=[ \t]|$))*[ \t]*")
 
 
+def _flush(out: list[_Unit], block: list[str], heading: str, block_run: int, step: int,
+           number: int | None) -> None:
+    """Append to ``out`` the sentences of the text lines read so far (``block``, then emptied): a list item's
+    (``block_run`` >= 0) without its bullet, with its list, step and number; each under ``heading``."""
+    if block:
+        text = "\n".join(block)
+        text = _LIST_ITEM_RE.sub("", text, count=1) if block_run >= 0 else text
+        for s, e in split_sentences(text):
+            for piece in _cap(text[s:e]):
+                sent = strip_emphasis(" ".join(piece.split()))
+                # a list bullet's dash ("- item", "-- item"), not an option's ("-v, --invert-match")
+                sent = sent if block_run >= 0 else _BULLET_DASH_RE.sub("", sent)
+                if sent.strip() and not sent.startswith("#"):
+                    out.append(_Unit(sent.strip(), heading, block_run, step,
+                                     number=number if block_run >= 0 else None))
+        block.clear()
+
+
+def _add_code(out: list[_Unit], code: list[str], heading: str, code_run: int, step: int,
+              number: int | None) -> None:
+    """Append to ``out`` a code block's lines (``code``, dedented) as one unit marked ``code`` (cut by ``_cap``
+    when over-long), in the list step above it when ``code_run`` >= 0."""
+    text = textwrap.dedent("\n".join(line.rstrip() for line in code)).strip("\n")
+    for piece in _cap(text) if text.strip() else []:
+        out.append(_Unit(piece, heading, code_run, step if code_run >= 0 else 0,
+                         number=number if code_run >= 0 else None, code=True))
+
+
+def _table_row(header: list[str], cells: list[str], heading: str) -> _Unit:
+    """A table row's unit: its non-empty cells as ``header: value; ...`` (a cell past the header alone), with its
+    ``(header, value)`` pairs and every column of its table's ``header``."""
+    pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells) if v]
+    pairs += [v for v in cells[len(header):] if v]
+    return _Unit("; ".join(pairs), heading, cells=tuple((h, v) for h, v in zip(header, cells) if v),
+                 columns=tuple(header))
+
+
 def _units(p: Passage) -> list[_Unit]:
     """Sentences of a passage, in order. A table row becomes ``header: value; ...`` so it reads on its own; a
     markdown list item and a line that opens with a bold label (``**Standard limit:** 600 ...``) start a
@@ -97,27 +134,13 @@ def _units(p: Passage) -> list[_Unit]:
     indent = 0  # the indent of the list's items; a more indented item is a sub-item of the step above it
     in_list = False  # the list goes on across blank lines until a heading, a paragraph or a table ends it
 
-    def flush() -> None:
-        if block:
-            text = "\n".join(block)
-            text = _LIST_ITEM_RE.sub("", text, count=1) if block_run >= 0 else text
-            for s, e in split_sentences(text):
-                for piece in _cap(text[s:e]):
-                    sent = strip_emphasis(" ".join(piece.split()))
-                    # a list bullet's dash ("- item", "-- item"), not an option's ("-v, --invert-match")
-                    sent = sent if block_run >= 0 else _BULLET_DASH_RE.sub("", sent)
-                    if sent.strip() and not sent.startswith("#"):
-                        out.append(_Unit(sent.strip(), heading, block_run, step,
-                                         number=number if block_run >= 0 else None))
-            block.clear()
-
     code_run = -1
 
+    def flush() -> None:
+        _flush(out, block, heading, block_run, step, number)
+
     def add_code(code: list[str]) -> None:
-        text = textwrap.dedent("\n".join(line.rstrip() for line in code)).strip("\n")
-        for piece in _cap(text) if text.strip() else []:
-            out.append(_Unit(piece, heading, code_run, step if code_run >= 0 else 0,
-                             number=number if code_run >= 0 else None, code=True))
+        _add_code(out, code, heading, code_run, step, number)
 
     lines = p.chunk.text.split("\n")
     fenced = {b.start: b for b in fenced_blocks(lines)}  # the blocks the loader and the chunker read
@@ -142,10 +165,7 @@ def _units(p: Passage) -> list[_Unit]:
             if header is None:
                 header = cells
                 continue
-            pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells) if v]
-            pairs += [v for v in cells[len(header):] if v]
-            out.append(_Unit("; ".join(pairs), heading, cells=tuple((h, v) for h, v in zip(header, cells) if v),
-                             columns=tuple(header)))
+            out.append(_table_row(header, cells, heading))
             continue
         header = None if stripped else header
         if stripped.startswith("#"):
