@@ -104,8 +104,8 @@ from .compose import (Composed, NEAR_TIE, ONE_WORD_SHARE, STITCH_RATIO, _PAIR_GA
                       _entity_sentences, _naming_sentence, _other_definition, _relied_on, _with_introduced_code,
                       compose)
 from .decide import (ANSWERABLE, CODES_HELD, DENSE_SUPPORT, DENSE_SUPPORTED, Decision, Evidence, LOW_ANSWERABILITY,
-                     NOTHING_TO_READ, NO_CANDIDATE, OTHER_LANGUAGE, OTHER_YEAR, UNIT_MISSING, UNSEEN_COMMON_WORDS,
-                     UNSEEN_WORD_CONFIDENCE, decide)
+                     NOTHING_TO_READ, NO_CANDIDATE, OTHER_LANGUAGE, OTHER_YEAR, READABLE, UNIT_MISSING,
+                     UNSEEN_COMMON_WORDS, UNSEEN_WORD_CONFIDENCE, decide)
 
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
                       config: AnswerConfig, dense_threshold: float | None = None,

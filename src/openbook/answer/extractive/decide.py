@@ -35,6 +35,7 @@ UNSEEN_WORD_CONFIDENCE = 0.32
 
 
 NOTHING_TO_READ = "nothing to read"  # no passages, or a question with no content term
+READABLE = "readable"  # passages and content terms, not judged further yet
 NO_CANDIDATE = "no candidate"  # no sentence shares a content term with the question
 ANSWERABLE = "answerable"  # answerability at least min_confidence
 OTHER_LANGUAGE = "other language"  # a passage in another language answers (crosslingual.cross_sentence)
@@ -98,7 +99,7 @@ def decide(ev: Evidence) -> Decision:
     if not ev.passages or not ev.terms:
         return Decision(False, NOTHING_TO_READ, None)
     if ev.candidates is None:
-        return Decision(True, NOTHING_TO_READ, None)  # (not judged yet: there is something to read)
+        return Decision(True, READABLE, None)
     if ev.answering is None or ev.prior is None:
         return _answerable(ev)
     return _composed(ev, ev.prior)
