@@ -1,6 +1,11 @@
 """The offline answerer: no model, no key. Picks the sentences of the retrieved passages that best answer the
 question, cites each as ``[n]``, or refuses.
 
+The steps, a module each, as ``answer_extractive`` runs them: ``terms`` reads the question's words once
+(``Asked``, ``Words``); ``units`` reads each passage's sentences; ``candidates`` scores them (``Scored``) and ranks
+them (``Candidate``); ``features`` gives the answerability features of the best one; ``decide`` answers or refuses,
+naming its reason (``Decision``); ``compose`` chooses the answer's sentences, which ``decide`` checks once more.
+
 Refusal: the calibrated answerability score (``refusal.answerability``) over features of the question and of
 its best sentence (``answer_features``): idf-weighted *query-term coverage* of the best passage, of the two best
 passages and of the sentence itself::
@@ -106,6 +111,7 @@ from .compose import (Composed, NEAR_TIE, ONE_WORD_SHARE, STITCH_RATIO, _PAIR_GA
 from .decide import (ANSWERABLE, CODES_HELD, DENSE_SUPPORT, DENSE_SUPPORTED, Decision, Evidence, LOW_ANSWERABILITY,
                      NOTHING_TO_READ, NO_CANDIDATE, OTHER_LANGUAGE, OTHER_YEAR, READABLE, UNIT_MISSING,
                      UNSEEN_COMMON_WORDS, UNSEEN_WORD_CONFIDENCE, decide)
+
 
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
                       config: AnswerConfig, dense_threshold: float | None = None,

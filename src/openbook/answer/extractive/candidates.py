@@ -21,6 +21,7 @@ from ..injection import looks_like_injection
 from .units import _Unit, _units
 from .terms import Asked, Embedder, _held, _other_year, _standalone_numbers, coverage
 
+
 @dataclass(frozen=True)
 class Candidate:
     """A sentence (list item, table row, procedure, code block) that may answer: its passage, its text, its final
@@ -90,6 +91,8 @@ def _option_bonus(sentence: str, options: Sequence[str]) -> float:
     held = [o for o in options if re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", sentence)]
     opens = any(sentence.lstrip("*_` ").startswith(o) for o in held)
     return OPTION_BONUS * (len(held) / len(options) + (0.5 if opens else 0.0))
+
+
 SEMANTIC_CANDIDATES = 6
 
 
@@ -167,6 +170,8 @@ def _procedures(units: Sequence[_Unit], analyzer: Analyzer, terms: set[str],
         if len(text) <= PROCEDURE_MAX_CHARS:
             out.append((text, subjects[items[0].heading] | frozenset(analyzer.analyze_document(intro))))
     return out
+
+
 ECHO_PENALTY = 0.5
 _QUESTION_END = re.compile(r"[?？؟]\W*$")
 

@@ -17,6 +17,7 @@ from ..refusal import dense_scaled
 from .terms import Embedder, TermStats, _focus_terms, _names, coverage, question_names
 from .candidates import Candidate, _legs_agree, _passage_cosine
 
+
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
                     passage_terms: Sequence[set[str]], passage_coverage: float, top: Candidate,
                     kind: str | None, stats: TermStats,

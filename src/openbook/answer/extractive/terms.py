@@ -214,6 +214,8 @@ def coverage(terms: Sequence[str], weights: np.ndarray, present: set[str]) -> fl
     if total <= 0:
         return 0.0
     return float(sum(w for t, w in zip(terms, weights) if t in present)) / total
+
+
 _CODE_RE = re.compile(r"^(?=.*\d)[^\W_]+(?:[-_./][^\W_]+)+$")  # analyzer's code-like compound terms
 _COMPOUND_RE = re.compile(r"[^\W_]+(?:[-_./:][^\W_]+)*")
 _DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -273,6 +275,8 @@ def question_names(question: str) -> list[str]:
                 if len(name) >= 3 and " " in name or (len(name) >= 4 and (m.start() > 0 or k > 0)):
                     names.append(name)
     return list(dict.fromkeys(" ".join(n.casefold().split()) for n in names if n))
+
+
 _FOCUS_RE = re.compile(r"\bwhat(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the|a|an)\s+((?:[\w-]+\s+){0,3}?[\w-]+)"
                        r"\s*(?:\b(?:for|of|in|on|per|to|at|from|with|when|if|that|by|under|after|before)\b|[?,.]|$)",
                        re.I)
@@ -285,6 +289,8 @@ def _focus_terms(question: str, analyzer: Analyzer) -> set[str]:
     "What is the API rate limit for a single access token?"); empty for any other question form."""
     m = _FOCUS_RE.search(question)
     return set(analyzer.analyze(m.group(1).split()[-1])) if m else set()
+
+
 # a year: 1600-2099 standing alone (in a date "2024-03-01", a span "2024/25", "2024年"), not inside a code or an
 # amount ("E-2043", "£2000", "12,2024")
 _YEAR_RE = re.compile(r"(?<![0-9A-Za-z$€£¥.,_-])(1[6-9]\d\d|20\d\d)(?![0-9])(?![.,]\d)(?!\s*%)")
