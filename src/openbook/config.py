@@ -102,6 +102,10 @@ class AnswerConfig:
     and 88 -> 90% (report), the plain sets not at all; on the labs it answers four answerable questions more and one
     unanswerable question more (BENCHMARKS.md, "WordNet in the answer by default"). ``false`` counts glossary
     expansions only.
+
+    ``llm_gate``: with an LLM, the offline answerer's answerability model judges the passages first; where it
+    refuses, the answer is the refusal and the LLM is not called (after the call, an answer whose every sentence
+    the citation check finds unsupported is refused as well). ``false`` asks the LLM whatever the passages.
     """
 
     passages: int = 6
@@ -110,6 +114,7 @@ class AnswerConfig:
     min_confidence: float = 0.5
     skip_retrieval_small_corpus: bool = False
     wordnet: bool = True
+    llm_gate: bool = True
 
 
 @dataclass(frozen=True)

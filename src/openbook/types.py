@@ -186,6 +186,8 @@ class Answer:
         retrieval: ``search`` (passages retrieved) or ``whole-corpus`` (every visible document fit the LLM's
             context, retrieval skipped: ``[answer] skip_retrieval_small_corpus``).
         transforms: what each LLM query transform did, ``{"name", "generated", "note"}`` (none when off).
+        features: what the answerability model read (``openbook.answer.refusal.FEATURES``, name -> value) for
+            the offline answerer's best candidate; empty when none was scored.
     """
 
     text: str
@@ -197,3 +199,4 @@ class Answer:
     confidence: float | None = None
     retrieval: str = "search"
     transforms: tuple[dict, ...] = ()
+    features: Mapping[str, float] = field(default_factory=dict)

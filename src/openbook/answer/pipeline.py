@@ -108,8 +108,6 @@ class Answerer:
             QueryError: empty question, or longer than ``MAX_QUESTION_CHARS``. StoreError: empty or missing store.
                 GenerationError: LLM failure.
         """
-        from .extractive import answer_extractive
-
         if not question or not question.strip():
             raise QueryError("empty question: ask something")
         if len(question) > MAX_QUESTION_CHARS:
@@ -125,29 +123,39 @@ class Answerer:
 
             generator = get_generator(self.config.llm)
         if generator is None:
-            from .extractive import DENSE_SUPPORT
-
-            self.retriever._require_index()
-            vectors = self.store.embedding()
-            threshold = DENSE_SUPPORT.get(vectors.model) if vectors is not None else None
-            embed = None
-            cosines: dict[str, float] = {}
-            if vectors is not None:
-                embed = _question_once(self.retriever.embedder())
-                cosines = question_cosines(question, passages, self.store, embed)
-            visibility = Visibility.of(roles, where, exclude_docs)
-            # which question words the corpus lacks is judged on what the caller may see: the whole store's
-            # vocabulary would tell, by the refusal's notes and confidence, whether a hidden document uses a word
-            stats = VisibleStats(self.retriever, VisibleVocabulary(
-                self.store, visibility, likely=self.retriever.analyzer.analyze(question)))
-            return answer_extractive(question, passages, stats, self.config.answer,
-                                     dense_threshold=threshold, embed=embed, versions=self.store.versions(),
-                                     embedder=vectors.model if vectors is not None else None, cosines=cosines,
-                                     expansions=[e for e in self.retriever.expansions(question, visibility)
-                                                 if e.source != "wordnet" or self.config.answer.wordnet])
+            return self.offline(question, passages, roles=roles, where=where, exclude_docs=exclude_docs)
         from .llm import generate_answer
 
+        if self.config.answer.llm_gate:
+            offline = self.offline(question, passages, roles=roles, where=where, exclude_docs=exclude_docs)
+            if offline.refused:  # no passage the answerability model would answer from: the LLM is not asked
+                return replace(offline, notes=(*offline.notes, "refused before the LLM call ([answer] llm_gate)"))
         return generate_answer(question, passages, generator, self.config.llm, on_token=on_token)
+
+    def offline(self, question: str, passages: Sequence[Passage], *, roles: Sequence[str] = (),
+                where: Sequence[str] = (), exclude_docs: Collection[str] = ()) -> Answer:
+        """The offline extractive answer (``openbook.answer.extractive``) to ``question`` from ``passages``: its
+        sentences with ``[n]`` citations, or the refusal, judged by the fitted answerability model on term
+        statistics of what the caller may see (``roles``, ``where``, ``exclude_docs``)."""
+        from .extractive import answer_extractive
+
+        self.retriever._require_index()
+        vectors = self.store.embedding()
+        embed = None
+        cosines: dict[str, float] = {}
+        if vectors is not None:
+            embed = _question_once(self.retriever.embedder())
+            cosines = question_cosines(question, passages, self.store, embed)
+        visibility = Visibility.of(roles, where, exclude_docs)
+        # which question words the corpus lacks is judged on what the caller may see: the whole store's
+        # vocabulary would tell, by the refusal's notes and confidence, whether a hidden document uses a word
+        stats = VisibleStats(self.retriever, VisibleVocabulary(
+            self.store, visibility, likely=self.retriever.analyzer.analyze(question)))
+        return answer_extractive(question, passages, stats, self.config.answer,
+                                 embed=embed, versions=self.store.versions(),
+                                 embedder=vectors.model if vectors is not None else None, cosines=cosines,
+                                 expansions=[e for e in self.retriever.expansions(question, visibility)
+                                             if e.source != "wordnet" or self.config.answer.wordnet])
 
     def _ask_llm_retrieval(self, question: str, *, roles: Sequence[str], where: Sequence[str], mode: str | None,
                            generator: Any, on_token: Callable[[str], None] | None,

@@ -4,32 +4,26 @@ question, cites each as ``[n]``, or refuses.
 The steps, a module each, as ``answer_extractive`` runs them: ``terms`` reads the question's words once
 (``Asked``, ``Words``); ``units`` reads each passage's sentences; ``candidates`` scores them (``Scored``) and ranks
 them (``Candidate``); ``features`` gives the answerability features of the best one; ``decide`` answers or refuses,
-naming its reason (``Decision``); ``compose`` chooses the answer's sentences, which ``decide`` checks once more.
+naming its reason (``Decision``); ``compose`` chooses the answer's sentences.
 
-Refusal: the calibrated answerability score (``refusal.answerability``) over features of the question and of
-its best sentence (``answer_features``): idf-weighted *query-term coverage* of the best passage, of the two best
-passages and of the sentence itself::
+Refusal: one calibrated answerability score (``refusal.answerability``: a logistic model fitted on public QA
+sets by ``benchmarks/fit_answerer.py`` and loaded from ``refusal.MODEL_FILE``) over the features of the question
+and of its best sentence (``features.answer_features``, ``features.on_topic_features``): idf-weighted
+*query-term coverage* of the best passage, of the two best passages, of the sentence and its neighbours::
 
     coverage(p) = sum(idf(t) for t in Q if t in p) / sum(idf(t) for t in Q)
 
 where ``Q`` is the question's distinct analyzer terms minus question words ("what", "how many", "多少", ...) and
 a term absent from the whole corpus gets the largest possible idf (df = 0); coverage of the rarest terms; the
-BM25 score over its bound; unseen words; names and answer type; on a hybrid store also the dense leg's best
-passage cosine and that of the answering passage (a model fitted on hybrid stores). The answer is refused when
-the score is below ``AnswerConfig.min_confidence``, unless the dense leg supports it (best passage cosine >=
-``DENSE_SUPPORT`` of the embedder) where words cannot decide or both legs agree, or a passage holds every
-identifier the question names while words cannot decide, or, on a hybrid store, the score is at least
-``UNSEEN_WORD_CONFIDENCE`` and every question word the corpus lacks is a lower-case word (a common word the
-documents may say otherwise: "laptop" / "notebook computer"; not a name). A question asking for a size or a
-price is refused when no sentence of the answer, read with its title, headings and table header, states a
-value in bytes or a currency (``question.expected_unit``): a price elsewhere in the passage does not make a
-duration a price. A question that states a situation before it asks ("A customer deleted a folder three weeks
-ago ... Can they still restore it themselves?", ``question.question_parts``) is judged on its ask and the names
-its situation states; the situation's other words choose the sentence but are not required of it
-(``scenario_weights``). A question that states one year ("repaired in 2024") is refused when the first sentence,
-so read, states another year and no sentence of the answer states that one; sentences about another year are
-demoted
-(``YEAR_MISMATCH``) in sentence choice.
+weight of the rarest question term the sentence, its neighbours or its passage lack; the BM25 score over its
+bound; unseen words; names and answer type; a negation the question states and the sentence does not; a number
+the question states and the passage does not; another year than the one asked; a size or price asked and none
+stated; on a hybrid store the dense leg's cosines. The answer is refused when the score is below
+``AnswerConfig.min_confidence``; the refusal's note names the features that pulled it down most. A question
+that states a situation before it asks ("A customer deleted a folder three weeks ago ... Can they still restore
+it themselves?", ``question.question_parts``) is judged on its ask and the names its situation states; the
+situation's other words choose the sentence but are not required of it (``scenario_weights``). Sentences about
+another year than the one asked are demoted (``YEAR_MISMATCH``) in sentence choice.
 
 Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
 section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
@@ -76,14 +70,12 @@ relied on.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from ...config import AnswerConfig
 from ...index.analyzer import Analyzer
-from ...question import expected_unit
 from ...retrieve.glossary import Expansion
 from ...types import Answer, Passage
 from ..context import citation_for, superseded_docs
@@ -104,18 +96,16 @@ from .candidates import (Candidate, ECHO_PENALTY, FOCUS_BONUS, Governed, OPTION_
                          YEAR_MISMATCH, _Candidate, _QUESTION_END, _document_definitions, _echoes, _legs_agree,
                          _mismatched, _named_values, _option_bonus, _passage_cosine, _procedures,
                          _rule_over_definition, _semantic_scores, _with_context, rank_candidates, score_sentences)
-from .features import SECOND_SENTENCES, _linked, answer_features, bridge_pair
+from .features import SECOND_SENTENCES, _linked, answer_features, bridge_pair, on_topic_features
 from .compose import (Composed, NEAR_TIE, ONE_WORD_SHARE, STITCH_RATIO, _PAIR_GAP, _bridge_sentence, _definition_hop,
                       _entity_sentences, _naming_sentence, _other_definition, _relied_on, _with_introduced_code,
                       compose)
-from .decide import (ANSWERABLE, CODES_HELD, DENSE_SUPPORT, DENSE_SUPPORTED, Decision, Evidence, LOW_ANSWERABILITY,
-                     NOTHING_TO_READ, NO_CANDIDATE, OTHER_LANGUAGE, OTHER_YEAR, READABLE, UNIT_MISSING,
-                     UNSEEN_COMMON_WORDS, UNSEEN_WORD_CONFIDENCE, decide)
+from .decide import (ANSWERABLE, Decision, Evidence, LOW_ANSWERABILITY, NOTHING_TO_READ, NO_CANDIDATE,
+                     OTHER_LANGUAGE, READABLE, decide)
 
 
 def answer_extractive(question: str, passages: Sequence[Passage], stats: TermStats,
-                      config: AnswerConfig, dense_threshold: float | None = None,
-                      embed: Embedder | None = None, versions: Mapping[str, str] | None = None,
+                      config: AnswerConfig, embed: Embedder | None = None, versions: Mapping[str, str] | None = None,
                       embedder: str | None = None, cosines: Mapping[str, float] | None = None,
                       expansions: Sequence[Expansion] = ()) -> Answer:
     """Answer ``question`` from ``passages`` by extraction, or refuse.
@@ -167,13 +157,14 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
                            embed, embedder, asked.kind, own=candidates[0].text if candidates else None,
                            shared=lambda s: coverage(terms, weights, set(analyzer.analyze_document(s)))) \
         if embed is not None and embedder is not None else None
-    confidence, dense = _answerability(asked, judged, passages, passage_terms, candidates, stats, words, said,
-                                       embedder, cosines, embed)
-    evidence = Evidence(passages, terms, candidates, cross, confidence, config.min_confidence, asked.codes,
-                        passage_terms, words, dense, dense_threshold)
+    features, dense = _answerability(asked, judged, passages, passage_terms, candidates, stats, words, said,
+                                     embedder, cosines, embed)
+    confidence = answerability(features, words.language, dense) if features else 0.0
+    evidence = Evidence(passages, terms, candidates, cross, confidence, config.min_confidence, words, dense,
+                        features)
     decision = decide(evidence)
     if not decision.answer:
-        return _refused(question, passages, decision)
+        return _refused(question, passages, decision, features)
     if decision.reason == OTHER_LANGUAGE and cross is not None:
         top_score = max((c.score for c in candidates), default=1.0)
         candidates.insert(0, Candidate(cross.passage, cross.text, 10.0 * max(top_score, 1.0), 1.0,
@@ -182,11 +173,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     composed = compose(asked, candidates, governed, older, analyzer, config.max_sentences,
                        {p.n: units for p, units in zip(passages, passage_units)}, said_otherwise, pinned,
                        ONE_WORD_SHARE)
-    decision = decide(replace(evidence, prior=decision, answering=composed.sentences, year=asked.year,
-                              unit=expected_unit(question)))
-    if not decision.answer:
-        return _refused(question, passages, decision)
-    return _cited(composed, passages, older, expansions, analyzer, decision)
+    return _cited(composed, passages, older, expansions, analyzer, decision, features)
 
 
 def _read_passages(passages: Sequence[Passage], asked: Asked, analyzer: Analyzer,
@@ -209,12 +196,12 @@ def _read_passages(passages: Sequence[Passage], asked: Asked, analyzer: Analyzer
 def _answerability(asked: Asked, judged: np.ndarray, passages: Sequence[Passage],
                    passage_terms: Sequence[set[str]], candidates: Sequence[Candidate], stats: TermStats,
                    words: Words, said: frozenset[str], embedder: str | None, cosines: Mapping[str, float] | None,
-                   embed: Embedder | None) -> tuple[float, str | None]:
-    """The answerability score of the best candidate (0 without one) and the embedder whose hybrid model scored
-    it (None: the BM25-only model, as on a store whose passages carry no dense leg). ``judged``: the weights
-    answerability reads (``scenario_weights``)."""
+                   embed: Embedder | None) -> tuple[dict[str, float], str | None]:
+    """The answerability features of the best candidate (``refusal.FEATURES``; empty without one) and the
+    embedder whose hybrid model reads them (None: the BM25-only model, as on a store whose passages carry no
+    dense leg). ``judged``: the weights answerability reads (``scenario_weights``)."""
     if not candidates:
-        return 0.0, None
+        return {}, None
     question, terms = asked.question, asked.terms
     dense = embedder if embedder in DENSE_SCALE and any("dense" in p.hit.legs for p in passages) else None
     features = answer_features(question, terms, judged, passages, passage_terms,
@@ -222,17 +209,23 @@ def _answerability(asked: Asked, judged: np.ndarray, passages: Sequence[Passage]
                                stats, candidates, embedder=dense, cosines=cosines,
                                embed=embed if reads_sentence_cosine(dense) else None,
                                rescore=judged is not asked.weights, said=said)
-    return answerability(features, words.language, dense), dense
+    features.update(on_topic_features(asked, judged, candidates[0], passages, passage_terms, words,
+                                      stats.analyzer, features["dense_top"]))
+    return features, dense
 
 
-def _refused(question: str, passages: Sequence[Passage], decision: Decision) -> Answer:
-    """The refusal ``decision`` names: the refusal sentence, no citations, the decision's note and confidence."""
+def _refused(question: str, passages: Sequence[Passage], decision: Decision,
+             features: Mapping[str, float] | None = None) -> Answer:
+    """The refusal ``decision`` names: the refusal sentence, no citations, the decision's note and confidence, and
+    the features it was judged on."""
     return Answer(text=refusal_sentence(question), refused=True, passages=tuple(passages),
-                  notes=(decision.note,) if decision.note else (), confidence=decision.confidence)
+                  notes=(decision.note,) if decision.note else (), confidence=decision.confidence,
+                  features=dict(features or {}))
 
 
 def _cited(composed: Composed, passages: Sequence[Passage], older: Mapping[str, str],
-           expansions: Sequence[Expansion], analyzer: Analyzer, decision: Decision) -> Answer:
+           expansions: Sequence[Expansion], analyzer: Analyzer, decision: Decision,
+           features: Mapping[str, float]) -> Answer:
     """The answer: each chosen sentence followed by ``[n]``, the note naming an older, superseded version of the
     top answer's document (its values named, not quoted), and the notes: the decision's, the older version's,
     the expansions relied on."""
@@ -259,4 +252,4 @@ def _cited(composed: Composed, passages: Sequence[Passage], older: Mapping[str, 
     if older_note:
         parts.append(older_note)
     return Answer(text=" ".join(parts), refused=False, citations=citations, passages=tuple(passages),
-                  notes=tuple(notes), confidence=decision.confidence)
+                  notes=tuple(notes), confidence=decision.confidence, features=dict(features))

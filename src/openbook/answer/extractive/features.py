@@ -5,17 +5,20 @@ store the dense leg's cosines."""
 
 from __future__ import annotations
 
+import re
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from ...index.analyzer import Analyzer
 from ...index.embedders import cosines_to
-from ...question import has_answer_type, question_parts
+from ...question import expected_unit, has_answer_type, question_parts, states_unit
 from ...types import Passage
 from ..refusal import dense_scaled
-from .terms import Embedder, TermStats, _focus_terms, _names, coverage, question_names
-from .candidates import Candidate, _legs_agree, _passage_cosine
+from .terms import (Asked, Embedder, TermStats, Words, _focus_terms, _names, _other_year, _standalone_numbers,
+                    coverage, question_names)
+from .candidates import Candidate, _legs_agree, _passage_cosine, _with_context
+from .units import _units
 
 
 def answer_features(question: str, terms: Sequence[str], weights: np.ndarray, passages: Sequence[Passage],
@@ -226,3 +229,70 @@ def bridge_pair(passages: Sequence[Passage], passage_terms: Sequence[set[str]],
             if p.chunk.doc_id != passages[j].chunk.doc_id and tj <= passage_terms[i]:
                 return (i, j)
     return None
+
+
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b|n't\b|\bnon-|"
+                          r"[不没未非无]", re.I)
+"""Negation: English negators (Quirk et al., *A Comprehensive Grammar of the English Language*, 10.54-10.64)
+and the Chinese negation characters 不 没 未 非 无."""
+
+
+def on_topic_features(asked: Asked, weights: np.ndarray, top: Candidate, passages: Sequence[Passage],
+                      passage_terms: Sequence[set[str]], words: Words, analyzer: Analyzer,
+                      dense_top: float) -> dict[str, float]:
+    """Features that tell an on-topic passage that holds the answer from one that does not.
+
+    ``miss_sentence_max`` / ``miss_window_max`` / ``miss_passage_max``: the largest weight (``weights``, the
+    question terms' idf-based coverage weights) of a question term missing from the answering sentence with its
+    subject / from it and its neighbouring units in the passage / from the whole answering passage, over the
+    largest weight of any question term (0 when none is missing): a question that swaps one entity of an
+    on-topic passage for another lacks exactly that term. ``window_coverage``: the coverage of the sentence and
+    its neighbours. ``negation_unmatched``: 1 when the question states a negation (``_NEGATION_RE``) and the
+    sentence and its neighbours state none. ``number_missing``: 1 when a number the question states on its own is
+    not in the answering passage. ``novel_terms``: the share of the sentence's terms the question does not use
+    (what the sentence adds). ``year_other``: 1 when the question states one year and the sentence, read with its
+    title, headings and table header, states another and not that one. ``unit_missing``: 1 when the question asks
+    for a size or a price (``question.expected_unit``) and the sentence so read states none. ``unseen_common``:
+    1 when every question word the corpus lacks is a common lower-case word (``Words.other_words``).
+    ``codes_held``: 1 when words cannot decide (``Words.dense_decides``) and a passage holds every identifier the
+    question names. ``dense_blind``: ``dense_top`` where words cannot decide (``Words.words_blind``), else 0.
+    """
+    terms = asked.terms
+    wmax = float(np.max(weights)) if len(weights) else 1.0
+    wmax = wmax or 1.0
+
+    def missing(held: set[str] | frozenset[str]) -> float:
+        return max((float(w) for t, w in zip(terms, weights) if t not in held), default=0.0) / wmax
+
+    sentence = top.terms | top.subject | top.defined
+    window_text = _window(top)
+    window = sentence | set(analyzer.analyze_document(window_text))
+    at = next((i for i, p in enumerate(passages) if p is top.passage), None)
+    passage = passage_terms[at] if at is not None else set(analyzer.analyze_document(top.passage.chunk.text))
+    framed = _with_context(top)
+    unit = expected_unit(asked.question)
+    negated = bool(_NEGATION_RE.search(asked.question))
+    return {
+        "window_coverage": coverage(terms, weights, window),
+        "miss_sentence_max": missing(sentence),
+        "miss_window_max": missing(window),
+        "miss_passage_max": missing(passage | sentence),
+        "negation_unmatched": float(negated and not _NEGATION_RE.search(window_text)),
+        "number_missing": float(bool(asked.numbers - _standalone_numbers(top.passage.chunk.text))),
+        "novel_terms": len(top.terms - asked.question_terms) / max(len(top.terms), 1),
+        "year_other": float(_other_year(framed, asked.year)),
+        "unit_missing": float(unit is not None and not states_unit(framed, unit)),
+        "unseen_common": float(words.other_words),
+        "codes_held": float(words.dense_decides and bool(asked.codes)
+                            and any(asked.codes <= pt for pt in passage_terms)),
+        "dense_blind": dense_top if words.words_blind else 0.0,
+    }
+
+
+def _window(top: Candidate) -> str:
+    """The answering sentence with the units just before and after it in its passage."""
+    texts = [u.text for u in _units(top.passage)]
+    if top.text not in texts:
+        return top.text
+    i = texts.index(top.text)
+    return " ".join(texts[max(0, i - 1):i + 2])
