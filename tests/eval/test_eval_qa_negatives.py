@@ -7,6 +7,7 @@ Every test builds a real BEIR folder and real stores (the real analyzer, BM25 in
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -262,7 +263,8 @@ def test_cli_restricts_by_question_file_and_reports_impossible_questions(squadli
     r = subprocess.run([sys.executable, "-m", "openbook.cli", "eval", "answers", "--dataset", str(squadlike),
                         "--no-embed", "--questions-from", str(ids), "--negatives", "hidden", "--out",
                         str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=300,
-                       env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+                       env={**{k: v for k, v in os.environ.items() if k != "OPENBOOK_STORE"},
+                            "PYTHONPATH": str(src)})
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert [x["id"] for x in report["results"]] == ["a1", "i1"] and report["negatives"] == "hidden"
