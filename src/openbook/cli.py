@@ -573,6 +573,10 @@ def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: st
               help="With --dataset: ask answerable questions' negatives on a copy of the store without the sampled "
                    "questions' relevant documents (absent: every corpus statistic without them), or with them "
                    "hidden by a query-time filter (hidden: corpus statistics kept).")
+@click.option("--absent-groups", "groups", type=click.IntRange(min=1), default=1, show_default=True, metavar="K",
+              help="With --negatives absent: deal the answerable questions round-robin into K groups, each asked "
+                   "on its own copy without its group's relevant documents (1: one copy without all of them; "
+                   "K = --sample: each question misses only its own).")
 @click.option("--questions-from", "questions_from", type=click.Path(exists=True, dir_okay=False), default=None,
               metavar="FILE", help="With --dataset: only these questions (one query id per line; # comments), "
                                    "before --sample: one part of a split.")
@@ -591,7 +595,7 @@ def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: st
 @json_option
 @click.pass_context
 def eval_answers(ctx: click.Context, dataset: str | None, sample: int | None, seed: int, negatives: str,
-                 questions_from: str | None, doc_prefixes: tuple[str, ...], out_dir: str,
+                 groups: int, questions_from: str | None, doc_prefixes: tuple[str, ...], out_dir: str,
                  questions: str | None, docs: str | None, store: str | None, llm: str | None,
                  base_url: str | None, no_embed: bool, as_json: bool) -> None:
     """Answers on a BEIR QA set (--dataset: answered, contains-gold, refused negatives, impossible questions
@@ -612,7 +616,7 @@ def eval_answers(ctx: click.Context, dataset: str | None, sample: int | None, se
                                 *(f"doc prefix {p}" for p in doc_prefixes)]) or None
         qa = run_qa_eval(Path(dataset), _eval_store(ctx, store), cfg, sample, seed, Path(out_dir),
                          progress=sys.stderr.isatty(), negatives=negatives, question_ids=ids,
-                         doc_prefixes=doc_prefixes, restricted_to=restricted)
+                         doc_prefixes=doc_prefixes, restricted_to=restricted, groups=groups)
         click.echo(json.dumps(qa.to_dict(), ensure_ascii=False) if as_json else format_qa_report(qa))
         return
     if questions_from or doc_prefixes:

@@ -238,6 +238,39 @@ def test_ask_dataset_asks_absent_negatives_on_a_store_without_every_sampled_rele
         ask_dataset(None, qs, bm25_store, BM25, "masked", tmp_path / "w2")
 
 
+def test_absent_groups_deal_answerable_questions_round_robin() -> None:
+    from openbook.eval.answers import absent_groups
+
+    qs = [QAQuestion(f"a{i}", "?", ("x",), (f"d{i}",)) for i in range(5)] + \
+        [QAQuestion("i0", "?", (), ("d0",), impossible=True)]
+    assert [[q.id for q in g] for g in absent_groups(qs, 2)] == [["a0", "a2", "a4"], ["a1", "a3"]]
+    assert [[q.id for q in g] for g in absent_groups(qs, 9)] == [[f"a{i}"] for i in range(5)]
+    assert absent_groups(qs[5:], 3) == []
+    with pytest.raises(EvaluationError, match="at least 1"):
+        absent_groups(qs, 0)
+
+
+def test_one_copy_per_question_removes_only_its_own_relevant_documents(squadlike: Path, bm25_store: Path,
+                                                                       tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import openbook.eval.absent as absent_module
+
+    qs = load_qa_questions(squadlike)
+    seen: list[set[str]] = []
+    real = absent_module.absent_store
+
+    def recording(src, doc_ids, dest):  # the real copy, recording what each group's copy leaves out
+        seen.append(set(doc_ids))
+        return real(src, doc_ids, dest)
+
+    monkeypatch.setattr(absent_module, "absent_store", recording)
+    with Engine.open(bm25_store, BM25) as engine:
+        results = ask_dataset(engine, qs, bm25_store, BM25, "absent", tmp_path / "work", groups=3)
+    assert seen == [{"Zorvan-0"}, {"Keltrin-0"}, {"Veldoria-0"}]
+    assert [r.id for r in results] == ["a1", "a2", "a3", "i1", "i2"]
+    assert not any((tmp_path / "work").glob("absent-*"))  # each copy removed once its group was asked
+
+
 def test_end_to_end_counts_impossible_questions_as_negatives(squadlike: Path, tmp_path: Path) -> None:
     report = run_qa_eval(squadlike, None, BM25, out_dir=tmp_path / "out")
     s = report.summary["all"]

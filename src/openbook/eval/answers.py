@@ -424,7 +424,8 @@ class QAReport:
         summary: ``all`` and one entry per question language, the keys of ``summarize_qa``.
         curve_png: the refusal curve written, or None.
         results: one ``QAResult`` per question, answerable ones first, each group in sample order.
-        negatives: ``absent`` or ``hidden`` (see ``NEGATIVE_MODES``).
+        negatives: ``absent`` or ``hidden`` (see ``NEGATIVE_MODES``); groups: copies the absent negatives were
+            asked on (``absent_groups``).
         restricted_to: what restricted the questions before sampling (a question-id file, doc-id prefixes), or
             None.
     """
@@ -438,6 +439,7 @@ class QAReport:
     results: list[QAResult]
     negatives: str = "absent"
     restricted_to: str | None = None
+    groups: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-serialisable report."""
@@ -742,24 +744,42 @@ def write_refusal_curve(results: Sequence[QAResult], path: Path, title: str,
     return path
 
 
+def absent_groups(questions: Sequence[QAQuestion], groups: int) -> list[list[QAQuestion]]:
+    """The answerable ``questions`` dealt round-robin, in the given order, into ``min(groups, len)`` groups (each
+    group in the given order); impossible questions are left out.
+
+    Raises:
+        EvaluationError: ``groups`` below 1.
+    """
+    if groups < 1:
+        raise EvaluationError(f"absent groups must be at least 1, not {groups}")
+    answerable = [q for q in questions if not q.impossible]
+    k = min(groups, len(answerable)) or 1
+    return [answerable[i::k] for i in range(k)] if answerable else []
+
+
 def ask_dataset(engine: Any, questions: Sequence[QAQuestion], store: str | Path, config: Config,
                 negatives: str = "absent", workdir: Path | None = None,
-                progress: bool = False) -> list[QAResult]:
+                progress: bool = False, groups: int = 1) -> list[QAResult]:
     """Ask ``questions`` on ``engine`` (open on ``store``, which holds the whole corpus) and score them.
 
     Positives (answerable questions over the whole corpus) and impossible questions run on ``engine``.
-    Answerable questions' negatives: ``absent`` asks them on a copy of ``store`` without the relevant
-    documents of every answerable question given (``openbook.eval.absent.absent_store``, written under
-    ``workdir``, opened with ``config``), so a question sharing a relevant document with another misses it
-    there too; ``hidden`` asks them on ``engine`` with their own relevant documents filtered out.
+    Answerable questions' negatives: ``absent`` deals them into ``groups`` groups (``absent_groups``) and asks
+    each group on a copy of ``store`` without the relevant documents of every question of the group
+    (``openbook.eval.absent.absent_store``, opened with ``config``), so a question sharing a relevant document
+    with another of its group misses it there too; with one group (the default) the copy is
+    ``<workdir>/absent`` and is kept, with more each copy is removed once its group is asked. ``hidden`` asks
+    them on ``engine`` with their own relevant documents filtered out.
 
     Returns:
         One ``QAResult`` per question, answerable ones first, each group in the given order.
 
     Raises:
-        EvaluationError: an unknown ``negatives`` mode, or ``absent`` without a ``workdir``.
+        EvaluationError: an unknown ``negatives`` mode, ``absent`` without a ``workdir``, ``groups`` below 1.
         StoreError, GenerationError: from the engine.
     """
+    import shutil
+
     from openbook.api import Engine
 
     from .absent import absent_store
@@ -768,6 +788,7 @@ def ask_dataset(engine: Any, questions: Sequence[QAQuestion], store: str | Path,
         raise EvaluationError(f"unknown negatives mode {negatives!r}; choose one of {', '.join(NEGATIVE_MODES)}")
     answerable = [q for q in questions if not q.impossible]
     impossible = [q for q in questions if q.impossible]
+    dealt = absent_groups(answerable, groups)
     label = (lambda text: text) if progress else (lambda text: None)
     pos = ask_questions(engine, answerable, progress=label("positives"))
     imp = ask_questions(engine, impossible, progress=label("impossible"))
@@ -776,23 +797,30 @@ def ask_dataset(engine: Any, questions: Sequence[QAQuestion], store: str | Path,
     else:
         if workdir is None:
             raise EvaluationError("absent negatives need a work folder for the store without the documents")
-        gone = {d for q in answerable for d in q.relevant}
-        path = absent_store(store, gone, Path(workdir) / "absent")
-        with Engine.open(path, config) as without:
-            neg = ask_questions(without, answerable, progress=label("negatives (absent)"))
+        by_id: dict[str, Asked] = {}
+        for i, members in enumerate(dealt):
+            folder = Path(workdir) / ("absent" if len(dealt) == 1 else f"absent-{i}")
+            path = absent_store(store, {d for q in members for d in q.relevant}, folder)
+            with Engine.open(path, config) as without:
+                tag = "negatives (absent)" if len(dealt) == 1 else f"negatives (absent, group {i + 1}/{len(dealt)})"
+                by_id.update((a.question.id, a) for a in ask_questions(without, members, progress=label(tag)))
+            if len(dealt) > 1:
+                shutil.rmtree(path, ignore_errors=True)
+        neg = [by_id[q.id] for q in answerable]
     return [score_qa(n, p) for n, p in zip(neg, pos)] + [score_qa(i) for i in imp]
 
 
 def run_qa_eval(dataset: Path, store: str | Path | None, config: Config, sample: int | None = None, seed: int = 7,
                 out_dir: Path | None = None, progress: bool = False, negatives: str = "absent",
                 question_ids: Sequence[str] | None = None, doc_prefixes: Sequence[str] = (),
-                restricted_to: str | None = None) -> QAReport:
+                restricted_to: str | None = None, groups: int = 1) -> QAReport:
     """Evaluate answers on a BEIR QA folder end to end (what ``openbook eval answers --dataset`` runs).
 
     Loads the QA questions (``load_qa_questions``), keeps those of ``question_ids`` / ``doc_prefixes``
     (``restrict_questions``), samples them (``sample_questions``: ``sample`` answerable plus ``sample``
     impossible ones), ingests ``corpus.jsonl`` into ``store`` (created, or reused when unchanged; a folder or a
-    backend URL) or a throw-away store, asks and scores them (``ask_dataset``), and writes
+    backend URL) or a throw-away store, asks and scores them (``ask_dataset``, with ``groups`` copies for absent
+    negatives), and writes
     ``<out_dir>/<dataset>.answers.png`` (the refusal curve, offline answerer) and
     ``<out_dir>/<dataset>.answers.json`` when ``out_dir`` is given. ``restricted_to`` is recorded in the report.
 
@@ -806,6 +834,7 @@ def run_qa_eval(dataset: Path, store: str | Path | None, config: Config, sample:
 
     if negatives not in NEGATIVE_MODES:
         raise EvaluationError(f"unknown negatives mode {negatives!r}; choose one of {', '.join(NEGATIVE_MODES)}")
+    absent_groups([], groups)  # a bad count fails before the ingest
     data = load_beir(dataset)
     questions = load_qa_questions(Path(dataset))
     if question_ids is not None or doc_prefixes:
@@ -818,14 +847,15 @@ def run_qa_eval(dataset: Path, store: str | Path | None, config: Config, sample:
             if not ingest.ok:
                 reasons = "; ".join(f"{p}: {r}" for p, r in ingest.failed[:3])
                 raise EvaluationError(f"could not ingest {data.corpus}: {reasons}")
-            results = ask_dataset(engine, questions, store_dir, config, negatives, Path(tmp), progress)
+            results = ask_dataset(engine, questions, store_dir, config, negatives, Path(tmp), progress, groups)
     langs = sorted({r.language for r in results})
     summary = {"all": summarize_qa(results)}
     summary.update({lang: summarize_qa([r for r in results if r.language == lang]) for lang in langs})
     llm = config.llm
     answerer = f"{llm.backend}:{llm.model}" if llm.backend else "offline"
     report = QAReport(dataset=data.name, answerer=answerer, sample=sample, seed=seed, summary=summary,
-                      curve_png=None, results=results, negatives=negatives, restricted_to=restricted_to)
+                      curve_png=None, results=results, negatives=negatives, restricted_to=restricted_to,
+                      groups=groups)
     if out_dir is not None:
         out_dir = Path(out_dir)
         if answerer == "offline":
@@ -847,7 +877,8 @@ def format_qa_report(report: QAReport) -> str:
     lines = [f"{report.dataset}: {counts} questions"
              + (f" (sample {report.sample}, seed {report.seed})" if report.sample is not None else "")
              + (f", restricted to {report.restricted_to}" if report.restricted_to else "")
-             + f", answerer {report.answerer}, negatives {report.negatives}",
+             + f", answerer {report.answerer}, negatives {report.negatives}"
+             + (f" ({report.groups} groups)" if report.negatives == "absent" and report.groups > 1 else ""),
              f"  {'language':<8} {'n':>4} {'answered':>9} {'gold':>6} {'gold-yn':>8} {'cites':>6} "
              f"{'neg refused':>12} {'n imp':>6} {'imp refused':>12} {'plausible':>10} {'p50 ms':>8} {'p95 ms':>8}"]
     for lang, s in report.summary.items():
