@@ -8,26 +8,30 @@ DATASET ?= $(SHARED)/datasets/scifact
 LAB     ?= $(SHARED)/labs/skyladder
 BASELINE ?= benchmarks/baselines/scifact.bm25.json
 
-.PHONY: help test test-eval eval-retrieval eval-scifact eval-cranfield eval-scifact-check eval-answers \
+.PHONY: help test test-all test-eval eval-retrieval eval-scifact eval-cranfield eval-scifact-check eval-answers \
         synthetic bench bench-quick
 
 help:
-	@echo "make test                 whole test suite"
-	@echo "make test-eval            evaluation tests only (tests/eval)"
+	@echo "make test                 fast tests: skips those marked slow (whole datasets) and lab (development labs)"
+	@echo "make test-all             whole test suite, as .ci/run runs it"
+	@echo "make test-eval            fast evaluation tests only (tests/eval)"
 	@echo "make eval-scifact         retrieval metrics on SciFact (nDCG@10, Recall@10/100, MRR@10, MAP@100, latency)"
 	@echo "make eval-cranfield       the same on Cranfield (graded qrels 1-4)"
 	@echo "make eval-retrieval DATASET=DIR   any BEIR folder"
 	@echo "make eval-scifact-check   SciFact against the saved baseline (non-zero exit on a drop > 0.005)"
-	@echo "make eval-answers         answer evaluation on the Skyladder lab"
+	@echo "make eval-answers         answer evaluation on the Skyladder lab (a development lab)"
 	@echo "make synthetic            1,000,000-document synthetic corpus for the benchmark"
 	@echo "make bench                peer benchmark (SciFact + 1M synthetic, 3 rounds) -> BENCHMARKS.md"
 	@echo "make bench-quick          peer benchmark (SciFact + 100k synthetic, 1 round)"
 
 test:
+	PYTHONPATH=src $(PYTHON) -m pytest -q -m "not slow and not lab"
+
+test-all:
 	PYTHONPATH=src $(PYTHON) -m pytest -q
 
 test-eval:
-	PYTHONPATH=src $(PYTHON) -m pytest tests/eval -q
+	PYTHONPATH=src $(PYTHON) -m pytest tests/eval -q -m "not slow and not lab"
 
 eval-retrieval:
 	$(OPENBOOK) eval retrieval --dataset $(DATASET)

@@ -4,7 +4,9 @@ changes no answer: run it before and after, then compare the two files (``diff b
 It ingests the Skyladder lab's documents and the first ``--docs`` documents of a BEIR corpus (default
 ``../shared/datasets/squad2_half_a``) into two temporary BM25-only stores (embedding off), asks every Skyladder
 question (with its ``user_acl`` roles) and the first ``--questions`` BEIR questions whose qrels document is in
-that slice, and writes each answer's text, refused flag, confidence and notes as JSON to ``--out``.
+that slice, and writes each answer's text, refused flag, confidence and notes as JSON to ``--out``. With
+``--hybrid`` it also asks the Skyladder questions of a hybrid store (the default embedder), whose answers go through
+the dense features and fallbacks.
 
     PYTHONPATH=src python benchmarks/answer_snapshot.py --out before.json
 """
@@ -29,8 +31,8 @@ def _answer(engine: Engine, question: str, roles: list[str]) -> dict:
             "notes": list(a.notes)}
 
 
-def _store(root: Path, folder: Path) -> Engine:
-    engine = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": False}), create=True)
+def _store(root: Path, folder: Path, embedding: bool = False) -> Engine:
+    engine = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": embedding}), create=True)
     if not engine.ingest([folder]).ok:
         raise SystemExit(f"ingest of {folder} failed")
     return engine
@@ -43,14 +45,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--beir", type=Path, default=ROOT.parent / "shared/datasets/squad2_half_a")
     ap.add_argument("--docs", type=int, default=300)
     ap.add_argument("--questions", type=int, default=150)
+    ap.add_argument("--hybrid", action="store_true", help="also ask the lab questions of a hybrid store")
     args = ap.parse_args(argv)
     out: dict[str, list[dict]] = {"skyladder": [], "beir": []}
+    lab = [json.loads(line) for line in (args.lab / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+           if line.strip()]
     with tempfile.TemporaryDirectory() as tmp:
-        with _store(Path(tmp) / "lab", args.lab / "docs") as engine:
-            for line in (args.lab / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    q = json.loads(line)
-                    out["skyladder"].append(_answer(engine, q["question"], q.get("user_acl") or []))
+        for key, embedding in [("skyladder", False)] + ([("skyladder_hybrid", True)] if args.hybrid else []):
+            out[key] = []
+            with _store(Path(tmp) / key, args.lab / "docs", embedding) as engine:
+                for q in lab:
+                    out[key].append(_answer(engine, q["question"], q.get("user_acl") or []))
         sliced = Path(tmp) / "beir"
         sliced.mkdir()
         lines = (args.beir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:args.docs]
@@ -68,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                 if qrels.get(q["_id"], set()) & ids:
                     out["beir"].append(_answer(engine, q["text"], []))
     args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
-    print(f"{len(out['skyladder'])} lab and {len(out['beir'])} BEIR answers -> {args.out}", file=sys.stderr)
+    print(", ".join(f"{len(v)} {k}" for k, v in out.items()) + f" answers -> {args.out}", file=sys.stderr)
     return 0
 
 

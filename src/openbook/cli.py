@@ -562,11 +562,27 @@ def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: st
 
 @eval.command("answers")
 @click.option("--dataset", type=click.Path(exists=True, file_okay=False), default=None,
-              help="BEIR folder whose queries carry metadata.answers: each question is asked over the whole "
-                   "corpus and again with its relevant documents hidden.")
+              help="BEIR folder whose queries carry metadata.answers (or metadata.is_impossible): each answerable "
+                   "question is asked over the whole corpus and again without its relevant documents; each "
+                   "impossible one once over the whole corpus.")
 @click.option("--sample", type=click.IntRange(min=1), default=None, metavar="N",
-              help="With --dataset: ask N questions (random.Random(SEED).shuffle of queries.jsonl, first N).")
+              help="With --dataset: ask N answerable questions, and N impossible ones when the set has any (each "
+                   "group: random.Random(SEED).shuffle in queries.jsonl order, first N).")
 @click.option("--seed", type=int, default=7, show_default=True, help="With --sample: the shuffle's seed.")
+@click.option("--negatives", type=click.Choice(["absent", "hidden"]), default="absent", show_default=True,
+              help="With --dataset: ask answerable questions' negatives on a copy of the store without the sampled "
+                   "questions' relevant documents (absent: every corpus statistic without them), or with them "
+                   "hidden by a query-time filter (hidden: corpus statistics kept).")
+@click.option("--absent-groups", "groups", type=click.IntRange(min=1), default=1, show_default=True, metavar="K",
+              help="With --negatives absent: deal the answerable questions round-robin into K groups, each asked "
+                   "on its own copy without its group's relevant documents (1: one copy without all of them; "
+                   "K = --sample: each question misses only its own).")
+@click.option("--questions-from", "questions_from", type=click.Path(exists=True, dir_okay=False), default=None,
+              metavar="FILE", help="With --dataset: only these questions (one query id per line; # comments), "
+                                   "before --sample: one part of a split.")
+@click.option("--doc-prefix", "doc_prefixes", multiple=True, metavar="PREFIX",
+              help="With --dataset: only questions whose relevant documents' ids all start with PREFIX "
+                   "(repeatable), before --sample.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="eval-results", show_default=True,
               help="With --dataset: folder for the JSON report and the refusal curve PNG.")
 @click.option("--questions", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -578,12 +594,15 @@ def eval_retrieval(ctx: click.Context, dataset: str, mode: str | None, store: st
 @click.option("--no-embed", is_flag=True, help="With --dataset: BM25 only, skip embedding the corpus.")
 @json_option
 @click.pass_context
-def eval_answers(ctx: click.Context, dataset: str | None, sample: int | None, seed: int, out_dir: str,
+def eval_answers(ctx: click.Context, dataset: str | None, sample: int | None, seed: int, negatives: str,
+                 groups: int, questions_from: str | None, doc_prefixes: tuple[str, ...], out_dir: str,
                  questions: str | None, docs: str | None, store: str | None, llm: str | None,
                  base_url: str | None, no_embed: bool, as_json: bool) -> None:
-    """Answers on a BEIR QA set (--dataset: answered, contains-gold, refused negatives, per language) or on a
-    lab (--questions/--docs: refusal accuracy, must_contain, citations, access leaks, per-trap table)."""
-    from .eval.answers import format_answer_report, format_qa_report, run_answer_eval, run_qa_eval
+    """Answers on a BEIR QA set (--dataset: answered, contains-gold, refused negatives, impossible questions
+    refused and given a plausible wrong answer, per language) or on a lab (--questions/--docs: refusal accuracy,
+    must_contain, citations, access leaks, per-trap table)."""
+    from .eval.answers import (format_answer_report, format_qa_report, read_question_ids, run_answer_eval,
+                               run_qa_eval)
 
     flags = _llm_flags(llm, base_url)
     if no_embed:
@@ -592,10 +611,16 @@ def eval_answers(ctx: click.Context, dataset: str | None, sample: int | None, se
     if dataset is not None:
         if questions or docs:
             raise click.UsageError("give either --dataset or --questions/--docs, not both")
+        ids = read_question_ids(Path(questions_from)) if questions_from else None
+        restricted = ", ".join([*([questions_from] if questions_from else []),
+                                *(f"doc prefix {p}" for p in doc_prefixes)]) or None
         qa = run_qa_eval(Path(dataset), _eval_store(ctx, store), cfg, sample, seed, Path(out_dir),
-                         progress=sys.stderr.isatty())
+                         progress=sys.stderr.isatty(), negatives=negatives, question_ids=ids,
+                         doc_prefixes=doc_prefixes, restricted_to=restricted, groups=groups)
         click.echo(json.dumps(qa.to_dict(), ensure_ascii=False) if as_json else format_qa_report(qa))
         return
+    if questions_from or doc_prefixes:
+        raise click.UsageError("--questions-from and --doc-prefix restrict a --dataset's questions")
     if not questions or not docs:
         raise click.UsageError("give --dataset BEIR_DIR, or --questions FILE and --docs DIR for a lab")
     report = run_answer_eval(Path(questions), Path(docs), _eval_store(ctx, store), cfg)

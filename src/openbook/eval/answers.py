@@ -23,7 +23,7 @@ import json
 import re
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -342,30 +342,61 @@ def format_answer_report(report: AnswerReport, per_question: bool = True) -> str
 
 # ---------------------------------------------------------------------- BEIR question answering
 #
-# A BEIR folder whose queries carry ``metadata.answers`` (HotpotQA, CMRC 2018, SQuAD-like sets) gives real
-# negatives for free: ask each question once over the whole corpus (a positive: the answer is there) and once
-# with its qrels documents hidden by a query-time filter (a negative: what remains is on the same topic but does
-# not hold the answer).
+# A BEIR folder whose queries carry ``metadata.answers`` (HotpotQA, CMRC 2018, SQuAD 2.0) gives two kinds of
+# negatives:
+# - an answerable question asked again without its qrels documents (a negative: what remains is on the same topic
+#   but does not hold the answer). By default the documents are absent (a second store without them, see
+#   ``openbook.eval.absent``); ``negatives="hidden"`` hides them with a query-time filter instead, which keeps
+#   every corpus statistic they contributed;
+# - a question marked ``metadata.is_impossible`` (SQuAD 2.0), asked once over the whole corpus: written to look
+#   answerable from an on-topic passage that does not hold the answer. ``metadata.plausible_answers`` are the
+#   spans a careless reader would give; an answer containing one is the "plausible wrong answer".
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _LATIN = r"[0-9a-z\u00c0-\u024f]"
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
+NEGATIVE_MODES = ("absent", "hidden")
+"""How an answerable question's negative is asked: ``absent`` on a copy of the store without the sampled
+questions' relevant documents, ``hidden`` on the full store with them excluded by a query-time filter."""
+
 
 @dataclass(frozen=True)
 class QAQuestion:
-    """One question of a BEIR QA set: its gold answer strings (any one counts) and relevant doc ids."""
+    """One question of a BEIR QA set.
+
+    Attributes:
+        answers: gold answer strings (any one counts); empty for an impossible question.
+        relevant: qrels documents (score > 0), in qrels order; for an impossible question the on-topic passage
+            it was written on (which does not hold an answer), possibly empty.
+        impossible: ``metadata.is_impossible``: no document answers it.
+        plausible: ``metadata.plausible_answers`` of an impossible question (empty otherwise).
+    """
 
     id: str
     question: str
     answers: tuple[str, ...]
     relevant: tuple[str, ...]
+    impossible: bool = False
+    plausible: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One question asked once: the question, the engine's ``Answer`` and the wall time of ``ask`` in ms."""
+
+    question: QAQuestion
+    answer: Answer
+    ms: float
 
 
 @dataclass
 class QAResult:
-    """One question asked twice: over the whole corpus (``pos_*``) and with its relevant documents hidden
-    (``neg_*``). ``*_confidence`` is the answerer's answerability score (None when it gave none)."""
+    """How one question did. An answerable question is asked over the whole corpus (``pos_*``) and without its
+    relevant documents (``neg_*``: absent or hidden); an impossible one only once, over the whole corpus, and
+    that answer is its negative (``neg_*``; ``pos_*`` do not apply: empty answer, refused, 0 ms).
+    ``*_confidence`` is the answerer's answerability score (None when it gave none); ``neg_plausible``: the
+    negative was answered with text containing one of the question's plausible answers (``contains_gold``)."""
 
     id: str
     language: str
@@ -380,6 +411,8 @@ class QAResult:
     neg_confidence: float | None
     neg_ms: float
     yes_no: bool = False  # every gold answer is "yes" or "no" (a comparison an extractive answer never states)
+    impossible: bool = False
+    neg_plausible: bool = False
 
 
 @dataclass
@@ -387,23 +420,26 @@ class QAReport:
     """Scores of ``openbook eval answers --dataset``; ``to_dict()`` is the JSON form.
 
     Attributes:
-        dataset, answerer, sample, seed: inputs (``sample`` None: every question with answers and qrels).
-        summary: ``all`` and one entry per question language, each with ``n``, ``answered`` (share of positives
-            answered), ``contains_gold`` (share of all positives whose answer contains a normalised gold
-            answer; a refusal counts as a miss), ``gold_not_yes_no`` (the same over the positives whose gold
-            answers are not all "yes"/"no"; 0 when there are none), ``cites_relevant`` (share of answered positives citing a
-            relevant document), ``refused_negatives``, ``p50_ms``/``p95_ms`` (per ``ask``, both runs).
+        dataset, answerer, sample, seed: inputs (``sample`` None: every question).
+        summary: ``all`` and one entry per question language, the keys of ``summarize_qa``.
         curve_png: the refusal curve written, or None.
-        results: one ``QAResult`` per question, in sample order.
+        results: one ``QAResult`` per question, answerable ones first, each group in sample order.
+        negatives: ``absent`` or ``hidden`` (see ``NEGATIVE_MODES``); groups: copies the absent negatives were
+            asked on (``absent_groups``).
+        restricted_to: what restricted the questions before sampling (a question-id file, doc-id prefixes), or
+            None.
     """
 
     dataset: str
     answerer: str
     sample: int | None
     seed: int
-    summary: dict[str, dict[str, float]]
+    summary: dict[str, dict[str, float | None]]
     curve_png: str | None
     results: list[QAResult]
+    negatives: str = "absent"
+    restricted_to: str | None = None
+    groups: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-serialisable report."""
@@ -441,10 +477,13 @@ def contains_gold(answer: str, golds: Sequence[str]) -> bool:
 
 
 def load_qa_questions(root: Path) -> list[QAQuestion]:
-    """Questions of a BEIR folder that carry ``metadata.answers`` and have qrels, in ``queries.jsonl`` order.
+    """The QA questions of a BEIR folder, in ``queries.jsonl`` order: those with ``metadata.answers`` and
+    qrels (answerable), and those with ``metadata.is_impossible`` true (impossible; qrels optional,
+    ``metadata.plausible_answers`` read when present). Other queries are skipped.
 
     Raises:
-        EvaluationError: missing files, bad JSON, or no question with both answers and qrels.
+        EvaluationError: missing files, bad JSON, a question both impossible and with answers, or no QA
+            question at all.
     """
     from .beir import load_qrels
 
@@ -461,78 +500,204 @@ def load_qa_questions(root: Path) -> list[QAQuestion]:
             try:
                 obj = json.loads(line)
                 qid, text = str(obj["_id"]), str(obj["text"])
-                answers = (obj.get("metadata") or {}).get("answers") or []
+                meta = obj.get("metadata") or {}
+                answers = tuple(str(a) for a in meta.get("answers") or [])
+                impossible = meta.get("is_impossible") is True
+                plausible = tuple(str(a) for a in meta.get("plausible_answers") or [])
             except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 raise EvaluationError(f"{path}:{lineno}: expected {{'_id', 'text', 'metadata': {{'answers'}}}}") \
                     from None
+            if impossible and answers:
+                raise EvaluationError(f"{path}:{lineno}: question {qid} has metadata.is_impossible true and "
+                                      f"metadata.answers {list(answers)[:3]}; an impossible question has none")
             relevant = tuple(d for d, g in qrels.get(qid, {}).items() if g > 0)
-            if answers and relevant and text.strip():
-                out.append(QAQuestion(qid, text, tuple(str(a) for a in answers), relevant))
+            if not text.strip():
+                continue
+            if impossible:
+                out.append(QAQuestion(qid, text, (), relevant, impossible=True, plausible=plausible))
+            elif answers and relevant:
+                out.append(QAQuestion(qid, text, answers, relevant))
     if not out:
-        raise EvaluationError(f"{path}: no question has both metadata.answers and qrels; "
-                              "`eval answers --dataset` needs a QA set (else use `eval retrieval`)")
+        raise EvaluationError(f"{path}: no question has both metadata.answers and qrels, nor "
+                              "metadata.is_impossible; `eval answers --dataset` needs a QA set (else use "
+                              "`eval retrieval`)")
     return out
 
 
+def read_question_ids(path: Path) -> list[str]:
+    """Query ids from a text file, one per line (surrounding whitespace stripped; blank lines and lines
+    starting with ``#`` skipped), in file order without repeats.
+
+    Raises:
+        EvaluationError: the file is missing or holds no id.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise EvaluationError(f"question id file {path} not found")
+    ids = [s for line in path.read_text(encoding="utf-8").splitlines() if (s := line.strip())
+           and not s.startswith("#")]
+    if not ids:
+        raise EvaluationError(f"{path} holds no question id (one query id per line)")
+    return list(dict.fromkeys(ids))
+
+
+def restrict_questions(questions: Sequence[QAQuestion], ids: Iterable[str] | None = None,
+                       doc_prefixes: Sequence[str] = ()) -> list[QAQuestion]:
+    """The questions (in the given order) whose id is in ``ids`` (None: any) and, when ``doc_prefixes`` is
+    given, whose relevant documents all start with one of the prefixes (a question without relevant documents
+    is then left out). Restrict before sampling to evaluate one part of a split.
+
+    Raises:
+        EvaluationError: an id of ``ids`` is not among ``questions``, or nothing is left.
+    """
+    kept = list(questions)
+    if ids is not None:
+        wanted = list(dict.fromkeys(ids))
+        known = {q.id for q in kept}
+        unknown = [i for i in wanted if i not in known]
+        if unknown:
+            raise EvaluationError(f"{len(unknown)} of {len(wanted)} question ids are not QA questions of this set "
+                                  f"(answers and qrels, or is_impossible), e.g. {', '.join(unknown[:3])}")
+        chosen = set(wanted)
+        kept = [q for q in kept if q.id in chosen]
+    if doc_prefixes:
+        prefixes = tuple(doc_prefixes)
+        kept = [q for q in kept if q.relevant and all(d.startswith(prefixes) for d in q.relevant)]
+    if not kept:
+        raise EvaluationError("no question is left after restricting by question ids / document prefixes")
+    return kept
+
+
 def sample_questions(questions: Sequence[QAQuestion], n: int | None, seed: int) -> list[QAQuestion]:
-    """``random.Random(seed).shuffle`` of the questions in file order, first ``n`` (all when None)."""
+    """Up to ``n`` answerable and up to ``n`` impossible questions (all when ``n`` is None).
+
+    Each group keeps file order, is shuffled by its own ``random.Random(seed)`` and cut to its first ``n``; the
+    answerable group comes first. A set without impossible questions gives exactly
+    ``random.Random(seed).shuffle`` of the questions, first ``n``.
+    """
     import random
 
-    order = list(questions)
+    answerable = [q for q in questions if not q.impossible]
+    impossible = [q for q in questions if q.impossible]
     if n is None:
-        return order
-    random.Random(seed).shuffle(order)
-    return order[:n]
+        return answerable + impossible
+    random.Random(seed).shuffle(answerable)
+    random.Random(seed).shuffle(impossible)
+    return answerable[:n] + impossible[:n]
+
+
+def ask_questions(engine: Any, questions: Sequence[QAQuestion], *, hide_relevant: bool = False,
+                  progress: str | None = None) -> list[Asked]:
+    """Ask each question once on an open engine (``engine.ask``, the engine's configured answerer).
+
+    Args:
+        hide_relevant: exclude each question's relevant documents by a query-time filter (the ``hidden``
+            negatives); corpus statistics stay those of the whole store.
+        progress: a progress bar on stderr with this label; None: silent.
+
+    Returns:
+        One ``Asked`` per question, in the given order.
+    """
+    iterator: Iterable[QAQuestion] = questions
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(questions, desc=progress, unit="q")
+    out = []
+    for q in iterator:
+        start = time.perf_counter()
+        answer = engine.ask(q.question, exclude_docs=q.relevant) if hide_relevant else engine.ask(q.question)
+        out.append(Asked(q, answer, (time.perf_counter() - start) * 1000.0))
+    return out
+
+
+def score_qa(negative: Asked, positive: Asked | None = None) -> QAResult:
+    """Score one question: ``negative`` is its answerable question's ask without the relevant documents or an
+    impossible question's ask over the whole corpus; ``positive`` the answerable question's ask over the whole
+    corpus (None for an impossible question).
+
+    Raises:
+        EvaluationError: ``positive`` is missing for an answerable question, given for an impossible one, or
+            the two asks are of different questions.
+    """
+    q = negative.question
+    if (positive is None) != q.impossible or (positive is not None and positive.question.id != q.id):
+        raise EvaluationError(f"question {q.id}: an answerable question needs its positive ask, an impossible "
+                              f"one has none")
+    neg = negative.answer
+    result = QAResult(
+        id=q.id, language=question_language(q.question), pos_answer="", pos_refused=True, pos_contains_gold=False,
+        pos_cites_relevant=False, pos_confidence=None, pos_ms=0.0, neg_answer=neg.text, neg_refused=neg.refused,
+        neg_confidence=neg.confidence, neg_ms=negative.ms,
+        yes_no=bool(q.answers) and all(normalize_answer(a) in ("yes", "no") for a in q.answers),
+        impossible=q.impossible, neg_plausible=not neg.refused and contains_gold(neg.text, q.plausible),
+    )
+    if positive is not None:
+        pos, relevant = positive.answer, set(q.relevant)
+        result.pos_answer, result.pos_refused = pos.text, pos.refused
+        result.pos_contains_gold = not pos.refused and contains_gold(pos.text, q.answers)
+        result.pos_cites_relevant = not pos.refused and any(c.doc_id in relevant for c in pos.citations)
+        result.pos_confidence, result.pos_ms = pos.confidence, positive.ms
+    return result
 
 
 def ask_twice(engine: Any, q: QAQuestion) -> QAResult:
-    """Ask ``q`` over the whole corpus and with its relevant documents hidden; score both answers."""
-    start = time.perf_counter()
-    pos = engine.ask(q.question)
-    pos_ms = (time.perf_counter() - start) * 1000.0
-    start = time.perf_counter()
-    neg = engine.ask(q.question, exclude_docs=q.relevant)
-    neg_ms = (time.perf_counter() - start) * 1000.0
-    relevant = set(q.relevant)
-    return QAResult(
-        id=q.id, language=question_language(q.question), pos_answer=pos.text, pos_refused=pos.refused,
-        pos_contains_gold=not pos.refused and contains_gold(pos.text, q.answers),
-        pos_cites_relevant=not pos.refused and any(c.doc_id in relevant for c in pos.citations),
-        pos_confidence=pos.confidence, pos_ms=pos_ms,
-        neg_answer=neg.text, neg_refused=neg.refused, neg_confidence=neg.confidence, neg_ms=neg_ms,
-        yes_no=bool(q.answers) and all(normalize_answer(a) in ("yes", "no") for a in q.answers),
-    )
+    """Score ``q`` on one engine: an answerable question over the whole corpus and with its relevant documents
+    hidden (the ``hidden`` negatives), an impossible one once over the whole corpus."""
+    if q.impossible:
+        return score_qa(ask_questions(engine, [q])[0])
+    pos = ask_questions(engine, [q])[0]
+    return score_qa(ask_questions(engine, [q], hide_relevant=True)[0], pos)
 
 
-def summarize_qa(results: Sequence[QAResult]) -> dict[str, float]:
-    """The rates of ``QAReport.summary`` over ``results`` (0-1; latency in ms; zeros when empty)."""
+def summarize_qa(results: Sequence[QAResult]) -> dict[str, float | None]:
+    """The rates of ``QAReport.summary`` over ``results`` (shares 0-1; None where no question applies).
+
+    Returns:
+        ``n`` (questions), ``n_answerable``, ``n_impossible``; over answerable questions: ``answered`` (share of
+        positives answered), ``contains_gold`` (positives whose answer contains a normalised gold answer, over
+        all positives: a refusal is a miss), ``gold_not_yes_no`` (the same over the positives whose gold answers
+        are not all "yes"/"no"), ``cites_relevant`` (answered positives citing a relevant document),
+        ``refused_negatives`` (their negatives refused); over impossible questions: ``refused_impossible``,
+        ``answered_impossible`` and ``plausible_answer`` (answered with text containing a plausible answer);
+        ``p50_ms``/``p95_ms`` per ``ask`` over every ask made (0 when none).
+    """
     import numpy as np
 
-    n = len(results)
-    if not n:
-        return {"n": 0, "answered": 0.0, "contains_gold": 0.0, "gold_not_yes_no": 0.0, "cites_relevant": 0.0,
-                "refused_negatives": 0.0, "p50_ms": 0.0, "p95_ms": 0.0}
-    answered = [r for r in results if not r.pos_refused]
-    open_q = [r for r in results if not r.yes_no]
-    ms = np.asarray([r.pos_ms for r in results] + [r.neg_ms for r in results])
+    pos = [r for r in results if not r.impossible]
+    imp = [r for r in results if r.impossible]
+    answered = [r for r in pos if not r.pos_refused]
+    open_q = [r for r in pos if not r.yes_no]
+
+    def share(count: int, total: int) -> float | None:
+        return count / total if total else None
+
+    ms = np.asarray([r.pos_ms for r in pos] + [r.neg_ms for r in results])
     return {
-        "n": n,
-        "answered": len(answered) / n,
-        "contains_gold": sum(r.pos_contains_gold for r in results) / n,
-        "gold_not_yes_no": (sum(r.pos_contains_gold for r in open_q) / len(open_q)) if open_q else 0.0,
-        "cites_relevant": (sum(r.pos_cites_relevant for r in answered) / len(answered)) if answered else 0.0,
-        "refused_negatives": sum(r.neg_refused for r in results) / n,
-        "p50_ms": float(np.percentile(ms, 50)),
-        "p95_ms": float(np.percentile(ms, 95)),
+        "n": len(results),
+        "n_answerable": len(pos),
+        "n_impossible": len(imp),
+        "answered": share(len(answered), len(pos)),
+        "contains_gold": share(sum(r.pos_contains_gold for r in pos), len(pos)),
+        "gold_not_yes_no": share(sum(r.pos_contains_gold for r in open_q), len(open_q)),
+        "cites_relevant": share(sum(r.pos_cites_relevant for r in answered), len(answered)),
+        "refused_negatives": share(sum(r.neg_refused for r in pos), len(pos)),
+        "refused_impossible": share(sum(r.neg_refused for r in imp), len(imp)),
+        "answered_impossible": share(sum(not r.neg_refused for r in imp), len(imp)),
+        "plausible_answer": share(sum(r.neg_plausible for r in imp), len(imp)),
+        "p50_ms": float(np.percentile(ms, 50)) if len(ms) else 0.0,
+        "p95_ms": float(np.percentile(ms, 95)) if len(ms) else 0.0,
     }
 
 
 def refusal_curve(results: Sequence[QAResult], thresholds: Sequence[float]) -> tuple[list[float], list[float]]:
     """Answered positives and refused negatives (shares, 0-1) if the answerer refused below each threshold.
 
-    A question without a confidence (no passages, no content term) counts as refused at every threshold.
+    Positives are the answerable questions' whole-corpus asks; negatives every question's negative ask (an
+    impossible question's included). A question without a confidence (no passages, no content term) counts as
+    refused at every threshold.
     """
-    pos = [r.pos_confidence for r in results]
+    pos = [r.pos_confidence for r in results if not r.impossible]
     neg = [r.neg_confidence for r in results]
     answered = [sum(1 for c in pos if c is not None and c >= t) / max(len(pos), 1) for t in thresholds]
     refused = [sum(1 for c in neg if c is None or c < t) / max(len(neg), 1) for t in thresholds]
@@ -559,8 +724,9 @@ def write_refusal_curve(results: Sequence[QAResult], path: Path, title: str,
         subset = [r for r in results if r.language == lang]
         answered, refused = refusal_curve(subset, thresholds)
         color = f"C{i}"
-        ax.plot(thresholds, answered, color=color, label=f"{lang}: positives answered (n={len(subset)})")
-        ax.plot(thresholds, refused, color=color, linestyle="--", label=f"{lang}: negatives refused")
+        n_pos = sum(not r.impossible for r in subset)
+        ax.plot(thresholds, answered, color=color, label=f"{lang}: positives answered (n={n_pos})")
+        ax.plot(thresholds, refused, color=color, linestyle="--", label=f"{lang}: negatives refused (n={len(subset)})")
     if threshold is not None:
         ax.axvline(threshold, color="grey", linewidth=0.8)
         ax.text(threshold, 0.02, f" threshold {threshold:.2f}", color="grey", fontsize=8)
@@ -578,49 +744,118 @@ def write_refusal_curve(results: Sequence[QAResult], path: Path, title: str,
     return path
 
 
-def run_qa_eval(dataset: Path, store: str | Path | None, config: Config, sample: int | None = None, seed: int = 7,
-                out_dir: Path | None = None, progress: bool = False) -> QAReport:
-    """Evaluate answers on a BEIR QA folder end to end (what ``openbook eval answers --dataset`` runs).
-
-    Ingests ``corpus.jsonl`` into ``store`` (created, or reused when unchanged) or a throw-away store, asks
-    each sampled question twice (see ``ask_twice``) and writes ``<out_dir>/<dataset>.answers.png`` (the
-    refusal curve) and ``<out_dir>/<dataset>.answers.json`` when ``out_dir`` is given.
+def absent_groups(questions: Sequence[QAQuestion], groups: int) -> list[list[QAQuestion]]:
+    """The answerable ``questions`` dealt round-robin, in the given order, into ``min(groups, len)`` groups (each
+    group in the given order); impossible questions are left out.
 
     Raises:
-        EvaluationError: bad dataset folder or nothing ingested. StoreError, IngestError, GenerationError:
-        from the engine.
+        EvaluationError: ``groups`` below 1.
+    """
+    if groups < 1:
+        raise EvaluationError(f"absent groups must be at least 1, not {groups}")
+    answerable = [q for q in questions if not q.impossible]
+    k = min(groups, len(answerable)) or 1
+    return [answerable[i::k] for i in range(k)] if answerable else []
+
+
+def ask_dataset(engine: Any, questions: Sequence[QAQuestion], store: str | Path, config: Config,
+                negatives: str = "absent", workdir: Path | None = None,
+                progress: bool = False, groups: int = 1) -> list[QAResult]:
+    """Ask ``questions`` on ``engine`` (open on ``store``, which holds the whole corpus) and score them.
+
+    Positives (answerable questions over the whole corpus) and impossible questions run on ``engine``.
+    Answerable questions' negatives: ``absent`` deals them into ``groups`` groups (``absent_groups``) and asks
+    each group on a copy of ``store`` without the relevant documents of every question of the group
+    (``openbook.eval.absent.absent_store``, opened with ``config``), so a question sharing a relevant document
+    with another of its group misses it there too; with one group (the default) the copy is
+    ``<workdir>/absent`` and is kept, with more each copy is removed once its group is asked. ``hidden`` asks
+    them on ``engine`` with their own relevant documents filtered out.
+
+    Returns:
+        One ``QAResult`` per question, answerable ones first, each group in the given order.
+
+    Raises:
+        EvaluationError: an unknown ``negatives`` mode, ``absent`` without a ``workdir``, ``groups`` below 1.
+        StoreError, GenerationError: from the engine.
+    """
+    import shutil
+
+    from openbook.api import Engine
+
+    from .absent import absent_store
+
+    if negatives not in NEGATIVE_MODES:
+        raise EvaluationError(f"unknown negatives mode {negatives!r}; choose one of {', '.join(NEGATIVE_MODES)}")
+    answerable = [q for q in questions if not q.impossible]
+    impossible = [q for q in questions if q.impossible]
+    dealt = absent_groups(answerable, groups)
+    label = (lambda text: text) if progress else (lambda text: None)
+    pos = ask_questions(engine, answerable, progress=label("positives"))
+    imp = ask_questions(engine, impossible, progress=label("impossible"))
+    if negatives == "hidden" or not answerable:
+        neg = ask_questions(engine, answerable, hide_relevant=True, progress=label("negatives (hidden)"))
+    else:
+        if workdir is None:
+            raise EvaluationError("absent negatives need a work folder for the store without the documents")
+        by_id: dict[str, Asked] = {}
+        for i, members in enumerate(dealt):
+            folder = Path(workdir) / ("absent" if len(dealt) == 1 else f"absent-{i}")
+            path = absent_store(store, {d for q in members for d in q.relevant}, folder)
+            with Engine.open(path, config) as without:
+                tag = "negatives (absent)" if len(dealt) == 1 else f"negatives (absent, group {i + 1}/{len(dealt)})"
+                by_id.update((a.question.id, a) for a in ask_questions(without, members, progress=label(tag)))
+            if len(dealt) > 1:
+                shutil.rmtree(path, ignore_errors=True)
+        neg = [by_id[q.id] for q in answerable]
+    return [score_qa(n, p) for n, p in zip(neg, pos)] + [score_qa(i) for i in imp]
+
+
+def run_qa_eval(dataset: Path, store: str | Path | None, config: Config, sample: int | None = None, seed: int = 7,
+                out_dir: Path | None = None, progress: bool = False, negatives: str = "absent",
+                question_ids: Sequence[str] | None = None, doc_prefixes: Sequence[str] = (),
+                restricted_to: str | None = None, groups: int = 1) -> QAReport:
+    """Evaluate answers on a BEIR QA folder end to end (what ``openbook eval answers --dataset`` runs).
+
+    Loads the QA questions (``load_qa_questions``), keeps those of ``question_ids`` / ``doc_prefixes``
+    (``restrict_questions``), samples them (``sample_questions``: ``sample`` answerable plus ``sample``
+    impossible ones), ingests ``corpus.jsonl`` into ``store`` (created, or reused when unchanged; a folder or a
+    backend URL) or a throw-away store, asks and scores them (``ask_dataset``, with ``groups`` copies for absent
+    negatives), and writes
+    ``<out_dir>/<dataset>.answers.png`` (the refusal curve, offline answerer) and
+    ``<out_dir>/<dataset>.answers.json`` when ``out_dir`` is given. ``restricted_to`` is recorded in the report.
+
+    Raises:
+        EvaluationError: bad dataset folder, question ids or negatives mode, or nothing ingested.
+        StoreError, IngestError, GenerationError: from the engine.
     """
     from openbook.api import Engine
 
     from .beir import load_beir
 
+    if negatives not in NEGATIVE_MODES:
+        raise EvaluationError(f"unknown negatives mode {negatives!r}; choose one of {', '.join(NEGATIVE_MODES)}")
+    absent_groups([], groups)  # a bad count fails before the ingest
     data = load_beir(dataset)
-    questions = sample_questions(load_qa_questions(Path(dataset)), sample, seed)
-    results: list[QAResult] = []
+    questions = load_qa_questions(Path(dataset))
+    if question_ids is not None or doc_prefixes:
+        questions = restrict_questions(questions, question_ids, doc_prefixes)
+    questions = sample_questions(questions, sample, seed)
     with tempfile.TemporaryDirectory(prefix="openbook-qa-") as tmp:
         store_dir = store if store is not None else Path(tmp) / "store"  # a folder or a URL
-        engine = Engine.open(store_dir, config, create=True)
-        try:
+        with Engine.open(store_dir, config, create=True) as engine:
             ingest = engine.ingest([data.corpus], sync=True, progress=progress)
             if not ingest.ok:
                 reasons = "; ".join(f"{p}: {r}" for p, r in ingest.failed[:3])
                 raise EvaluationError(f"could not ingest {data.corpus}: {reasons}")
-            iterator: Iterable[QAQuestion] = questions
-            if progress:
-                from tqdm import tqdm
-
-                iterator = tqdm(questions, desc="questions", unit="q")
-            for q in iterator:
-                results.append(ask_twice(engine, q))
-        finally:
-            engine.close()
+            results = ask_dataset(engine, questions, store_dir, config, negatives, Path(tmp), progress, groups)
     langs = sorted({r.language for r in results})
     summary = {"all": summarize_qa(results)}
     summary.update({lang: summarize_qa([r for r in results if r.language == lang]) for lang in langs})
     llm = config.llm
     answerer = f"{llm.backend}:{llm.model}" if llm.backend else "offline"
     report = QAReport(dataset=data.name, answerer=answerer, sample=sample, seed=seed, summary=summary,
-                      curve_png=None, results=results)
+                      curve_png=None, results=results, negatives=negatives, restricted_to=restricted_to,
+                      groups=groups)
     if out_dir is not None:
         out_dir = Path(out_dir)
         if answerer == "offline":
@@ -635,19 +870,29 @@ def run_qa_eval(dataset: Path, store: str | Path | None, config: Config, sample:
 
 def format_qa_report(report: QAReport) -> str:
     """A human-readable table: one row per language and one for all questions."""
-    lines = [f"{report.dataset}: {report.summary['all']['n']:.0f} questions"
+    head = report.summary["all"]
+    counts = f"{head['n_answerable']:.0f} answerable"
+    if head["n_impossible"]:
+        counts += f" + {head['n_impossible']:.0f} impossible"
+    lines = [f"{report.dataset}: {counts} questions"
              + (f" (sample {report.sample}, seed {report.seed})" if report.sample is not None else "")
-             + f", answerer {report.answerer}",
+             + (f", restricted to {report.restricted_to}" if report.restricted_to else "")
+             + f", answerer {report.answerer}, negatives {report.negatives}"
+             + (f" ({report.groups} groups)" if report.negatives == "absent" and report.groups > 1 else ""),
              f"  {'language':<8} {'n':>4} {'answered':>9} {'gold':>6} {'gold-yn':>8} {'cites':>6} "
-             f"{'neg refused':>12} {'p50 ms':>8} {'p95 ms':>8}"]
+             f"{'neg refused':>12} {'n imp':>6} {'imp refused':>12} {'plausible':>10} {'p50 ms':>8} {'p95 ms':>8}"]
     for lang, s in report.summary.items():
-        lines.append(f"  {lang:<8} {s['n']:>4.0f} {_pct(s['answered']):>9} {_pct(s['contains_gold']):>6} "
-                     f"{_pct(s['gold_not_yes_no']):>8} {_pct(s['cites_relevant']):>6} {_pct(s['refused_negatives']):>12} {s['p50_ms']:>8.0f} "
-                     f"{s['p95_ms']:>8.0f}")
-    lines.append("  answered / gold (contains a gold answer, over all positives; gold-yn: over those whose gold "
-                 "is not yes/no) / cites (a relevant doc, over "
-                 "answered positives): questions over the whole corpus; neg refused: the same questions with "
-                 "their relevant documents hidden")
+        lines.append(f"  {lang:<8} {s['n_answerable']:>4.0f} {_pct(s['answered']):>9} {_pct(s['contains_gold']):>6} "
+                     f"{_pct(s['gold_not_yes_no']):>8} {_pct(s['cites_relevant']):>6} "
+                     f"{_pct(s['refused_negatives']):>12} {s['n_impossible']:>6.0f} "
+                     f"{_pct(s['refused_impossible']):>12} {_pct(s['plausible_answer']):>10} "
+                     f"{s['p50_ms']:>8.0f} {s['p95_ms']:>8.0f}")
+    hiding = ("a copy of the store without their relevant documents" if report.negatives == "absent"
+              else "their relevant documents hidden by a filter (corpus statistics kept)")
+    lines.append("  n, answered / gold (contains a gold answer, over all positives; gold-yn: over those whose gold is "
+                 "not yes/no) / cites (a relevant doc, over answered positives): answerable questions over the "
+                 f"whole corpus; neg refused: the same questions on {hiding}; imp refused / plausible (answered "
+                 "with a plausible wrong answer): impossible questions over the whole corpus")
     if report.curve_png:
         lines.append(f"  refusal curve  {report.curve_png}")
     return "\n".join(lines)
