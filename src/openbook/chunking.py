@@ -660,6 +660,7 @@ def chunk_document(
                 end=end,
                 page=doc.page_at(start),
                 metadata=doc.metadata,
+                format=doc.format,
             )
         )
     return chunks

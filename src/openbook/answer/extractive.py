@@ -80,6 +80,7 @@ import numpy as np
 
 from ..chunking import split_sentences
 from ..config import AnswerConfig
+from ..emphasis import MARKDOWN_FORMATS
 from ..fences import fenced_blocks
 from ..index.analyzer import Analyzer
 from ..index.embedders import cosines_to
@@ -1314,6 +1315,7 @@ def _units(p: Passage) -> list[_Unit]:
     comments no headings; inside a list it belongs to the step above it. A block the passage does not close runs
     to the passage's end."""
     out: list[_Unit] = []
+    markdown = p.chunk.format in MARKDOWN_FORMATS  # other loaders' text holds no emphasis markers
     header: list[str] | None = None
     heading = ""
     block: list[str] = []
@@ -1330,7 +1332,8 @@ def _units(p: Passage) -> list[_Unit]:
             text = _LIST_ITEM_RE.sub("", text, count=1) if block_run >= 0 else text
             for s, e in split_sentences(text):
                 for piece in _cap(text[s:e]):
-                    sent = strip_emphasis(" ".join(piece.split()))
+                    sent = " ".join(piece.split())
+                    sent = strip_emphasis(sent) if markdown else sent
                     # a list bullet's dash ("- item", "-- item"), not an option's ("-v, --invert-match")
                     sent = sent if block_run >= 0 else _BULLET_DASH_RE.sub("", sent)
                     if sent.strip() and not sent.startswith("#"):
