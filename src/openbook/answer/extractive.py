@@ -1384,7 +1384,8 @@ def _units(p: Passage) -> list[_Unit]:
             heading = stripped.lstrip("#").strip()
             continue
         if not stripped:
-            flush()
+            if not line.strip(" \t\r"):  # a blank line; a page break (form feed) ends no sentence
+                flush()
             continue
         item = _LIST_ITEM_RE.match(line)
         if item:
