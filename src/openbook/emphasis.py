@@ -42,8 +42,8 @@ _BLOCK_START = re.compile(r"^[ \t]{0,3}(?:#{1,6}(?:[ \t]|$)|[-*+][ \t]|\d{1,9}[.
 _SINGLE_LINE = re.compile(r"^[ \t]{0,3}(?:#{1,6}(?:[ \t]|$)|\|)")  # a heading or a table row: one line
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>|<[\w.!#$%&'*+/=?^`{|}~-]+@[\w.-]+>")
-_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s\"'=<>`]+|'[^']*'|\"[^\"]*\"))?)*"
-                       r"\s*/?>")
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*"
+                       r"(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s\"'=<>`]+|'[^']*'|\"[^\"]*\"))?)*\s*/?>")
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 

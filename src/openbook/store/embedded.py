@@ -713,7 +713,8 @@ class EmbeddedStore:
             situated = self.has_contexts()
             rows = self.conn.execute(
                 "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start, c.end, c.page, d.title, d.metadata"
-                + (", x.context" if situated else ", ''") + ", d.format" + " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+                + (", x.context" if situated else ", ''")
+                + ", d.format FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
                 + ("LEFT JOIN chunk_contexts x ON x.chunk_id = c.chunk_id " if situated else "")
                 + f"WHERE c.chunk_id IN ({marks})",
                 part,

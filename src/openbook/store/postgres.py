@@ -568,7 +568,8 @@ class PostgresStore:
         self._flush(read=True)
         rows = self.conn.execute(
             "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start_char, c.end_char, c.page, d.title, "
-            "d.metadata, d.format FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.chunk_id = ANY(%s)", (ids,))
+            "d.metadata, d.format FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+            "WHERE c.chunk_id = ANY(%s)", (ids,))
         meta: dict[str, Mapping[str, Any]] = {}
         out: dict[str, Chunk] = {}
         for r in rows:
