@@ -102,6 +102,10 @@ def count_words(text: str) -> int:
     return len(_WORD_RE.findall(text))
 
 
+_LINE_BREAKS = re.compile("[\v\f\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines ends a line at, besides \n, \r
+_AS_SPACE = {ord(c): " " for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
 def split_sentences(text: str, lang: str | None = None) -> list[tuple[int, int]]:
     """Sentence spans of ``text`` as ``(start, end)`` character offsets, in order, without surrounding spaces.
 
@@ -110,7 +114,8 @@ def split_sentences(text: str, lang: str | None = None) -> list[tuple[int, int]]
     every non-whitespace character of ``text`` exactly once.
 
     Args:
-        text: any text; line breaks inside it are treated as spaces.
+        text: any text; line breaks inside it are treated as spaces, and so are page breaks (form feeds) and
+            Unicode line and paragraph separators: a sentence that goes on across one is one sentence.
         lang: optional language hint (ISO code such as ``"en"``, ``"zh"``); currently every language takes
             the same path, the argument is kept so callers can pass what they know.
 
@@ -127,7 +132,9 @@ def split_sentences(text: str, lang: str | None = None) -> list[tuple[int, int]]
         import blingfire
     except ImportError:  # pragma: no cover - depends on the environment
         raise ChunkingError("sentence splitting needs the blingfire package: pip install blingfire") from None
-    cuts = _blingfire_cuts(blingfire, text)
+    # a page break or a line separator inside a sentence is a space to the sentence breaker (one character each:
+    # the offsets stay those of ``text``)
+    cuts = _blingfire_cuts(blingfire, text.translate(_AS_SPACE) if _LINE_BREAKS.search(text) else text)
     if any(c in text for c in "。！？"):
         cuts.update(m.end() for m in _CJK_END_RE.finditer(text))
     bounds = sorted(c for c in cuts if 0 < c < len(text))
@@ -205,6 +212,9 @@ class _Unit:
     suffix: str = ""  # text put after doc.text[start:end] (the fence that closes a code part cut from the rest)
 
 
+_LINE_RE = re.compile(r"[^\n]*\n|[^\n]+")
+
+
 def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[int, int] | None]]:
     """Blocks of ``text`` in order, the heading path of each section (section 0: before any heading), and the
     span of each section's heading text, without its ``#`` marks (None for section 0 and for an empty heading)."""
@@ -213,7 +223,7 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
     stack: list[tuple[int, str]] = []
     blocks: list[_Block] = []
     cur: _Block | None = None
-    raws = text.splitlines(keepends=True)
+    raws = _LINE_RE.findall(text)  # lines end at "\n" only: a form feed (a page break) ends no line
     fenced = {b.start: b for b in fenced_blocks([raw.rstrip("\r\n") for raw in raws])}
     code_end = 0  # the end (a line number) of the code block being read
     pos = 0
@@ -242,8 +252,10 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
                 stack.append((level, title))
             sections.append(tuple(t for _, t in stack))
             heads.append((ls + heading_m.start(2), ls + heading_m.end(2)) if title else None)
-        elif not stripped:
+        elif not line.strip(" \t\r"):  # a blank line (CommonMark: spaces and tabs only) ends a paragraph
             cur = None
+        elif not stripped:  # a line of page breaks and other spaces: no text, and no paragraph break
+            continue
         elif stripped.startswith("|"):
             ts, te = _trim(text, ls, le) or (ls, le)  # a table's text never starts or ends with spaces
             if cur is None or cur.kind != "table":
@@ -570,11 +582,16 @@ class _Chunker:
 def chunker_revision(doc: Document) -> str:
     """What in ``doc`` the chunker has cut differently since stores were first written, for the ingest signature:
     ``"code-parts-2"`` when its text holds a fenced code block (session 22: a block is cut only between lines, each
-    part reopening and closing its fence; 2: the closing fence indented as the opening one), else ``""``, so that a re-ingest re-chunks exactly the documents whose
-    chunks changed and keeps every other one unchanged."""
-    if "```" not in doc.text and "~~~" not in doc.text:
-        return ""
-    return "code-parts-2" if fenced_blocks(doc.text.splitlines()) else ""
+    part reopening and closing its fence; 2: the closing fence indented as the opening one), plus
+    ``"page-breaks-1"`` when it holds a form feed or another character ``str.splitlines`` ends a line at (lines end
+    at ``\n`` only since: a page break inside a paragraph cuts no sentence), joined by ``+``; ``""`` for neither, so
+    that a re-ingest re-chunks exactly the documents whose chunks changed and keeps every other one unchanged."""
+    parts = []
+    if ("```" in doc.text or "~~~" in doc.text) and fenced_blocks(doc.text.splitlines()):
+        parts.append("code-parts-2")
+    if _LINE_BREAKS.search(doc.text):
+        parts.append("page-breaks-1")
+    return "+".join(parts)
 
 
 def _with_fences(prefix: str, body: str, suffix: str) -> str:
@@ -660,6 +677,7 @@ def chunk_document(
                 end=end,
                 page=doc.page_at(start),
                 metadata=doc.metadata,
+                format=doc.format,
             )
         )
     return chunks

@@ -371,7 +371,8 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
         hits, applied = engine.search_explained(query, top_k, where=where, roles=roles, mode=mode)
         transforms = applied["transforms"]
         terms = set(engine.query_terms(query))
-        rows = [_hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer) if h.chunk else "") for h in hits]
+        rows = [_hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer, format=h.chunk.format) if h.chunk else "")
+                for h in hits]
         expansions = engine.query_expansions(query, roles=roles, where=where)
     if as_json:
         out = {"query": query, "hits": rows, "warnings": warnings, "expansions": expansions, "applied": applied}

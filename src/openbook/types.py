@@ -88,6 +88,8 @@ class Chunk:
         metadata: the parent document's metadata.
         context: a short text situating the chunk in its document (contextual retrieval,
             ``openbook.ingest.contextualize``); indexed with the chunk, never shown as its text; '' when off.
+        format: the parent document's loader name (``Document.format``); '' when not known. It tells whether
+            the text keeps its author's inline Markdown (``openbook.emphasis.MARKDOWN_FORMATS``).
     """
 
     chunk_id: str
@@ -100,6 +102,7 @@ class Chunk:
     page: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     context: str = ""
+    format: str = ""
 
     @property
     def section(self) -> str:

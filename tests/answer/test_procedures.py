@@ -65,5 +65,6 @@ def test_a_list_whose_heading_is_only_the_chunks_section_is_a_procedure(engine: 
 
 def test_word_numbered_steps_of_a_docx(engine: Engine) -> None:
     answer = engine.ask("How do I export a workspace?")
-    assert answer.text.startswith("1. Open Workspace settings. 2. Choose Export data. 3. Download the archive from "
-                                  "the e-mail link. [1]")
+    # (with the sentence that introduces the list: a list's lead-in comes with its items)
+    assert answer.text.startswith("To export one: [1] 1. Open Workspace settings. 2. Choose Export data. 3. Download "
+                                  "the archive from the e-mail link. [1]")

@@ -87,7 +87,8 @@ def test_terminal_control_never_reaches_the_stored_text(tmp_path):
     (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "T\\u001b]0;x\\u0007", "text": "Hi\\u001b[2J."}\n')
     a = load_file(tmp_path / "a.txt", "a.txt")[0]
     assert "The boiler code is 4471. Ask the janitor." in a.text
-    assert "Bold, DEL, bell, SO gone; tab\tand form feed\x0ckept." in a.text and "\x1b" not in a.text
+    # (a form feed is no terminal control: it is read as a page break, here inside a sentence that runs on)
+    assert "Bold, DEL, bell, SO gone; tab\tand form feed\nkept." in a.text and "\x1b" not in a.text
     b = load_file(tmp_path / "b.md", "b.md")[0]
     assert b.title == "Pump guide" and b.text == "# Pump guide\n\nThe pump runs at 3 bar. \u201cQuoted\u201d."
     assert b.metadata["author"] == "Ana" and b.metadata["tags"] == ["ab"]  # YAML's \e is ESC

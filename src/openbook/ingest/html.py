@@ -2,10 +2,11 @@
 
 How the main content is found:
 
-1. The page is parsed with lxml; ``<script>`` (JSON-LD included), ``<style>``, ``<noscript>``, ``<template>``,
-   ``<svg>``, ``<iframe>``, forms and their controls, ``<nav>``, ``<aside>``, page-level ``<header>`` /
-   ``<footer>``, ARIA landmarks for navigation/banner/footer/sidebar/dialogs, hidden elements, and elements whose
-   ``class``/``id`` names a cookie or consent banner, breadcrumbs, share bar or sidebar are removed.
+1. The page is parsed with lxml; permalink marks (Sphinx's ``¶`` after a heading: ``drop_permalinks``),
+   ``<script>`` (JSON-LD included), ``<style>``, ``<noscript>``, ``<template>``, ``<svg>``, ``<iframe>``, forms
+   and their controls, ``<nav>``, ``<aside>``, page-level ``<header>`` / ``<footer>``, ARIA landmarks for
+   navigation/banner/footer/sidebar/dialogs, hidden elements, and elements whose ``class``/``id`` names a
+   cookie or consent banner, breadcrumbs, share bar or sidebar are removed.
 2. If the page has a ``<main>`` / ``[role=main]`` with at least ``_MIN_MAIN_CHARS`` characters of text, or
    else an ``<article>`` with at least ``_MIN_ARTICLE_CHARS`` (the largest one when there are several), that
    element is rendered, tables and short paragraphs included (an error-code table must survive); see
@@ -44,6 +45,7 @@ the 8 Skyladder pages all three keep every token of ``<main>`` and none outside 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
@@ -107,8 +109,43 @@ def _inside(el: etree._Element, tags: set[str]) -> bool:
     return any(a.tag in tags for a in el.iterancestors())
 
 
+_PERMALINK_NAME = re.compile(
+    r"(?:^|\s)(?:headerlink|header-?anchor|heading-?(?:anchor|link)|anchor-?link|anchor-?heading|anchorjs-link|"
+    r"hash-?link|doc-anchor|permalink|anchor)(?:$|\s)", re.IGNORECASE)
+_PERMALINK_LABEL = re.compile(r"^\s*(?:permalink|permanent link|link to this|direct link to|anchor link)",
+                              re.IGNORECASE)
+_MARK_HOLDERS = frozenset({f"h{i}" for i in range(1, 7)} | {"dt", "caption", "figcaption", "summary"})
+
+
+def _is_mark(text: str) -> bool:
+    """Whether a link's text is a permalink mark: empty, or at most 3 symbols and punctuation ("¶", "#", "§",
+    "🔗"), invisible characters aside."""
+    shown = "".join(ch for ch in text if not ch.isspace() and unicodedata.category(ch) != "Cf")
+    return len(shown) <= 3 and all(unicodedata.category(ch)[0] in "PS" for ch in shown)
+
+
+def drop_permalinks(root: etree._Element) -> None:
+    """Remove, in place, the permalink anchors that documentation generators put after a heading or a definition
+    (Sphinx's ``<a class="headerlink" href="#id" title="Link to this heading">¶</a>``, MkDocs' "Permanent link",
+    VitePress' ``header-anchor``, Docusaurus' ``hash-link``, rustdoc's ``§``): a link to a place on the same page
+    whose text is only a mark (``_is_mark``), and whose class or ``title`` / ``aria-label`` names it a permalink or
+    that sits in a heading, a ``<dt>`` or a caption. A same-page link with words ("see Encoders") is kept."""
+    doomed = []
+    for a in root.iter("a"):
+        href = (a.get("href") or "").strip()
+        if href and not href.startswith("#") or not _is_mark(a.text_content()):
+            continue
+        label = f"{a.get('title', '')} {a.get('aria-label', '')}"
+        if _PERMALINK_NAME.search(a.get("class", "")) or _PERMALINK_LABEL.match(label) or \
+                any(isinstance(x.tag, str) and x.tag.lower() in _MARK_HOLDERS for x in a.iterancestors()):
+            doomed.append(a)
+    for a in doomed:
+        _drop(a)
+
+
 def clean_tree(root: etree._Element) -> None:
     """Remove boilerplate elements from a parsed page in place (see the module docstring, step 1)."""
+    drop_permalinks(root)
     for el in root.iter(etree.Comment, etree.ProcessingInstruction):
         _drop(el)
     doomed = []
@@ -148,6 +185,12 @@ def _drop(el: etree._Element) -> None:
 # -------------------------------------------------------------------------------------------------- rendering
 
 
+def _is_block(node: etree._Element, tag: str) -> bool:
+    """Whether an element starts a block of its own: a one-line ``<code>`` is inline code (HTML's, and
+    trafilatura's for it), part of the sentence around it; a multi-line one is a code block."""
+    return tag in _BLOCKS and not (tag == "code" and "\n" not in "".join(node.itertext()))
+
+
 def _inline(el: etree._Element) -> str:
     """All text under ``el`` on one line (``<br>`` kept as newlines), whitespace collapsed."""
     parts: list[str] = []
@@ -161,10 +204,11 @@ def _inline(el: etree._Element) -> str:
                 if tag in ("br", "lb"):
                     parts.append("\n")
                 else:
-                    if tag in _BLOCKS:
+                    block = _is_block(child, tag)
+                    if block:
                         parts.append(" ")
                     walk(child)
-                    if tag in _BLOCKS:
+                    if block:
                         parts.append(" ")
             if child.tail:
                 parts.append(child.tail)
@@ -379,7 +423,7 @@ def render_blocks(el: etree._Element) -> list[str]:
                     blocks.append(fenced)
             elif tag == "hr":
                 flush()
-            elif tag in _BLOCKS:
+            elif _is_block(child, tag):
                 flush()
                 walk(child)
                 flush()
@@ -537,6 +581,7 @@ def extract_main_text(root: etree._Element, strategy: str = "auto") -> str:
     """
     import copy
 
+    drop_permalinks(root)  # (also from the raw page that trafilatura reads)
     if strategy == "trafilatura":
         return blocks_to_text(_trafilatura_blocks(copy.deepcopy(root)))
     raw = copy.deepcopy(root) if strategy == "auto" else None

@@ -33,9 +33,9 @@ Steps:
    3) with no closing punctuation that is not one of a run of items, or a short capitalised line without
    closing punctuation after a finished sentence (level 2); such a line opening the document is its title
    (level 1). A heading wrapped over two lines is joined.
-6. Pages are joined with a blank line, except a sentence that runs on to the next page (no closing punctuation,
-   next page starting lower-case), which is joined with a space. ``Document.pages[n - 1]`` is the offset where
-   page ``n`` starts.
+6. Pages are joined with a blank line, except a sentence that runs on to the next page (``_common.runs_on``: no
+   closing punctuation in prose, the next page opening with lower-case prose or a comma), which is joined with a
+   space (nothing between CJK characters). ``Document.pages[n - 1]`` is the offset where page ``n`` starts.
 
 Dates: ``updated`` is /ModDate, else /CreationDate, from the /Info dictionary; a date printed in a running
 header or footer is removed with the furniture (step 3) and is not read.
@@ -57,7 +57,8 @@ from typing import Iterator
 
 from ..errors import IngestError
 from ..types import Document
-from ._common import iso_date, logger, normalise_metadata, title_from_path
+from ._common import SENTENCE_END as _SENTENCE_END
+from ._common import NO_SENTENCE_START, iso_date, logger, normalise_metadata, runs_on, title_from_path
 from .frontmatter import canonical_key
 from .pdf_layout import analyse_pages, heading_key
 
@@ -65,7 +66,6 @@ _EDGE_LINES = 3
 _FURNITURE_SHARE = 0.4
 _MIN_CHARS_PER_PAGE = 3  # fewer non-blank characters per page on average: no text layer (scanned)
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
-_SENTENCE_END = tuple(".!?:;。！？：；")
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
 _ITEM = re.compile(r"^(?:[-•▪●◦*–]\s|\(?\d{1,3}[.)]\s|\(?[a-z][.)]\s|\d{1,2}(?:\.\d{1,2})+\.?\s|Step\s+\d{1,3}\b)")
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2})+|\d{1,2}(?=[.)]))[.)]?\s+(\S.*)$")
@@ -453,8 +453,9 @@ def _join_pages(texts: list[str], seen: frozenset[str] = frozenset()) -> tuple[s
                 out = (out if keep else out[:-1]) + word
                 page = rest.lstrip()
                 sep = " " if page else ""
-            elif not out.endswith(_SENTENCE_END) and page[:1].islower():
-                sep = " "
+            elif runs_on(out, page):
+                # (no space before a comma or a closing bracket, nor between CJK characters)
+                sep = "" if page[0] in NO_SENTENCE_START or _CJK.match(out[-1]) and _CJK.match(page[0]) else " "
             else:
                 sep = "\n\n"
             out += sep

@@ -5,24 +5,25 @@ from __future__ import annotations
 import re
 from typing import Collection
 
+from ..emphasis import MARKDOWN_FORMATS, strip_emphasis
 from ..index.analyzer import Analyzer
 
+__all__ = ["highlight", "strip_emphasis"]
+
 _WORD_RE = re.compile(r"\S+")
-_EMPHASIS_RE = re.compile(r"(\*\*|__)(.+?)\1")
 
 
-def strip_emphasis(text: str) -> str:
-    """``text`` without Markdown bold markers (``**x**``, ``__x__`` -> ``x``)."""
-    return _EMPHASIS_RE.sub(r"\2", text)
-
-
-def highlight(text: str, query_terms: Collection[str], analyzer: Analyzer, width: int = 40) -> str:
+def highlight(text: str, query_terms: Collection[str], analyzer: Analyzer, width: int = 40,
+              format: str = "") -> str:
     """A window of about ``width`` words of ``text`` around the densest run of query terms.
 
     Words whose analyzer terms meet ``query_terms`` are wrapped in ``**``. Leading/trailing ``…`` mark a cut.
-    CJK words (no spaces) are highlighted whole when any of their bigrams matches.
+    CJK words (no spaces) are highlighted whole when any of their bigrams matches. ``format``: the loader name of
+    the text's document (``Chunk.format``); Markdown text loses its own emphasis markers first, which would
+    collide with the highlight marks, other text is kept as written (``openbook.emphasis``).
     """
-    text = strip_emphasis(text)  # the source's own **bold** would collide with the highlight marks
+    if format in MARKDOWN_FORMATS:
+        text = strip_emphasis(text)
     words = [(m.start(), m.end()) for m in _WORD_RE.finditer(text)]
     if not words:
         return ""

@@ -20,7 +20,7 @@ def search_json(engine: Engine, query: str, k: int | None, where: Sequence[str],
     terms = set(engine.query_terms(query))
     rows = []
     for h in hits:
-        row = _hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer) if h.chunk else "")
+        row = _hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer, format=h.chunk.format) if h.chunk else "")
         if with_text and h.chunk is not None:
             row["text"] = h.chunk.text
         rows.append(row)

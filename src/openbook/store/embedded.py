@@ -713,7 +713,8 @@ class EmbeddedStore:
             situated = self.has_contexts()
             rows = self.conn.execute(
                 "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start, c.end, c.page, d.title, d.metadata"
-                + (", x.context" if situated else ", ''") + " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+                + (", x.context" if situated else ", ''")
+                + ", d.format FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
                 + ("LEFT JOIN chunk_contexts x ON x.chunk_id = c.chunk_id " if situated else "")
                 + f"WHERE c.chunk_id IN ({marks})",
                 part,
@@ -724,7 +725,7 @@ class EmbeddedStore:
                 title, meta = meta_cache[r[1]]
                 out[r[0]] = Chunk(chunk_id=r[0], doc_id=r[1], text=r[2], title=title,
                                   headings=tuple(json.loads(r[3])), start=r[4], end=r[5], page=r[6],
-                                  metadata=meta, context=r[9] or "")
+                                  metadata=meta, context=r[9] or "", format=r[10] or "")
         return out
 
 

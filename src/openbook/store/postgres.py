@@ -568,13 +568,14 @@ class PostgresStore:
         self._flush(read=True)
         rows = self.conn.execute(
             "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start_char, c.end_char, c.page, d.title, "
-            "d.metadata FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.chunk_id = ANY(%s)", (ids,))
+            "d.metadata, d.format FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+            "WHERE c.chunk_id = ANY(%s)", (ids,))
         meta: dict[str, Mapping[str, Any]] = {}
         out: dict[str, Chunk] = {}
         for r in rows:
             m = meta.setdefault(r[1], r[8])
             out[r[0]] = Chunk(chunk_id=r[0], doc_id=r[1], text=r[2], title=r[7], headings=tuple(r[3]),
-                              start=r[4], end=r[5], page=r[6], metadata=m)
+                              start=r[4], end=r[5], page=r[6], metadata=m, format=r[9] or "")
         return out
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:

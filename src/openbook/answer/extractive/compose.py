@@ -18,7 +18,7 @@ from ...types import Passage
 from ..bridge import Definition, code_sentence, entity_sentence, is_table_row, row_by_bridge
 from .units import _Unit
 from .terms import Asked, _names, _rare_terms, coverage, question_names
-from .candidates import Candidate, Governed, _echoes, _with_context
+from .candidates import PROCEDURE_MAX_CHARS, PROCEDURE_MAX_STEPS, Candidate, Governed, _echoes, _with_context
 
 NEAR_TIE = 0.9  # a second sentence of the top document scoring at least this share of the first joins it
 STITCH_RATIO = 0.3  # an added sentence covers at least this share of what the first one covers
@@ -210,6 +210,7 @@ def compose(asked: Asked, candidates: list[Candidate], governed: Governed, older
     chosen = _compared_or_named(asked, chosen, candidates, governed, analyzer, slots)
     if asked.how_to:  # "To take a manual backup, run:" says nothing without the code block it introduces
         chosen = _with_introduced_code(chosen, units, analyzer)
+    chosen = _with_list_context(chosen, units, analyzer)
     return Composed(chosen, candidates)
 
 
@@ -330,3 +331,51 @@ def _compared_or_named(asked: Asked, chosen: list[Candidate], candidates: Sequen
         # document that names its subject takes a slot left, since the name may be what the question asks
         return [chosen[0], naming, *chosen[1:]]
     return chosen
+
+
+def _list_text(items: Sequence[_Unit]) -> str:
+    """A list's items as one quote: an ordered item with its own number ("3. Open ..."), the sentences of one item
+    together, an item without closing punctuation followed by ``;``."""
+    steps: dict[int, list[_Unit]] = {}
+    for u in items:
+        steps.setdefault(u.step, []).append(u)
+    texts = [(f"{parts[0].number}. " if parts[0].number is not None else "") + " ".join(u.text for u in parts)
+             for parts in steps.values()]
+    return " ".join(t if t.endswith((".", "!", "?", ";", "。")) or k == len(texts) - 1 else f"{t};"
+                    for k, t in enumerate(texts))
+
+
+def _with_list_context(chosen: list[Candidate], units: Mapping[int, Sequence[_Unit]],
+                       analyzer: Analyzer) -> list[Candidate]:
+    """``chosen`` with each quoted list kept with its lead-in, the sentence that introduces the list with a colon
+    ("The following options are available:"): a chosen list item or procedure is preceded by it, and a chosen
+    lead-in is followed by its list's items (``_list_text``; a list of more than ``PROCEDURE_MAX_STEPS`` items or
+    ``PROCEDURE_MAX_CHARS`` characters is not quoted whole: the lead-in stays alone), unless the answer already
+    quotes them. ``units``: passage number -> its ``_units``, in passage order."""
+    out: list[Candidate] = []
+
+    def quoted(text: str) -> bool:
+        return any(text in x.text for x in (*out, *chosen))
+
+    for c in chosen:
+        seq = list(units.get(c.passage.n, ()))
+        at = next((i for i, u in enumerate(seq) if not u.code and (
+            u.text == c.text or c.procedure and u.run >= 0 and u.text in c.text)), None)
+        run = seq[at].run if at is not None else -1
+        if run >= 0:  # an item: its list's lead-in goes before it
+            first = next(i for i, u in enumerate(seq) if u.run == run)
+            lead = seq[first - 1] if first > 0 else None
+            if lead is not None and lead.run < 0 and not lead.code and lead.text.endswith((":", "：")) and \
+                    not quoted(lead.text):
+                out.append(Candidate(c.passage, lead.text, c.score, c.coverage,
+                                      frozenset(analyzer.analyze_document(lead.text)), c.subject))
+        out.append(c)
+        if at is not None and run < 0 and c.text.endswith((":", "：")) and at + 1 < len(seq) and \
+                seq[at + 1].run >= 0 and not seq[at + 1].code:  # a lead-in: its items go after it
+            items = [u for u in seq[at + 1:] if u.run == seq[at + 1].run and not u.code]
+            text = _list_text(items)
+            if len({u.step for u in items}) <= PROCEDURE_MAX_STEPS and len(text) <= PROCEDURE_MAX_CHARS and \
+                    not any(quoted(u.text) for u in items):
+                out.append(Candidate(c.passage, text, c.score, c.coverage,
+                                      frozenset(analyzer.analyze_document(text)), c.subject))
+    return out

@@ -10,6 +10,7 @@ import textwrap
 from dataclasses import dataclass
 
 from ...chunking import split_sentences
+from ...emphasis import MARKDOWN_FORMATS
 from ...fences import fenced_blocks
 from ...retrieve.snippets import strip_emphasis
 from ...types import Passage
@@ -78,15 +79,17 @@ _BULLET_DASH_RE = re.compile(r"^(?:[ \t]*-+(?=[ \t]|$))*[ \t]*")
 
 
 def _flush(out: list[_Unit], block: list[str], heading: str, block_run: int, step: int,
-           number: int | None) -> None:
+           number: int | None, markdown: bool = True) -> None:
     """Append to ``out`` the sentences of the text lines read so far (``block``, then emptied): a list item's
-    (``block_run`` >= 0) without its bullet, with its list, step and number; each under ``heading``."""
+    (``block_run`` >= 0) without its bullet, with its list, step and number; each under ``heading``. Emphasis
+    markers are stripped only from Markdown text (``markdown``): other loaders' text holds none."""
     if block:
         text = "\n".join(block)
         text = _LIST_ITEM_RE.sub("", text, count=1) if block_run >= 0 else text
         for s, e in split_sentences(text):
             for piece in _cap(text[s:e]):
-                sent = strip_emphasis(" ".join(piece.split()))
+                sent = " ".join(piece.split())
+                sent = strip_emphasis(sent) if markdown else sent
                 # a list bullet's dash ("- item", "-- item"), not an option's ("-v, --invert-match")
                 sent = sent if block_run >= 0 else _BULLET_DASH_RE.sub("", sent)
                 if sent.strip() and not sent.startswith("#"):
@@ -124,6 +127,7 @@ def _units(p: Passage) -> list[_Unit]:
     comments no headings; inside a list it belongs to the step above it. A block the passage does not close runs
     to the passage's end."""
     out: list[_Unit] = []
+    markdown = p.chunk.format in MARKDOWN_FORMATS  # other loaders' text holds no emphasis markers
     header: list[str] | None = None
     heading = ""
     block: list[str] = []
@@ -133,14 +137,10 @@ def _units(p: Passage) -> list[_Unit]:
     number: int | None = None
     indent = 0  # the indent of the list's items; a more indented item is a sub-item of the step above it
     in_list = False  # the list goes on across blank lines until a heading, a paragraph or a table ends it
-
     code_run = -1
 
     def flush() -> None:
-        _flush(out, block, heading, block_run, step, number)
-
-    def add_code(code: list[str]) -> None:
-        _add_code(out, code, heading, code_run, step, number)
+        _flush(out, block, heading, block_run, step, number, markdown)
 
     lines = p.chunk.text.split("\n")
     fenced = {b.start: b for b in fenced_blocks(lines)}  # the blocks the loader and the chunker read
@@ -153,7 +153,7 @@ def _units(p: Passage) -> list[_Unit]:
             flush()
             # (a block in a list is part of the step above it, however it is indented)
             block_run = code_run = block_run if in_list else -1
-            add_code([lines[k] for k in fenced[n].body])
+            _add_code(out, [lines[k] for k in fenced[n].body], heading, code_run, step, number)
             code_end = fenced[n].end
             continue
         if stripped.startswith("|"):
@@ -174,7 +174,8 @@ def _units(p: Passage) -> list[_Unit]:
             heading = stripped.lstrip("#").strip()
             continue
         if not stripped:
-            flush()
+            if not line.strip(" \t\r"):  # a blank line; a page break (form feed) ends no sentence
+                flush()
             continue
         item = _LIST_ITEM_RE.match(line)
         if item:
