@@ -269,7 +269,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
             # what the key may publish depends on the upload alone; whether a hidden document holds the name is
             # decided under the store's writer lock, in one step with the write (``_ingest_staged``)
             refused = [dst.name for tmp, dst in staged
-                       if not await asyncio.to_thread(_readable_by, tmp, dst.name, who.roles)]
+                       if not await asyncio.to_thread(_readable_by, tmp, dst.name, who.roles, config)]
             if refused:
                 raise ApiError(403, "Forbidden", _not_writable(refused, who.name))
             report = await service.write(_ingest_staged, staged, who.roles, who.name)
@@ -364,14 +364,16 @@ def _not_writable(names: Sequence[str], key: str) -> str:
             f"read); upload it under another name, or with a key holding one of its roles")
 
 
-def _readable_by(path: Path, name: str, roles: Sequence[str]) -> bool:
+def _readable_by(path: Path, name: str, roles: Sequence[str], config: Config) -> bool:
     """Whether a document uploaded as ``name`` would be visible to ``roles``: public, or an access list naming
-    one of them. A file that does not parse is left to the ingest, whose report says why."""
+    one of them. A file that does not parse (or is over ``config.ingest``'s limits) is left to the ingest, whose
+    report says why."""
     from ..ingest import load_file
+    from ..ingest.limits import ParseLimits
     from ..retrieve.filters import visible
 
     try:
-        docs = load_file(path, name)
+        docs = load_file(path, name, ParseLimits.of(config.ingest))
     except OpenbookError:
         return True
     return all(visible(d.metadata, roles) for d in docs)
