@@ -46,7 +46,7 @@ from ..errors import (ConfigError, GenerationError, IngestError, ModelMismatchEr
                       StoreError, UnsupportedFormatError)
 from .keys import AuthError, KeyStore, Principal
 from .service import Service
-from .shapes import answer_json, documents_json, search_json
+from .shapes import answer_json, document_json, documents_json, search_json
 
 STATUS: list[tuple[type[Exception], int]] = [
     (AuthError, 401), (QueryError, 400), (ConfigError, 400), (UnsupportedFormatError, 415), (IngestError, 422),
@@ -233,7 +233,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 
     @app.get("/v1/documents/{doc_id:path}", summary="One document with its chunks (`openbook show --json`)")
     async def document(doc_id: str, who: Principal = Depends(principal)) -> dict[str, Any]:
-        doc = await service.read(Engine.document, doc_id, roles=who.roles)
+        doc = await service.read(document_json, doc_id, who.roles)
         if doc is None:
             raise ApiError(404, "NotFound", f"no document {doc_id!r}: list ids with GET /v1/documents")
         return doc
@@ -272,7 +272,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
                        if not await asyncio.to_thread(_readable_by, tmp, dst.name, who.roles, config)]
             if refused:
                 raise ApiError(403, "Forbidden", _not_writable(refused, who.name))
-            report = await service.write(_ingest_staged, staged, who.roles, who.name)
+            report = _without_folder(await service.write(_ingest_staged, staged, who.roles, who.name), folder)
         finally:
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
@@ -377,6 +377,18 @@ def _readable_by(path: Path, name: str, roles: Sequence[str], config: Config) ->
     except OpenbookError:
         return True
     return all(visible(d.metadata, roles) for d in docs)
+
+
+def _without_folder(value: Any, folder: Path) -> Any:
+    """``value`` (a report: dicts, lists, strings) with ``folder``'s absolute path taken out of every string, so
+    that a caller sees an uploaded file by its name (``plan.md``), never the server's own paths."""
+    if isinstance(value, str):
+        return value.replace(f"{folder}{os.sep}", "").replace(str(folder), UPLOADS)
+    if isinstance(value, dict):
+        return {k: _without_folder(v, folder) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_folder(v, folder) for v in value]
+    return value
 
 
 def _writer_waits(line: str) -> None:
