@@ -1,6 +1,6 @@
-"""Two uploads of one name at once, the second by a key that may not read the first: the access rule is decided
-in one step with the write, under the store's writer lock, so the second upload is refused (403) and the first
-document stays as it was, on every backend. A real server, real keys, a real HTTP client; the interleaving is
+"""Two writes of one name at once, the second by a key that may not read what the first writes: the access rule
+is decided in one step with the write, under the store's writer lock, so the second upload is refused (403), a
+delete finds nothing it may delete (404), and the first document stays as it was, on every backend. A real server, real keys, a real HTTP client; the interleaving is
 forced by holding the store's writer lock from the test, as another writer (``openbook ingest`` in a shell)
 would, while both uploads arrive."""
 
@@ -101,3 +101,54 @@ def test_an_upload_cannot_replace_a_hidden_document_written_at_the_same_time(loc
         doc = engine.document("plan.md", roles=["finance"])
         assert doc is not None and "FIN-4471" in doc["chunks"][0]["text"]
         assert engine.document("plan.md", roles=["staff"]) is None
+
+
+def test_a_delete_cannot_remove_a_document_made_hidden_at_the_same_time(location):
+    from openbook.server import KeyStore, create_app
+    from openbook.store import local_folder, open_store
+
+    keys = KeyStore(location)
+    fin = keys.add("fin", ["finance"], write=True)
+    ops = keys.add("ops", ["staff"], write=True)
+    uploads = local_folder(location) / "uploads"
+    logger = logging.getLogger("openbook.server")
+    lines, level = _Lines(), logger.level
+    logger.addHandler(lines)
+    logger.setLevel(logging.INFO)
+
+    def upload(url: str, token: str, content: bytes) -> httpx.Response:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120) as c:
+            return c.post("/v1/ingest", files={"files": ("plan.md", content, "text/markdown")})
+
+    def delete(url: str, token: str) -> httpx.Response:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120) as c:
+            return c.delete("/v1/documents/plan.md")
+
+    try:
+        with ServerThread(create_app(location, server_config(location), readers=2)) as server, \
+                ThreadPoolExecutor(2) as pool:
+            assert upload(server.url, ops, PUBLIC_PLAN).status_code == 200  # a public plan, ops may delete it
+            holder = open_store(location)  # another writer
+            try:
+                with holder.write_lock():
+                    first = pool.submit(upload, server.url, fin, FINANCE_PLAN)  # fin may replace a public plan
+                    _wait_for("the finance upload waits for the writer lock",
+                              lambda: any("waiting for another" in line for line in lines.lines)
+                              or (uploads / "plan.md").read_bytes() == FINANCE_PLAN)
+                    second = pool.submit(delete, server.url, ops)
+                    time.sleep(0.5)  # room for any check made before the delete; the outcome must not depend on it
+                    assert not first.done() and not second.done()
+            finally:
+                holder.close()
+            first_r, second_r = first.result(), second.result()
+        assert first_r.status_code == 200, first_r.text
+        assert second_r.status_code == 404, second_r.text
+        assert (uploads / "plan.md").read_bytes() == FINANCE_PLAN
+    finally:
+        logger.removeHandler(lines)
+        logger.setLevel(level)
+    from openbook.api import Engine
+
+    with Engine.open(location, server_config(location)) as engine:
+        doc = engine.document("plan.md", roles=["finance"])
+        assert doc is not None and "FIN-4471" in doc["chunks"][0]["text"]
