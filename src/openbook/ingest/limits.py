@@ -139,7 +139,7 @@ def _serve(conn: Any, memory_mb: int) -> None:
 
     from . import _LOADERS
 
-    if memory_mb:
+    if memory_mb and _vm_size():  # Linux; elsewhere the time limit alone applies
         import resource
 
         limit = _vm_size() + memory_mb * 2**20
@@ -214,14 +214,15 @@ def _give_back(worker: _Worker) -> None:
 
 def isolated(suffix: str, path: Path, doc_id: str, limits: ParseLimits, local: Callable[[], Any]) -> Any:
     """The Document that the loader of ``suffix`` makes of ``path``, parsed in a worker process within
-    ``limits`` (``local``, the same parse in this process, when ``parse_timeout_s`` is 0).
+    ``limits`` (``local``, the same parse in this process, when ``parse_timeout_s`` is 0 or this process is a
+    daemonic ``multiprocessing`` worker, which may not start processes).
 
     Raises:
         IngestError: the loader's own error, or the parse took longer than ``parse_timeout_s`` seconds, needed
             more than ``parse_memory_mb`` MiB, or stopped the worker. UnsupportedFormatError: the loader's.
     """
-    if not limits.parse_timeout_s:
-        return local()
+    if not limits.parse_timeout_s or multiprocessing.current_process().daemon:
+        return local()  # no limit asked, or a daemonic process, which may not start one
     worker = _take(limits.parse_memory_mb)
     try:
         worker.conn.send((suffix, str(path), doc_id))
