@@ -499,7 +499,7 @@ class Ingester:
                 self._file_part = 0.0
                 t0 = time.perf_counter()
                 try:
-                    docs = load_file(file, doc_id, self._limits)
+                    docs = load_file(file, doc_id, limits=self._limits)
                 except UnsupportedFormatError as exc:
                     report.skipped.append((str(file), _one_line(str(exc))))
                     continue
