@@ -69,7 +69,19 @@ def store_option(f: Any) -> Any:
     return _subcommand_config_option(f)
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+class _Output:
+    """Whether the running command was given ``--json``: ``main`` then prints an error as a JSON object too."""
+
+    json = False
+
+
+def _note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    _Output.json = _Output.json or bool(value)
+    return value
+
+
+json_option = click.option("--json", "as_json", is_flag=True, callback=_note_json,
+                           help="Print JSON for scripts (an error too: {\"error\": {\"type\", \"message\"}}).")
 role_option = click.option("--role", "roles", multiple=True, metavar="ROLE",
                            help="An access role the user holds (repeatable). No role: public documents only.")
 where_option = click.option("--where", "where", multiple=True, metavar="EXPR",
@@ -149,17 +161,31 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
             kinds = ", ".join(sorted({f.suffix.lower() or "(no suffix)" for f in found}))
             raise IngestError(f"{', '.join(paths)}: none of the {len(found)} files is of a type openbook reads "
                               f"({kinds}); supported: {' '.join(sorted(SUPPORTED_SUFFIXES))}; no store was created")
+    if cfg.embedding.model:  # an unknown name fails here, before a store is created
+        from .index.embedders import install_hint
+
+        install_hint(cfg.embedding.model)  # raises ConfigError naming the valid ones
     folder = Path(str(cfg.store).removeprefix("file://"))
     kept = set(os.listdir(folder)) if first and folder.is_dir() else None  # what a removal must leave
     interrupted = False
-    with _engine(cfg, create=True) as engine:
-        try:
-            report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty(),
-                                   embed=False if no_embed else None, reembed=reembed,
-                                   on_wait=lambda line: click.echo(line, err=True),
-                                   log=lambda line: click.echo(line, err=True))
-        except IngestInterrupted as exc:
-            report, interrupted = exc.report, True
+    try:
+        with _engine(cfg, create=True) as engine:
+            try:
+                report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty(),
+                                       embed=False if no_embed else None, reembed=reembed,
+                                       on_wait=lambda line: click.echo(line, err=True),
+                                       log=lambda line: click.echo(line, err=True))
+            except IngestInterrupted as exc:
+                report, interrupted = exc.report, True
+    except OpenbookError:
+        if first:  # the ingest stopped before storing anything (a missing embedder package, say): no empty store
+            from .store.embedded import remove_empty_store
+
+            try:
+                remove_empty_store(folder, kept)
+            except (OSError, OpenbookError):
+                pass  # the error that stopped the ingest is the one to report
+        raise
     removed = False
     if first and not (report.added or report.updated or report.unchanged):
         from .store.embedded import remove_empty_store
@@ -880,8 +906,16 @@ def _database_errors() -> tuple[type[BaseException], ...]:
     return database_errors()
 
 
+def _json_error(exc: BaseException, message: str) -> None:
+    """The error as ``{"error": {"type", "message"}}`` on stdout, when the command was given ``--json``."""
+    if _Output.json:
+        click.echo(json.dumps({"error": {"type": type(exc).__name__, "message": message}}, ensure_ascii=False))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point: run the CLI and map errors to exit codes."""
+    """Console entry point: run the CLI and map errors to exit codes. An error ends a ``--json`` command with
+    ``{"error": {"type", "message"}}`` on stdout (the server's error shape) besides the line on stderr."""
+    _Output.json = False
     try:
         rv = cli.main(args=list(argv) if argv is not None else None, prog_name="openbook",
                       standalone_mode=False)
@@ -890,15 +924,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
+        _json_error(exc, exc.format_message())
         exc.show()
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except OpenbookError as exc:
+        _json_error(exc, str(exc))
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     except _database_errors() as exc:  # a store error the store layer did not foresee: still one line
+        _json_error(exc, f"the store's database failed ({exc})")
         click.echo(f"error: the store's database failed ({exc}); if another program is using it, try again "
                    f"when it is done", err=True)
         sys.exit(EXIT_ERROR)

@@ -147,9 +147,19 @@ class LLMConfig:
 @dataclass(frozen=True)
 class IngestConfig:
     """``contextualize``: contextual retrieval (``openbook.ingest.contextualize``): a short context per chunk,
-    written by ``[llm]`` when configured (else the offline first-sentence fallback), indexed with the chunk."""
+    written by ``[llm]`` when configured (else the offline first-sentence fallback), indexed with the chunk.
+
+    What reading one zip-based file (DOCX, PPTX, EPUB) may cost (``openbook.ingest.limits``): ``max_unzipped_mb``
+    MiB decompressed in all, ``max_zip_entries`` entries, ``max_zip_ratio`` times compressed per large entry
+    (checked before parsing); ``parse_timeout_s`` seconds and ``parse_memory_mb`` MiB for its parse (0: no
+    limit). A file over a limit fails with the reason; the rest of the ingest goes on."""
 
     contextualize: bool = False
+    max_unzipped_mb: float = 256.0
+    max_zip_entries: int = 10_000
+    max_zip_ratio: float = 200.0
+    parse_timeout_s: float = 120.0
+    parse_memory_mb: int = 2048
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,21 @@ def test_self_contained_questions_are_kept():
     assert condense_question(HISTORY, question) == question
 
 
-def test_follow_ups_are_joined_with_the_previous_question_offline():
-    for follow_up in ("When is it renewed?", "And for contractors?", "What about weekends?"):
+def test_follow_ups_without_a_question_of_their_own_borrow_the_previous_question_offline():
+    for follow_up in ("And for contractors?", "What about weekends?"):
         assert needs_context(follow_up)
         assert condense_question(HISTORY, follow_up) == \
             f"{follow_up} (How much does the staff parking permit cost?)"
+
+
+def test_follow_ups_with_a_question_of_their_own_get_the_words_they_leave_out_offline():
+    # the whole previous question would be a second question to answer ("... (How much does ... cost?)")
+    for follow_up in ("When is it renewed?", "And how often is it renewed?"):
+        assert needs_context(follow_up)
+        assert condense_question(HISTORY, follow_up) == f"{follow_up} (staff parking permit cost)"
+    limit = [{"role": "user", "content": "What is the upload size limit?"}]
+    assert condense_question(limit, "And how do I disable the limit?") == \
+        "And how do I disable the limit? (upload size)"
 
 
 def test_an_llm_rewrites_the_follow_up(scripted):
@@ -41,4 +51,4 @@ def test_a_failing_llm_falls_back_to_the_rule(scripted):
     config = LLMConfig(backend="openai", model="scripted", base_url=scripted.openai_url, api_key="x",
                        max_retries=0)
     out = condense_question(HISTORY, "When is it renewed?", get_generator(config))
-    assert out == "When is it renewed? (How much does the staff parking permit cost?)"
+    assert out == "When is it renewed? (staff parking permit cost)"

@@ -25,6 +25,7 @@ from ..dates import body_metadata
 from .beir import iter_beir, load_beir
 from .epub import load_epub
 from .html import load_html
+from .limits import ISOLATED_SUFFIXES, ParseLimits, check_zip, isolated
 from .man import load_man
 from .markdown import load_markdown
 from .office import load_docx, load_pptx
@@ -165,12 +166,15 @@ def _with_body_metadata(doc: Document) -> Document:
     return dataclasses.replace(doc, metadata={**doc.metadata, **extra}) if extra else doc
 
 
-def load_file(path: Path, doc_id: str) -> list[Document]:
+def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None) -> list[Document]:
     """Parse one file into documents: one per file, or one per line of a BEIR ``corpus.jsonl``.
 
     Args:
         path: the file.
         doc_id: its doc id (see ``discover``); ignored for ``.jsonl``, whose documents use their ``_id``.
+        limits: what reading a zip-based file (DOCX, PPTX, EPUB) may cost (``openbook.ingest.limits``): its
+            package is checked before parsing, and it is parsed in a worker process with a time and memory
+            limit; None: the defaults of ``ParseLimits``.
 
     Returns:
         The documents, in file order.
@@ -181,9 +185,11 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
     Raises:
         UnsupportedFormatError: no loader for the suffix (message lists the supported ones), or binary
             content in a text format.
-        IngestError: the file cannot be read or parsed; the message is one line, ``<path>: <reason>``.
+        IngestError: the file cannot be read or parsed, or is over ``limits`` (a decompression bomb, a parse
+            too slow or too large); the message is one line, ``<path>: <reason>``.
     """
     path = Path(path)
+    limits = limits or ParseLimits()
     if path.is_dir():  # a folder discover could not list
         try:
             os.listdir(path)
@@ -214,7 +220,12 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
                 raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":
             return [_printable(doc) for doc in load_beir(path)]
-        return [_with_body_metadata(_storable(_LOADERS[inner](path, doc_id)))]
+        if inner in ISOLATED_SUFFIXES:
+            check_zip(path, inner[1:].upper(), limits)
+            doc = isolated(inner, path, doc_id, limits, lambda: _LOADERS[inner](path, doc_id))
+        else:
+            doc = _LOADERS[inner](path, doc_id)
+        return [_with_body_metadata(_storable(doc))]
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc
     except OSError as exc:

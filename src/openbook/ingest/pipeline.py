@@ -28,6 +28,7 @@ from ..store.base import Store
 from ..types import Chunk, Document, content_hash
 from ..versions import version_links
 from . import discover, load_file
+from .limits import ParseLimits
 
 BATCH_MIN_CHUNKS = 1000
 """Without embedding, an ingest commits a batch once this many new chunks are pending, or as many as the index
@@ -314,6 +315,7 @@ class Ingester:
         self.store = store
         self.config = config
         self.analyzer = analyzer or Analyzer()
+        self._limits = ParseLimits.of(config.ingest)
         self._ticker = _Ticker(None)  # progress lines of the running ingest
         self._stages: dict[str, float] | None = None  # its stage timings
         self._files_total = self._files_done = 0
@@ -497,7 +499,7 @@ class Ingester:
                 self._file_part = 0.0
                 t0 = time.perf_counter()
                 try:
-                    docs = load_file(file, doc_id)
+                    docs = load_file(file, doc_id, limits=self._limits)
                 except UnsupportedFormatError as exc:
                     report.skipped.append((str(file), _one_line(str(exc))))
                     continue

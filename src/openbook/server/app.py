@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import logging
 import os
 import re
 import time
@@ -45,7 +46,7 @@ from ..errors import (ConfigError, GenerationError, IngestError, ModelMismatchEr
                       StoreError, UnsupportedFormatError)
 from .keys import AuthError, KeyStore, Principal
 from .service import Service
-from .shapes import answer_json, documents_json, search_json
+from .shapes import answer_json, document_json, documents_json, search_json
 
 STATUS: list[tuple[type[Exception], int]] = [
     (AuthError, 401), (QueryError, 400), (ConfigError, 400), (UnsupportedFormatError, 415), (IngestError, 422),
@@ -53,6 +54,7 @@ STATUS: list[tuple[type[Exception], int]] = [
 ]
 UPLOADS = "uploads"
 MODEL_NAME = "openbook"
+log = logging.getLogger("openbook.server")
 
 
 def status_for(exc: Exception) -> int:
@@ -231,21 +233,15 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
 
     @app.get("/v1/documents/{doc_id:path}", summary="One document with its chunks (`openbook show --json`)")
     async def document(doc_id: str, who: Principal = Depends(principal)) -> dict[str, Any]:
-        doc = await service.read(Engine.document, doc_id, roles=who.roles)
+        doc = await service.read(document_json, doc_id, who.roles)
         if doc is None:
             raise ApiError(404, "NotFound", f"no document {doc_id!r}: list ids with GET /v1/documents")
         return doc
 
     @app.delete("/v1/documents/{doc_id:path}", summary="Delete a document")
     async def delete(doc_id: str, who: Principal = Depends(writer)) -> dict[str, Any]:
-        doc = await service.read(Engine.document, doc_id, roles=who.roles)
-        if doc is None:
-            raise ApiError(404, "NotFound", f"no document {doc_id!r}: list ids with GET /v1/documents")
-        gone = await service.write(Engine.delete, [doc_id])
-        source = Path(doc["source"])
-        if gone and source.parent == (service.local / UPLOADS).resolve():
-            source.unlink(missing_ok=True)
-        return {"deleted": gone}
+        uploads = (service.local / UPLOADS).resolve()
+        return {"deleted": await service.write(_delete_visible, doc_id, who.roles, uploads)}
 
     @app.post("/v1/ingest", summary="Upload files; the report of `openbook ingest --json`")
     async def ingest(files: list[UploadFile], who: Principal = Depends(writer)) -> JSONResponse:
@@ -270,15 +266,13 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
                                                             f"larger --max-upload-mb or ingest it with the CLI")
                         out.write(chunk)
                 staged.append((tmp, folder / name))
-            # one refusal, one message, whether the key could not read what it uploads or a document it may not
-            # read already holds the name: a separate answer for the second would tell the key that a hidden
-            # document exists (GET and DELETE answer 404 for hidden and missing documents alike)
+            # what the key may publish depends on the upload alone; whether a hidden document holds the name is
+            # decided under the store's writer lock, in one step with the write (``_ingest_staged``)
             refused = [dst.name for tmp, dst in staged
-                       if not await asyncio.to_thread(_readable_by, tmp, dst.name, who.roles)
-                       or await service.read(_hidden_document, dst.name, who.roles)]
+                       if not await asyncio.to_thread(_readable_by, tmp, dst.name, who.roles, config)]
             if refused:
                 raise ApiError(403, "Forbidden", _not_writable(refused, who.name))
-            report = await service.write(_ingest_staged, staged, who.roles)
+            report = _without_folder(await service.write(_ingest_staged, staged, who.roles, who.name), folder)
         finally:
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
@@ -370,32 +364,80 @@ def _not_writable(names: Sequence[str], key: str) -> str:
             f"read); upload it under another name, or with a key holding one of its roles")
 
 
-def _readable_by(path: Path, name: str, roles: Sequence[str]) -> bool:
+def _readable_by(path: Path, name: str, roles: Sequence[str], config: Config) -> bool:
     """Whether a document uploaded as ``name`` would be visible to ``roles``: public, or an access list naming
-    one of them. A file that does not parse is left to the ingest, whose report says why."""
+    one of them. A file that does not parse (or is over ``config.ingest``'s limits) is left to the ingest, whose
+    report says why."""
     from ..ingest import load_file
+    from ..ingest.limits import ParseLimits
     from ..retrieve.filters import visible
 
     try:
-        docs = load_file(path, name)
+        docs = load_file(path, name, ParseLimits.of(config.ingest))
     except OpenbookError:
         return True
     return all(visible(d.metadata, roles) for d in docs)
 
 
-def _ingest_staged(engine: Engine, staged: list[tuple[Path, Path]], roles: Sequence[str]) -> dict[str, Any]:
-    """Move uploaded files into the uploads folder and ingest them (on the writer thread). The report's
-    ``documents_total`` / ``chunks_total`` count what ``roles`` may see, as ``/v1/stats`` does: the store's own
-    totals would tell a writer how much is hidden from it."""
-    for tmp, dst in staged:
-        os.replace(tmp, dst)
-    report = engine.ingest([dst for _, dst in staged])
-    failed = {path for path, _ in report.failed}
-    for _, dst in staged:
-        if str(dst) in failed:
-            dst.unlink(missing_ok=True)  # not kept: it would fail again on the next upload
+def _without_folder(value: Any, folder: Path) -> Any:
+    """``value`` (a report: dicts, lists, strings) with ``folder``'s absolute path taken out of every string, so
+    that a caller sees an uploaded file by its name (``plan.md``), never the server's own paths."""
+    if isinstance(value, str):
+        return value.replace(f"{folder}{os.sep}", "").replace(str(folder), UPLOADS)
+    if isinstance(value, dict):
+        return {k: _without_folder(v, folder) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_folder(v, folder) for v in value]
+    return value
+
+
+def _writer_waits(line: str) -> None:
+    """``on_wait`` of the server's writes: another process (``openbook ingest`` in a shell) holds the store."""
+    log.info("%s", line)
+
+
+def _ingest_staged(engine: Engine, staged: list[tuple[Path, Path]], roles: Sequence[str],
+                   key: str) -> dict[str, Any]:
+    """Move uploaded files into the uploads folder and ingest them (on the writer thread), refusing the whole
+    upload with a 403 ``ApiError`` when a document the key may not read holds one of the names.
+
+    The check, the move and the ingest are one step under the store's writer lock, so no other write (this
+    server's or another process's, on any backend) can store a hidden document under the name in between. One
+    refusal, one message, as for an upload the key could not read (``_not_writable``): a separate answer would
+    tell the key that a hidden document exists (GET and DELETE answer 404 for hidden and missing alike).
+
+    The report's ``documents_total`` / ``chunks_total`` count what ``roles`` may see, as ``/v1/stats`` does: the
+    store's own totals would tell a writer how much is hidden from it."""
+    with engine.store.write_lock(_writer_waits):
+        refused = [dst.name for _, dst in staged if _hidden_document(engine, dst.name, roles)]
+        if refused:
+            raise ApiError(403, "Forbidden", _not_writable(refused, key))
+        for tmp, dst in staged:
+            os.replace(tmp, dst)
+        report = engine.ingest([dst for _, dst in staged], on_wait=_writer_waits)
+        failed = {path for path, _ in report.failed}
+        for _, dst in staged:
+            if str(dst) in failed:
+                dst.unlink(missing_ok=True)  # not kept: it would fail again on the next upload
     seen = engine.stats(roles=roles)
     return report.to_dict() | {"documents_total": seen["documents"], "chunks_total": seen["chunks"]}
+
+
+def _delete_visible(engine: Engine, doc_id: str, roles: Sequence[str], uploads: Path) -> list[str]:
+    """Delete ``doc_id`` when ``roles`` may see it, and its uploaded original (a file in ``uploads``), on the
+    writer thread: the check and the delete are one step under the store's writer lock.
+
+    Raises:
+        ApiError: 404 when the document is missing or hidden from ``roles`` (the same answer for both)."""
+    with engine.store.write_lock(_writer_waits):
+        doc = engine.document(doc_id, roles=roles)
+        if doc is None:
+            raise ApiError(404, "NotFound", f"no document {doc_id!r}: list ids with GET /v1/documents")
+        gone = engine.delete([doc_id])
+        source = Path(doc["source"])
+        if gone and source.parent == uploads:
+            source.unlink(missing_ok=True)
+    return gone
 
 
 class _Guarded:

@@ -12,13 +12,13 @@ from typing import Any, Callable
 from urllib.parse import quote, unquote
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ListResourcesResult
 from mcp_types import Resource as MCPResource
 
-from ..api import Engine
+from ..errors import OpenbookError
 from .keys import Principal
-from .shapes import answer_json, documents_json, search_json
+from .shapes import answer_json, document_json, documents_json, search_json
 
 PrincipalOf = Callable[[Any], Principal]  # the HTTP request of an MCP message (None over stdio) -> principal
 
@@ -59,8 +59,16 @@ def document_uri(doc_id: str) -> str:
 
 
 def build_mcp(service: Any, principal_of: PrincipalOf) -> MCPServer:
-    """An ``MCPServer`` over ``service`` (an ``openbook.server.service.Service``)."""
+    """An ``MCPServer`` over ``service`` (an ``openbook.server.service.Service``). An openbook error of a tool
+    (an empty query, a bad ``where`` clause, an unreachable LLM) is the tool's error result, its message as the
+    CLI words it (``QueryError: ...``), and is logged without a traceback."""
     mcp = OpenbookMCP(service, principal_of, name="openbook", instructions=INSTRUCTIONS)
+
+    async def tool_read(fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return await service.read(fn, *args)
+        except OpenbookError as exc:
+            raise ToolError(f"{type(exc).__name__}: {exc}") from None
 
     @mcp.tool(description="Search the documents: ranked passages with doc_id, title, section, updated date, "
                           "score, a snippet and the passage text. `where` takes filters such as "
@@ -68,20 +76,19 @@ def build_mcp(service: Any, principal_of: PrincipalOf) -> MCPServer:
     async def search(query: str, k: int = 5, where: list[str] | None = None, ctx: Context | None = None
                      ) -> dict[str, Any]:
         who = principal_of(_request_of(ctx))
-        return await service.read(search_json, query, max(1, min(k, 50)), list(where or ()), who.roles, None,
-                                  True)
+        return await tool_read(search_json, query, max(1, min(k, 50)), list(where or ()), who.roles, None, True)
 
     @mcp.tool(description="Answer a question from the documents with [n] citations and the cited passages, or "
                           "refuse (refused: true) when the documents do not say.")
     async def ask(question: str, where: list[str] | None = None, ctx: Context | None = None) -> dict[str, Any]:
         who = principal_of(_request_of(ctx))
-        return await service.read(answer_json, question, list(where or ()), who.roles, None)
+        return await tool_read(answer_json, question, list(where or ()), who.roles, None)
 
     @mcp.resource("openbook://documents/{doc_id}", name="document", mime_type="application/json",
                   description="One document with its metadata and chunks (doc_id percent-encoded).")
     async def get_document(doc_id: str, ctx: Context | None = None) -> dict[str, Any]:
         who = principal_of(_request_of(ctx))
-        doc = await service.read(Engine.document, unquote(doc_id), roles=who.roles)
+        doc = await service.read(document_json, unquote(doc_id), who.roles)
         if doc is None:
             raise ResourceNotFoundError(f"no document {unquote(doc_id)!r} (or not visible to key {who.name!r})")
         return doc

@@ -3,6 +3,7 @@ the two cannot drift). Each takes the engine first, to run on a ``Service`` thre
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any, Callable, Mapping, Sequence
 
 from ..api import Engine
@@ -50,6 +51,29 @@ def answer_json(engine: Engine, question: str, where: Sequence[str], roles: Sequ
     return {"question": standalone, **_answer_dict(answer), "applied": applied}
 
 
+def caller_source(source: str, root: str | None) -> str:
+    """A document's ``source`` as the server shows it to callers: the path relative to the folder it was ingested
+    from (an upload: its name), never the server's absolute path; the file name when it lies outside that
+    folder or the folder is unknown."""
+    path = PurePath(source)
+    if root and path.is_relative_to(root):
+        return path.relative_to(root).as_posix()
+    return path.name
+
+
 def documents_json(engine: Engine, prefix: str, where: Sequence[str], roles: Sequence[str]) -> dict[str, Any]:
-    """``openbook documents --json``: ``{"documents": [{doc_id, title, source, updated, chunks, metadata}]}``."""
-    return {"documents": engine.documents(prefix=prefix, where=where, roles=roles)}
+    """``openbook documents --json``: ``{"documents": [{doc_id, title, source, updated, chunks, metadata}]}``,
+    ``source`` as ``caller_source`` shows it."""
+    docs = engine.documents(prefix=prefix, where=where, roles=roles)
+    roots = {d: s.root for d, s in engine.store.documents().items()} if docs else {}
+    return {"documents": [d | {"source": caller_source(d["source"], roots.get(d["doc_id"]))} for d in docs]}
+
+
+def document_json(engine: Engine, doc_id: str, roles: Sequence[str]) -> dict[str, Any] | None:
+    """``openbook show --json``: ``Engine.document``'s dict, ``source`` as ``caller_source`` shows it; None when
+    missing or hidden from ``roles``."""
+    doc = engine.document(doc_id, roles=roles)
+    if doc is None:
+        return None
+    stored = engine.store.documents().get(doc_id)
+    return doc | {"source": caller_source(doc["source"], stored.root if stored is not None else None)}

@@ -84,15 +84,18 @@ async function openDocument(docId) {
 // ------------------------------------------------------------------ ask
 let history = [];
 
-function renderAnswer(box, text, passages) {
-  // the answer text with each [n] turned into a button that opens passage n
+function renderAnswer(box, text, passages, shown = new Map()) {
+  // the answer text with each [n] turned into a button that opens passage n, labelled with the number the
+  // sources list gives it (shown: passage n -> listed number, see sources.js)
   const byN = new Map((passages || []).map((p) => [p.n, p]));
   box.replaceChildren();
   let last = 0;
   for (const m of text.matchAll(/\[(\d+)\]/g)) {
     box.append(document.createTextNode(text.slice(last, m.index)));
     const p = byN.get(Number(m[1]));
-    if (p) box.append(el("button", { type: "button", class: "cite", text: m[0], title: describe(p), onclick: () => openPassage(p) }));
+    const listed = shown.get(Number(m[1]));
+    const label = listed ? `[${listed}]` : m[0];
+    if (p) box.append(el("button", { type: "button", class: "cite", text: label, title: describe(p), onclick: () => openPassage({ ...p, n: listed || p.n }) }));
     else box.append(document.createTextNode(m[0]));
     last = m.index + m[0].length;
   }
@@ -145,18 +148,17 @@ async function ask(question) {
 }
 
 function finishAnswer(turn, box, data) {
-  renderAnswer(box, data.answer, data.passages);
+  const { shown, sources } = numberSources(data.answer, data.citations, data.passages);
+  renderAnswer(box, data.answer, data.passages, shown);
   if (data.refused) {
     box.classList.add("refusal");
     box.prepend(el("div", { class: "badge", text: "Not in the documents" }), document.createElement("br"));
     return;
   }
-  const byN = new Map(data.passages.map((p) => [p.n, p]));
   const list = el("ol", { class: "sources" });
-  for (const c of data.citations) {
-    const p = byN.get(c.n) || c;
-    list.append(el("li", { value: String(c.n) },
-      el("a", { text: (c.title || c.doc_id), onclick: () => openPassage({ ...p, n: c.n }) }),
+  for (const { n, citation: c, passage: p } of sources) {
+    list.append(el("li", {},
+      el("a", { text: (c.title || c.doc_id), onclick: () => openPassage({ ...p, n }) }),
       document.createTextNode(" — " + describe(c))));
   }
   turn.append(list);
