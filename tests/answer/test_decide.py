@@ -1,5 +1,7 @@
 """Every refusal of the offline answerer comes from one step, ``extractive.decide``, which names its reason
-(answer/extractive/decide.py); the answer's note and confidence are the decision's."""
+(answer/extractive/decide.py); the answer's note and confidence are the decision's, and the features the fitted
+model read travel on the answer. What were refusal rules (a unit asked and none stated, another year than the one
+asked) are features the model weighs."""
 
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import openbook.answer.extractive as extractive
-from openbook.answer.extractive import (LOW_ANSWERABILITY, NOTHING_TO_READ, OTHER_YEAR, UNIT_MISSING, Decision,
-                                        Evidence, decide)
+from openbook.answer.extractive import ANSWERABLE, LOW_ANSWERABILITY, NOTHING_TO_READ, Decision, Evidence, decide
+from openbook.answer.refusal import FEATURES, answerability
 from openbook.api import Engine
 from openbook.config import Config
 from helpers.stores import bm25_engine
@@ -39,28 +41,36 @@ def _asked(store: Path, question: str, monkeypatch: pytest.MonkeyPatch, **overri
         return e.ask(question), seen
 
 
-@pytest.mark.parametrize("question,overrides,reason", [
-    ("What is the maximum file size I can upload?", {}, LOW_ANSWERABILITY),
-    # with every answerability let through, the checks on the composed answer still refuse
-    ("What is the maximum file size I can upload?", {"answer.min_confidence": 0.0}, UNIT_MISSING),
-    ("How many potholes were repaired in 2024?", {"answer.min_confidence": 0.0}, OTHER_YEAR),
-])
-def test_a_refusal_is_the_decision_that_names_its_reason(store: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          question: str, overrides: dict, reason: str) -> None:
-    answer, seen = _asked(store, question, monkeypatch, **overrides)
+def test_a_refusal_is_the_decision_that_names_its_reason(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    answer, seen = _asked(store, "What is the maximum file size I can upload?", monkeypatch)
     assert answer.refused and not answer.citations
     last = seen[-1]
-    assert not last.answer and last.reason == reason
+    assert not last.answer and last.reason == LOW_ANSWERABILITY
     assert answer.notes == (last.note,) and answer.confidence == last.confidence
-    assert last.note is not None and last.note.startswith("refused: ")
+    assert last.note is not None and last.note.startswith("refused: answerability ")
     assert all(d.answer for d in seen[:-1])  # the one refusal is the last decision taken
+    assert set(answer.features) == set(FEATURES)  # what the model read travels on the answer
+    assert answer.confidence == pytest.approx(answerability(answer.features, "en"))
+
+
+@pytest.mark.parametrize("question,feature", [
+    ("What is the maximum file size I can upload?", "unit_missing"),  # a size asked, a duration stated
+    ("How many potholes were repaired in 2024?", "year_other"),  # 2024 asked, 2023 stated
+])
+def test_what_were_refusal_rules_are_features(store: Path, monkeypatch: pytest.MonkeyPatch, question: str,
+                                              feature: str) -> None:
+    answer, _ = _asked(store, question, monkeypatch, **{"answer.min_confidence": 0.0})
+    assert not answer.refused  # with every score let through, nothing else refuses
+    assert answer.features[feature] == 1.0
+    assert answerability({**answer.features, feature: 0.0}, "en") >= answer.confidence
 
 
 def test_an_answer_keeps_the_decision_taken_before_composing(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     answer, seen = _asked(store, "How many days of annual leave do full-time employees receive?", monkeypatch)
     assert not answer.refused and "25 days" in answer.text
-    assert all(d.answer for d in seen) and seen[-1] == seen[-2]  # the composed answer passed its checks
+    assert all(d.answer for d in seen) and seen[-1].reason == ANSWERABLE
     assert answer.confidence == seen[-1].confidence >= Config().answer.min_confidence
+    assert answer.features["unit_missing"] == 0.0 and answer.features["year_other"] == 0.0
 
 
 def test_nothing_to_read_is_refused_before_anything_is_scored() -> None:

@@ -129,9 +129,12 @@ def _models() -> dict[str, dict[str, dict]]:
 
 
 def _model(language: str, embedder: str | None) -> dict:
+    """The model of ``language`` (or the one ``MODEL_LANGUAGE`` names for it): the hybrid model fitted for
+    ``embedder`` where the file has one for that language, else the BM25-only one."""
     models = _models()
-    kind = models.get(embedder or "") or models["bm25"]
-    return kind.get(language) or kind[MODEL_LANGUAGE.get(language, "en")]
+    bm25 = models["bm25"]
+    language = language if language in bm25 else MODEL_LANGUAGE.get(language, "en")
+    return models.get(embedder or "", {}).get(language) or bm25[language]
 
 
 def reads_sentence_cosine(embedder: str | None) -> bool:
