@@ -5,12 +5,17 @@ headings, one level below the ``Title`` when the document has one (the ``Title``
 ``title`` property, is the Document's title), list
 paragraphs (``List ...`` styles or numbering) become ``- `` lines, or ``N. `` lines where Word numbers them
 (the level's format and start, counted as Word counts; nested levels indented two spaces), tables become pipe tables with the first
-row as the header (merged cells read once). PPTX: one page per slide (``Document.pages`` holds each slide's
+row as the header (merged cells read once). Text is read as Word shows it with tracked changes accepted
+(insertions kept, deletions dropped), content controls (``w:sdt``) included; footnotes and endnotes follow the
+body under ``Footnotes`` / ``Endnotes`` headings as ``[^1] text`` paragraphs, numbered as Word numbers them
+(in reference order, ``settings.xml``'s format: footnotes 1, 2, endnotes i, ii by default), each reference
+in the text written ``[^1]``. PPTX: one page per slide (``Document.pages`` holds each slide's
 offset, so a citation names the slide): ``## <slide title>`` (or ``## Slide n``), its text frames in
 reading order (top, then left), indented paragraphs as ``- `` lines (auto-numbered ones, ``buAutoNum``, as
 ``N. `` lines from their ``startAt``), tables as pipe tables, speaker notes
 after ``Notes:``; grouped shapes are read too. A slide made only of pictures adds a line to
-``Document.warnings``.
+``Document.warnings``. A hidden slide (``show="0"``) is left out with its notes (a warning says so) unless
+``hidden_slides`` is set, then read with ``(hidden slide)`` after its heading.
 
 Metadata of both: core properties ``title``, ``author``, ``created``, ``updated`` (modified), ``tags``
 (keywords, comma- or semicolon-separated), ``subject``, ``category``; custom properties
