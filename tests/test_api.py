@@ -501,8 +501,8 @@ def test_loader_warnings_are_reported_once_per_line(tmp_path, docs, monkeypatch)
 
     real = api.load_file
 
-    def with_warnings(path, doc_id):  # the shape loaders give: Document.warnings, one line each
-        found = real(path, doc_id)
+    def with_warnings(path, doc_id, **options):  # the shape loaders give: Document.warnings, one line each
+        found = real(path, doc_id, **options)
         if path.name == "trash.md":
             found = [replace(found[0], warnings=(f"{path}: page 2 has no text layer", "table truncated\nat row 9"))]
         return found
