@@ -75,7 +75,7 @@ def build_mcp(service: Any, principal_of: PrincipalOf) -> MCPServer:
                           "refuse (refused: true) when the documents do not say.")
     async def ask(question: str, where: list[str] | None = None, ctx: Context | None = None) -> dict[str, Any]:
         who = principal_of(_request_of(ctx))
-        return await service.read(answer_json, question, list(where or ()), who.roles, None)
+        return await service.answer(answer_json, question, list(where or ()), who.roles, None)
 
     @mcp.resource("openbook://documents/{doc_id}", name="document", mime_type="application/json",
                   description="One document with its metadata and chunks (doc_id percent-encoded).")
