@@ -61,6 +61,7 @@ class LoadedIndex:
         self.row_of: dict[str, int] | None = None  # chunk id -> row, built on first use (rerankers)
         self.doc_ord_of: dict[str, int] | None = None  # doc id -> ordinal, built on first use (exclusions)
         self.stats_views: dict[frozenset[int], BM25Index] = {}  # hidden ordinals -> BM25 view (bm25_for)
+        self.hidden_for: dict[frozenset[str], frozenset[int]] = {}  # case-folded roles -> hidden ordinals
         self.dense: VectorIndex | None = None
         if (folder / DENSE_DIR).is_dir():
             self.dense = VectorIndex.load(folder / DENSE_DIR)
@@ -97,7 +98,12 @@ class LoadedIndex:
         ``STATS_VIEWS`` sets). Search it with a mask that hides at least what the roles may not see."""
         if not self.acl:
             return self.bm25
-        hidden = frozenset(o for o, acl in self.acl.items() if not access_allows(acl, roles))
+        key = frozenset(r.casefold() for r in roles)
+        hidden = self.hidden_for.get(key)
+        if hidden is None:
+            hidden = frozenset(o for o, acl in self.acl.items() if not access_allows(acl, roles))
+            if len(self.hidden_for) < 1024:  # role sets seen (a server's keys; bounded against arbitrary --role)
+                self.hidden_for[key] = hidden
         if not hidden:
             return self.bm25
         view = self.stats_views.pop(hidden, None)
