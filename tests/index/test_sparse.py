@@ -153,3 +153,30 @@ def test_a_repeated_query_term_counts_each_occurrence_like_bm25s(scifact_sample,
         np.testing.assert_allclose(scores[rows >= 0], theirs[rows[rows >= 0]], rtol=1e-5)
         once = idx.term_scores(list(dict.fromkeys(terms)))
         assert not np.allclose(once, theirs)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_view_with_the_statistics_of_some_rows_scores_as_an_index_of_those_rows(scifact_sample, monkeypatch,
+                                                                                  compiled):
+    from openbook.index import _bm25_kernels as kernels
+
+    if compiled:
+        monkeypatch.setattr(kernels, "MIN_ROWS", 0)  # the sample is small: force the compiled kernel
+    a, toks = scifact_sample
+    counted = np.random.default_rng(3).random(len(toks)) > 0.4
+    whole = BM25Index.build(toks)
+    view = whole.with_stats_of(counted)
+    alone = BM25Index.build([t for t, c in zip(toks, counted) if c])  # an index of the counted rows only
+    rows_alone = np.flatnonzero(counted)
+    queries = [a.analyze(q) for q in QUERIES] + [a.analyze("cells patients study results"), ["zzz-none"]]
+    got_rows, got_scores = view.search_batch(queries, 50, counted)
+    ref_rows, ref_scores = alone.search_batch(queries, 50)
+    np.testing.assert_array_equal(got_rows, np.where(ref_rows >= 0, rows_alone[ref_rows], -1))
+    np.testing.assert_array_equal(got_scores, ref_scores)  # identical: nothing of the other rows shows
+    terms = [*a.analyze("cancer cells protein"), "zzz-none"]
+    np.testing.assert_array_equal(view.idf(terms), alone.idf(terms))
+    np.testing.assert_array_equal(view.document_frequency(terms), alone.document_frequency(terms))
+    assert not np.array_equal(whole.idf(terms), view.idf(terms))  # the whole index's statistics differ
+    assert view.with_params(0.9, 0.4).idf(terms).tolist() == view.idf(terms).tolist()  # k1/b keep the view
+    with pytest.raises(Exception, match="row selection"):
+        whole.with_stats_of(counted[:-1])

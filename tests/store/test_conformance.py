@@ -171,9 +171,15 @@ def _table(corpus) -> tuple:
     return _TABLES[id(corpus)]
 
 
-def bm25_reference(corpus, query: list[tuple[str, float]], allowed: set[str]) -> dict[str, float]:
-    """Lucene BM25 of every allowed chunk with a positive score, float64 (Robertson et al.; Lucene idf)."""
+def bm25_reference(corpus, query: list[tuple[str, float]], allowed: set[str],
+                   counted: set[str] | None = None) -> dict[str, float]:
+    """Lucene BM25 of every allowed chunk with a positive score, float64 (Robertson et al.; Lucene idf), with
+    ``N``, ``df`` and ``avgdl`` over the chunks of the ``counted`` documents (None: every document)."""
     rows, avgdl, df = _table(corpus)[:3]
+    if counted is not None:
+        rows = [r for r in rows if r[1] in counted]
+        avgdl = sum(r[3] for r in rows) / len(rows)
+        df = Counter(term for r in rows for term in r[2])
     n = len(rows)
     out = {}
     for chunk_id, doc_id, tf, dl in rows:
@@ -361,13 +367,66 @@ def test_visibility_is_applied_before_ranking(filled, corpus, queries, visibilit
     allowed = visible_docs(filled, visibility)
     reference_docs = {d.doc_id for d, _, _ in corpus if visibility.allows(d.doc_id, filled.document_metadata()[d.doc_id])}
     assert allowed == reference_docs
+    seen = visible_docs(filled, Visibility.of(roles=visibility.roles))  # what the statistics count: access only
     for q, hits in zip(queries[:12], filled.bm25_top_k(queries[:12], 5, visibility)):
-        assert_top_k(hits, bm25_reference(corpus, q, allowed), 5, "bm25", rtol=2e-5)  # a hidden chunk never
-        # takes a slot: the 5 hits are the best 5 visible ones
+        assert_top_k(hits, bm25_reference(corpus, q, allowed, seen), 5, "bm25", rtol=2e-5)  # a hidden chunk
+        # never takes a slot: the 5 hits are the best 5 visible ones
     vectors = HashingVectors().embed_passages([c.indexed_text() for _, cs, _ in corpus[:6] for c in cs])
     for hits, qv in zip(filled.vector_top_k(vectors, 5, visibility), vectors):
         assert {h.doc_id for h in hits} <= allowed
         assert_top_k(hits, cosine_reference(corpus, qv, allowed), 5, "dense", rtol=1e-4)
+
+
+def test_scores_are_the_same_with_and_without_the_documents_a_caller_may_not_see(filled, corpus, queries):
+    """BM25's corpus statistics (N, df, avgdl) count only what the caller may see: deleting every document an
+    anonymous caller (or one with role ``legal``) may not see changes none of its scores, whether the query's
+    words occur in the hidden documents or not."""
+    def acl_of(doc) -> tuple:
+        acl = doc.metadata.get("acl")
+        return () if acl is None else tuple([acl] if isinstance(acl, str) else acl)
+
+    public = {d.doc_id for d, _, _ in corpus if not acl_of(d)}
+    staff_only = {d.doc_id for d, _, _ in corpus if "staff" in acl_of(d)}
+    legal_only = {d.doc_id for d, _, _ in corpus if "legal" in acl_of(d)}
+    assert public and staff_only and legal_only
+    hidden_terms = Counter(t for d, _, ts in corpus if d.doc_id in staff_only for tt in ts for t in tt)
+    public_terms = {t for d, _, ts in corpus if d.doc_id in public for tt in ts for t in tt}
+    only_hidden = next(t for t, _ in hidden_terms.most_common() if t not in public_terms)
+    both = next(t for t, _ in hidden_terms.most_common() if t in public_terms)
+    lacking = next(t for t in sorted(public_terms) if t not in hidden_terms)
+    probes = queries + [weighted_terms([only_hidden, both]), weighted_terms([both]), weighted_terms([lacking])]
+    anonymous, legal = Visibility.of(), Visibility.of(roles=["legal"])
+    filtered = Visibility.of(where=["status!=archived"])
+
+    def scores() -> tuple:
+        return (filled.bm25_top_k(probes, 20, anonymous), filled.bm25_top_k(probes, 20, filtered),
+                filled.bm25_top_k(probes, 20, legal))
+
+    before = scores()
+    assert all(before[0][-3:])  # each probe finds public chunks
+    with filled.write_lock(), filled.transaction():
+        filled.delete_documents(sorted(staff_only))
+        filled.write_index({c.chunk_id for d, cs, _ in corpus if d.doc_id in staff_only for c in cs}, [], [])
+    assert filled.count()[0] == len(corpus) - len(staff_only)
+    assert scores() == before  # anonymous and legal callers see the same scores without the staff documents
+    with filled.write_lock(), filled.transaction():
+        filled.delete_documents(sorted(legal_only))
+        filled.write_index({c.chunk_id for d, cs, _ in corpus if d.doc_id in legal_only for c in cs}, [], [])
+    assert scores()[:2] == before[:2]
+
+
+@pytest.mark.parametrize("roles", [[], ["LEGAL"], ["staff"]])
+def test_idf_and_document_frequency_for_roles_count_what_they_may_see(filled, corpus, roles):
+    seen = visible_docs(filled, Visibility.of(roles=roles))
+    rows = [t for d, _, ts in corpus if d.doc_id in seen for t in ts]
+    df = Counter(term for t in rows for term in set(t))
+    everywhere = Counter(term for _, _, ts in corpus for t in ts for term in set(t))
+    hidden_only = sorted(t for t in everywhere if t not in df)[:5]
+    terms = ["cell", "protein", "zzzunknownzzz", *hidden_only, *list(df)[:20]]
+    assert hidden_only and filled.document_frequency(terms).tolist() == [everywhere.get(t, 0) for t in terms]
+    assert filled.document_frequency(terms, roles=roles).tolist() == [df.get(t, 0) for t in terms]
+    expected = [math.log1p((len(rows) - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms]
+    np.testing.assert_allclose(filled.idf(terms, roles=roles), expected, rtol=1e-9)
 
 
 def test_access_rule_on_roles(filled, corpus):

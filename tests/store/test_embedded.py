@@ -114,9 +114,9 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 import openbook.ingest.pipeline as api
 from openbook.cli import main
 real = api.load_file
-def slow(path, doc_id):
+def slow(path, doc_id, **options):
     time.sleep(0.04)
-    return real(path, doc_id)
+    return real(path, doc_id, **options)
 api.load_file = slow
 api.BATCH_MIN_CHUNKS = 10  # commit every 10 chunks so a short test sees several batches
 main(["ingest", sys.argv[1], "--store", sys.argv[2], "--no-embed"])

@@ -157,7 +157,8 @@ def generate_answer(
         generator: the chat backend.
         config: ``context_tokens`` (prompt budget, tokens) and ``max_tokens`` (answer limit, tokens).
         on_token: called with each text piece as it arrives; when given, the answer is streamed and checked
-            once the stream ends.
+            once the stream ends. An exception it raises stops the answer: the backend's stream is closed at
+            once (the request to the LLM server ends) and the exception propagates.
         counter: token counter for the budget; None uses the default offline counter.
 
     Returns:
@@ -173,9 +174,15 @@ def generate_answer(
         text = generator.generate(context.messages, max_tokens=config.max_tokens)
     else:
         pieces: list[str] = []
-        for piece in generator.stream(context.messages, max_tokens=config.max_tokens):
-            pieces.append(piece)
-            on_token(piece)
+        stream = generator.stream(context.messages, max_tokens=config.max_tokens)
+        try:
+            for piece in stream:
+                pieces.append(piece)
+                on_token(piece)
+        finally:  # at once when on_token raised (a streaming client left): the backend ends its HTTP stream
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
         text = "".join(pieces)
     if not text.strip():
         raise GenerationError(

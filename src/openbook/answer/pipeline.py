@@ -150,7 +150,7 @@ class Answerer:
         # which question words the corpus lacks is judged on what the caller may see: the whole store's
         # vocabulary would tell, by the refusal's notes and confidence, whether a hidden document uses a word
         stats = VisibleStats(self.retriever, VisibleVocabulary(
-            self.store, visibility, likely=self.retriever.analyzer.analyze(question)))
+            self.store, visibility, likely=self.retriever.analyzer.analyze(question)), roles=roles)
         return answer_extractive(question, passages, stats, self.config.answer,
                                  embed=embed, versions=self.store.versions(),
                                  embedder=vectors.model if vectors is not None else None, cosines=cosines,
@@ -222,21 +222,22 @@ class VisibleStats:
     ``Visibility`` allows would find them: ``vocabulary()`` holds the terms of the documents it allows
     (``retrieve.pipeline.VisibleVocabulary``, membership tests only) and ``idf`` of any other term is that of a
     term the index lacks (df = 0), so neither a refusal's notes nor its confidence tells whether a hidden
-    document uses a question word. The idf of a visible term, the analyzer and ``known_characters`` are the whole
-    index's, as BM25 scores them (README: hidden documents still weigh in the idf)."""
+    document uses a question word. idf counts the chunks ``roles`` may see (``Store.idf``), as BM25 scores them;
+    the analyzer and ``known_characters`` are the whole index's."""
 
     _ABSENT = "\x00"  # never an analyzer term: its idf is that of df = 0
 
-    def __init__(self, stats: Any, vocabulary: VisibleVocabulary) -> None:
+    def __init__(self, stats: Any, vocabulary: VisibleVocabulary, roles: Sequence[str] = ()) -> None:
         self._stats, self._vocabulary = stats, vocabulary
+        self._roles = tuple(roles)
         self.analyzer = stats.analyzer
 
     def idf(self, terms: Sequence[str]) -> Any:
-        out = np.array(self._stats.idf(terms), dtype=np.float64)
+        out = np.array(self._stats.idf(terms, roles=self._roles), dtype=np.float64)
         self._vocabulary.prefetch(list(terms))
         hidden = [i for i, t in enumerate(terms) if t not in self._vocabulary]
         if hidden:
-            out[hidden] = float(self._stats.idf([self._ABSENT])[0])
+            out[hidden] = float(self._stats.idf([self._ABSENT], roles=self._roles)[0])
         return out
 
     def known_characters(self) -> frozenset[str]:

@@ -66,11 +66,12 @@ class BM25Index:
     ``search_batch``. Row ids are positions in build order; mapping rows to chunk ids is the store's job."""
 
     def __init__(self, vocab: list[str], indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray,
-                 doc_len: np.ndarray, k1: float, b: float, extra: Mapping[str, object] | None = None) -> None:
+                 doc_len: np.ndarray, k1: float, b: float, extra: Mapping[str, object] | None = None,
+                 term_ids: dict[str, int] | None = None) -> None:
         if k1 < 0 or not 0 <= b <= 1:
             raise IndexError_(f"BM25 parameters out of range: k1={k1} (must be >= 0), b={b} (must be in [0, 1])")
         self.vocab = vocab
-        self.term_ids = {t: i for i, t in enumerate(vocab)}
+        self.term_ids = {t: i for i, t in enumerate(vocab)} if term_ids is None else term_ids
         self.indptr = indptr
         self.indices = indices
         self.tf = tf
@@ -79,16 +80,24 @@ class BM25Index:
         self.b = float(b)
         self.extra = dict(extra or {})
         n = self.rows
-        self.idf_by_term = lucene_idf(np.diff(np.asarray(indptr)), n).astype(np.float32)
-        avgdl = float(np.asarray(doc_len).mean()) if n else 0.0
-        if avgdl > 0:
-            self.norm = (self.k1 * (1.0 - self.b + self.b * np.asarray(doc_len, dtype=np.float64) / avgdl)
-                         ).astype(np.float32)
-        else:
-            self.norm = np.full(n, self.k1, dtype=np.float32)
+        self.counted: np.ndarray | None = None  # rows the statistics count (None: every row; see with_stats_of)
+        self._set_stats(np.diff(np.asarray(indptr)), n, np.asarray(doc_len))
         self._scores = np.zeros(n, dtype=np.float64)  # accumulator reused by every query (zero between queries)
         self._touched = np.zeros(n, dtype=np.int32)
         self._weights: np.ndarray | None = None  # float32 [postings], built on the first compiled-path query
+
+    def _set_stats(self, df: np.ndarray, n_rows: int, counted_len: np.ndarray) -> None:
+        """idf per term from ``df`` among ``n_rows`` rows, and every row's length norm with ``avgdl`` the mean of
+        ``counted_len`` (the lengths of the rows the statistics count)."""
+        self.stats_rows = int(n_rows)
+        self.idf_by_term = lucene_idf(df, n_rows).astype(np.float32)
+        avgdl = float(counted_len.mean()) if len(counted_len) else 0.0
+        self.stats_avgdl = avgdl
+        if avgdl > 0:
+            self.norm = (self.k1 * (1.0 - self.b + self.b * np.asarray(self.doc_len, dtype=np.float64) / avgdl)
+                         ).astype(np.float32)
+        else:
+            self.norm = np.full(self.rows, self.k1, dtype=np.float32)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -150,7 +159,36 @@ class BM25Index:
 
     def with_params(self, k1: float, b: float) -> "BM25Index":
         """The same postings scored with other ``k1``/``b`` (nothing is recomputed but the length norms)."""
-        return BM25Index(self.vocab, self.indptr, self.indices, self.tf, self.doc_len, k1, b, self.extra)
+        out = BM25Index(self.vocab, self.indptr, self.indices, self.tf, self.doc_len, k1, b, self.extra,
+                        term_ids=self.term_ids)
+        return out if self.counted is None else out.with_stats_of(self.counted)
+
+    def with_stats_of(self, counted: np.ndarray) -> "BM25Index":
+        """The same postings scored with the corpus statistics of the rows where ``counted`` (bool [rows]) is
+        True: ``N`` is their number, ``df(t)`` counts those of them holding ``t``, ``avgdl`` is their mean
+        length. Every score of a counted row then equals its score in an index built from the counted rows
+        alone (same float32 steps), so the other rows leave no trace in it; search such a view with a ``mask``
+        that hides the rows not counted (their scores are meaningless). Costs one pass over the postings; the
+        postings and vocabulary are shared, not copied.
+
+        Raises:
+            IndexError_: ``counted`` does not have one entry per row.
+        """
+        counted = np.asarray(counted, dtype=np.bool_)
+        if counted.shape != (self.rows,):
+            raise IndexError_(f"row selection of shape {counted.shape} for a BM25 index of {self.rows} rows")
+        out = object.__new__(BM25Index)
+        out.__dict__.update(self.__dict__)
+        seen = np.zeros(len(self.indices) + 1, dtype=np.int64)
+        np.cumsum(counted[np.asarray(self.indices)], out=seen[1:])
+        indptr = np.asarray(self.indptr)
+        out._set_stats(seen[indptr[1:]] - seen[indptr[:-1]], int(counted.sum()),
+                       np.asarray(self.doc_len)[counted])
+        out.counted = counted
+        out._scores = np.zeros(self.rows, dtype=np.float64)
+        out._touched = np.zeros(self.rows, dtype=np.int32)
+        out._weights = None
+        return out
 
     @property
     def rows(self) -> int:
@@ -159,7 +197,7 @@ class BM25Index:
 
     @property
     def avgdl(self) -> float:
-        """Mean row length in terms."""
+        """Mean row length in terms, over every row (``stats_avgdl``: over the rows the statistics count)."""
         return float(np.asarray(self.doc_len).mean()) if self.rows else 0.0
 
     def tf_rows(self) -> sp.csr_matrix:
@@ -275,13 +313,21 @@ class BM25Index:
         rows, scores = self.search_batch([terms], k, mask)
         return rows[0], scores[0]
 
+    def document_frequency(self, terms: Sequence[str]) -> np.ndarray:
+        """How many rows hold each term, int64 [len(terms)] (0 when absent): every row, or for a
+        ``with_stats_of`` view the rows it counts."""
+        ids = self.term_ids
+        if self.counted is None:
+            return np.array([int(self.indptr[ids[t] + 1] - self.indptr[ids[t]]) if t in ids else 0 for t in terms],
+                            dtype=np.int64)
+        counted = self.counted
+        return np.array([int(counted[np.asarray(self.indices[self.indptr[ids[t]] : self.indptr[ids[t] + 1]])].sum())
+                         if t in ids else 0 for t in terms], dtype=np.int64)
+
     def idf(self, terms: Sequence[str]) -> np.ndarray:
-        """Lucene idf per term, float64 [len(terms)]; a term absent from the index gets the idf of df=0."""
-        df = np.array([
-            (self.indptr[self.term_ids[t] + 1] - self.indptr[self.term_ids[t]]) if t in self.term_ids else 0
-            for t in terms
-        ])
-        return lucene_idf(df, self.rows)
+        """Lucene idf per term, float64 [len(terms)], over the rows the statistics count (every row, or those of
+        a ``with_stats_of`` view); a term absent from them gets the idf of df=0."""
+        return lucene_idf(self.document_frequency(terms), self.stats_rows)
 
     # ------------------------------------------------------------------ persistence
     def save(self, folder: Path) -> None:

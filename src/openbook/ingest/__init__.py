@@ -166,7 +166,15 @@ def _with_body_metadata(doc: Document) -> Document:
     return dataclasses.replace(doc, metadata={**doc.metadata, **extra}) if extra else doc
 
 
-def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None) -> list[Document]:
+def _load(suffix: str, path: Path, doc_id: str, hidden_slides: bool = False) -> Document:
+    """The loader of ``suffix`` on ``path`` (a PPTX deck with its hidden slides when ``hidden_slides``)."""
+    if suffix == ".pptx":
+        return load_pptx(path, doc_id, hidden_slides=hidden_slides)
+    return _LOADERS[suffix](path, doc_id)
+
+
+def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None, *,
+              hidden_slides: bool = False) -> list[Document]:
     """Parse one file into documents: one per file, or one per line of a BEIR ``corpus.jsonl``.
 
     Args:
@@ -175,6 +183,7 @@ def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None) -> lis
         limits: what reading a zip-based file (DOCX, PPTX, EPUB) may cost (``openbook.ingest.limits``): its
             package is checked before parsing, and it is parsed in a worker process with a time and memory
             limit; None: the defaults of ``ParseLimits``.
+        hidden_slides: read the hidden slides of a PPTX deck too, marked (``office.load_pptx``).
 
     Returns:
         The documents, in file order.
@@ -222,9 +231,10 @@ def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None) -> lis
             return [_printable(doc) for doc in load_beir(path)]
         if inner in ISOLATED_SUFFIXES:
             check_zip(path, inner[1:].upper(), limits)
-            doc = isolated(inner, path, doc_id, limits, lambda: _LOADERS[inner](path, doc_id))
+            doc = isolated(inner, path, doc_id, limits, lambda: _load(inner, path, doc_id, hidden_slides),
+                           hidden_slides=hidden_slides)
         else:
-            doc = _LOADERS[inner](path, doc_id)
+            doc = _load(inner, path, doc_id, hidden_slides)
         return [_with_body_metadata(_storable(doc))]
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc

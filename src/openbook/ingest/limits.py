@@ -132,12 +132,13 @@ def _vm_size() -> int:
 
 
 def _serve(conn: Any, memory_mb: int) -> None:
-    """The worker's loop: ``(suffix, path, doc_id)`` in, ``("ok", Document)`` or ``(kind, message)`` out."""
+    """The worker's loop: ``(suffix, path, doc_id, hidden_slides)`` in, ``("ok", Document)`` or
+    ``(kind, message)`` out."""
     import docx  # noqa: F401 - the loaders' libraries, imported before the limit and the first parse's clock
     import ebooklib.epub  # noqa: F401
     import pptx  # noqa: F401
 
-    from . import _LOADERS
+    from . import _load
 
     if memory_mb and _vm_size():  # Linux; elsewhere the time limit alone applies
         import resource
@@ -147,11 +148,11 @@ def _serve(conn: Any, memory_mb: int) -> None:
     conn.send(("ready", None))
     while True:
         try:
-            suffix, path, doc_id = conn.recv()
+            suffix, path, doc_id, hidden_slides = conn.recv()
         except (EOFError, OSError):
             return
         try:
-            reply: tuple[str, Any] = ("ok", _LOADERS[suffix](Path(path), doc_id))
+            reply: tuple[str, Any] = ("ok", _load(suffix, Path(path), doc_id, hidden_slides))
         except MemoryError:
             reply = ("memory", "")
         except UnsupportedFormatError as exc:
@@ -212,7 +213,8 @@ def _give_back(worker: _Worker) -> None:
     worker.stop()
 
 
-def isolated(suffix: str, path: Path, doc_id: str, limits: ParseLimits, local: Callable[[], Any]) -> Any:
+def isolated(suffix: str, path: Path, doc_id: str, limits: ParseLimits, local: Callable[[], Any],
+             hidden_slides: bool = False) -> Any:
     """The Document that the loader of ``suffix`` makes of ``path``, parsed in a worker process within
     ``limits`` (``local``, the same parse in this process, when ``parse_timeout_s`` is 0 or this process is a
     daemonic ``multiprocessing`` worker, which may not start processes).
@@ -225,7 +227,7 @@ def isolated(suffix: str, path: Path, doc_id: str, limits: ParseLimits, local: C
         return local()  # no limit asked, or a daemonic process, which may not start one
     worker = _take(limits.parse_memory_mb)
     try:
-        worker.conn.send((suffix, str(path), doc_id))
+        worker.conn.send((suffix, str(path), doc_id, hidden_slides))
         answered = worker.conn.poll(limits.parse_timeout_s)
         reply = worker.conn.recv() if answered else None
     except (EOFError, OSError):

@@ -5,12 +5,17 @@ headings, one level below the ``Title`` when the document has one (the ``Title``
 ``title`` property, is the Document's title), list
 paragraphs (``List ...`` styles or numbering) become ``- `` lines, or ``N. `` lines where Word numbers them
 (the level's format and start, counted as Word counts; nested levels indented two spaces), tables become pipe tables with the first
-row as the header (merged cells read once). PPTX: one page per slide (``Document.pages`` holds each slide's
+row as the header (merged cells read once). Text is read as Word shows it with tracked changes accepted
+(insertions kept, deletions dropped), content controls (``w:sdt``) included; footnotes and endnotes follow the
+body under ``Footnotes`` / ``Endnotes`` headings as ``[^1] text`` paragraphs, numbered as Word numbers them
+(in reference order, ``settings.xml``'s format: footnotes 1, 2, endnotes i, ii by default), each reference
+in the text written ``[^1]``. PPTX: one page per slide (``Document.pages`` holds each slide's
 offset, so a citation names the slide): ``## <slide title>`` (or ``## Slide n``), its text frames in
 reading order (top, then left), indented paragraphs as ``- `` lines (auto-numbered ones, ``buAutoNum``, as
 ``N. `` lines from their ``startAt``), tables as pipe tables, speaker notes
 after ``Notes:``; grouped shapes are read too. A slide made only of pictures adds a line to
-``Document.warnings``.
+``Document.warnings``. A hidden slide (``show="0"``) is left out with its notes (a warning says so) unless
+``hidden_slides`` is set, then read with ``(hidden slide)`` after its heading.
 
 Metadata of both: core properties ``title``, ``author``, ``created``, ``updated`` (modified), ``tags``
 (keywords, comma- or semicolon-separated), ``subject``, ``category``; custom properties
@@ -115,7 +120,7 @@ def _core_metadata(core: Any, path: Path) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------------- DOCX
 
 
-def _docx_table(table: Any) -> str:
+def _docx_table(table: Any, notes: "_Notes") -> str:
     rows = []
     for row in table.rows:
         cells: list[str] = []
@@ -125,13 +130,151 @@ def _docx_table(table: Any) -> str:
                 cells.append("")
                 continue
             previous = cell._tc
-            cells.append(" ".join(p.text for p in cell.paragraphs))
+            cells.append(" ".join(_paragraph_text(p, notes) for p in _block_elements(cell._tc) if p.tag == _W + "p"))
         rows.append(cells)
     return rows_to_table(rows)
 
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_RT_NOTES = {"footnote": "http://schemas.openxmlformats.org/officeDocument/2006/relationships/footnotes",
+             "endnote": "http://schemas.openxmlformats.org/officeDocument/2006/relationships/endnotes"}
+
+# what Word does not show as the paragraph's text: deleted and moved-away runs (tracked changes, accepted),
+# properties, drawings and text boxes (their own paragraphs), and the fallback copy of alternate content
+_NOT_SHOWN = frozenset(_W + t for t in ("del", "moveFrom", "pPr", "rPr", "sdtPr", "sdtEndPr", "drawing", "pict",
+                                        "object", "txbxContent", "p", "tbl")) | {_MC + "AlternateContent"}
+_RUN_TEXT = frozenset(_W + t for t in ("t", "tab", "ptab", "br", "cr", "noBreakHyphen"))
+_BLOCK_WRAPPERS = frozenset(_W + t for t in ("sdt", "sdtContent", "customXml", "ins", "moveTo"))
+
+
+def _block_elements(parent: Any) -> Iterable[Any]:
+    """The ``w:p`` and ``w:tbl`` elements of a body, cell or note in order, content controls (``w:sdt``) and
+    custom XML read through; deleted (``w:del``, ``w:moveFrom``) content is left out."""
+    for child in parent:
+        if child.tag in (_W + "p", _W + "tbl"):
+            yield child
+        elif child.tag in _BLOCK_WRAPPERS:
+            yield from _block_elements(child)
+
+
+def _paragraph_text(p: Any, notes: "_Notes") -> str:
+    """A ``w:p``'s text as Word shows it with tracked changes accepted: insertions (``w:ins``, ``w:moveTo``)
+    kept, deletions (``w:del``, ``w:moveFrom``) dropped; runs in hyperlinks, fields, smart tags and inline
+    content controls included; a footnote or endnote reference as its mark (``[^1]``, ``_Notes``)."""
+    parts: list[str] = []
+
+    def walk(element: Any) -> None:
+        for child in element:
+            tag = child.tag
+            if not isinstance(tag, str) or tag in _NOT_SHOWN:
+                continue
+            if tag == _W + "r":
+                for item in child:
+                    if item.tag in _RUN_TEXT:
+                        parts.append(str(item))  # python-docx's text of w:t, w:tab, w:br ... (as Run.text)
+                    elif item.tag in (_W + "footnoteReference", _W + "endnoteReference"):
+                        parts.append(notes.mark(item.tag[len(_W):-len("Reference")], item.get(_W + "id")))
+                    elif item.tag not in _NOT_SHOWN and item.tag != _W + "delText":
+                        walk(item)  # w:ruby and the like hold runs of their own
+            else:
+                walk(child)
+
+    walk(p if hasattr(p, "tag") else p._p)
+    return "".join(parts)
+
+
+_NOTE_FORMATS = {"footnote": "decimal", "endnote": "lowerRoman"}  # Word's defaults when settings.xml names none
+
+
+def _roman(n: int) -> str:
+    out = ""
+    for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
+                           (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+        while n >= value:
+            out, n = out + numeral, n - value
+    return out
+
+
+def _letters(n: int) -> str:
+    return chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)  # a .. z, aa .. zz, as Word counts
+
+
+def _note_label(n: int, fmt: str) -> str:
+    if fmt in ("lowerRoman", "upperRoman"):
+        label = _roman(n)
+        return label.upper() if fmt == "upperRoman" else label
+    if fmt in ("lowerLetter", "upperLetter"):
+        label = _letters(n)
+        return label.upper() if fmt == "upperLetter" else label
+    return str(n)
+
+
+class _Notes:
+    """A DOCX's footnotes and endnotes, numbered as Word numbers them: in the order the text references them,
+    from ``numStart`` in the ``numFmt`` of ``settings.xml`` (defaults: footnotes 1, 2, 3; endnotes i, ii, iii).
+    ``mark`` gives a reference's mark, ``blocks`` the notes' text, in that order, under ``Footnotes`` and
+    ``Endnotes`` headings."""
+
+    def __init__(self, doc: Any) -> None:
+        from docx.oxml.parser import parse_xml  # python-docx's parser: entities are not resolved
+
+        self.notes: dict[str, dict[str, Any]] = {"footnote": {}, "endnote": {}}  # kind -> id -> w:footnote
+        self.order: dict[str, list[str]] = {"footnote": [], "endnote": []}
+        self.labels: dict[tuple[str, str], str] = {}
+        self.formats = dict(_NOTE_FORMATS)
+        self.starts = {"footnote": 1, "endnote": 1}
+        for rel in doc.part.rels.values():
+            for kind, reltype in _RT_NOTES.items():
+                if rel.reltype == reltype and not rel.is_external:
+                    root = parse_xml(rel.target_part.blob)
+                    for note in root.findall(_W + kind):
+                        if note.get(_W + "type") in (None, "normal"):  # not the separator lines
+                            self.notes[kind][note.get(_W + "id") or ""] = note
+        try:
+            settings = doc.settings.element
+        except (KeyError, AttributeError, NotImplementedError):
+            return
+        for kind in self.notes:
+            pr = settings.find(f"{_W}{kind}Pr")
+            if pr is None:
+                continue
+            fmt, start = pr.find(_W + "numFmt"), pr.find(_W + "numStart")
+            if fmt is not None and fmt.get(_W + "val"):
+                self.formats[kind] = fmt.get(_W + "val")
+            if start is not None:
+                self.starts[kind] = max(1, _int(start.get(_W + "val"), 1))
+
+    def mark(self, kind: str, note_id: str | None) -> str:
+        """The mark of a reference to note ``note_id`` (``[^1]``, ``[^ii]``); "" for a note the file lacks."""
+        key = (kind, note_id or "")
+        if key[1] not in self.notes.get(kind, {}):
+            return ""
+        if key not in self.labels:
+            self.order[kind].append(key[1])
+            self.labels[key] = _note_label(self.starts[kind] + len(self.order[kind]) - 1, self.formats[kind])
+        return f"[^{self.labels[key]}]"
+
+    def blocks(self) -> list[tuple[str, str]]:
+        """(style, text) blocks of the referenced notes, as ``_docx_blocks`` gives them: a ``Heading 1``
+        (``Footnotes``, ``Endnotes``), then one ``[^mark] text`` paragraph per note, in reference order; []
+        when no note is referenced."""
+        out: list[tuple[str, str]] = []
+        for kind, heading in (("footnote", "Footnotes"), ("endnote", "Endnotes")):
+            done: list[tuple[str, str]] = []
+            i = 0
+            while i < len(self.order[kind]):  # a note may reference another: it is numbered while read
+                note_id = self.order[kind][i]
+                label = self.labels[(kind, note_id)]
+                text = " ".join(" ".join(_paragraph_text(p, self).split())
+                                for p in _block_elements(self.notes[kind][note_id]) if p.tag == _W + "p")
+                if text.strip():
+                    done.append(("", f"[^{label}] {' '.join(text.split())}"))
+                i += 1
+            if done:
+                out += [("Heading 1", heading), *done]
+        return out
 
 
 def _int(value: str | None, default: int) -> int:
@@ -202,32 +345,37 @@ class _ListNumbers:
         return "  " * ilvl + f"{counts[ilvl]}. "
 
 
-def _docx_blocks(doc: Any) -> Iterable[tuple[str, str]]:
-    """(style name, text) for paragraphs and ("table", pipe table) for tables, in body order; a list item's
-    style is ``List`` and its text starts with its marker (``"3. "``, ``"- "``: ``_ListNumbers``)."""
+def _docx_blocks(doc: Any, notes: _Notes) -> Iterable[tuple[str, str]]:
+    """(style name, text) for paragraphs and ("table", pipe table) for tables, in body order, the paragraphs of
+    content controls included; text as ``_paragraph_text`` reads it (tracked changes accepted, note marks from
+    ``notes``). A list item's style is ``List`` and its text starts with its marker (``"3. "``, ``"- "``:
+    ``_ListNumbers``)."""
     from docx.exceptions import InvalidXmlError
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
     numbers = _ListNumbers(doc)
-    for item in doc.iter_inner_content():
-        if isinstance(item, Paragraph):
+    body = doc.element.body
+    for element in _block_elements(body):
+        if element.tag == _W + "p":
+            item = Paragraph(element, doc._body)
+            text = _paragraph_text(element, notes)
             style = item.style.name if item.style is not None else ""
-            if style.startswith("Heading") or style == "Title" or not item.text.strip():
-                yield style, item.text
+            if style.startswith("Heading") or style == "Title" or not text.strip():
+                yield style, text
                 continue
             try:
                 marker = numbers.marker(item)
             except (ValueError, InvalidXmlError):  # numbering values that cannot be read: still a list item
                 marker = "- "
             if marker is not None:
-                yield "List", marker + " ".join(item.text.split())
+                yield "List", marker + " ".join(text.split())
             elif "List" in style:
-                yield "List", "- " + " ".join(item.text.split())
+                yield "List", "- " + " ".join(text.split())
             else:
-                yield style or "", item.text
-        elif isinstance(item, Table):
-            yield "table", _docx_table(item)
+                yield style or "", text
+        else:
+            yield "table", _docx_table(Table(element, doc._body), notes)
 
 
 def load_docx(path: Path, doc_id: str) -> Document:
@@ -242,9 +390,11 @@ def load_docx(path: Path, doc_id: str) -> Document:
         raise IngestError(f"not a valid DOCX file ({' '.join(str(exc).split())[:150]})") from exc
     out: list[str] = []
     title = ""
-    blocks = list(_docx_blocks(doc))
+    notes = _Notes(doc)
+    blocks = list(_docx_blocks(doc, notes))
     # the Title paragraph is the top heading: Heading 1 sits below it, not beside it (sections keep the title)
     below = 1 if any(style == "Title" and text.strip() for style, text in blocks) else 0
+    blocks += notes.blocks()  # after the body, as sections at Heading 1's level
     for style, text in blocks:
         if style == "table":
             if text:
@@ -335,8 +485,19 @@ def _slide_blocks(slide: Any) -> tuple[str, list[str]]:
     return title, blocks
 
 
-def load_pptx(path: Path, doc_id: str) -> Document:
-    """Load one PowerPoint deck (.pptx) as a paged Document, one page per slide (see the module docstring)."""
+def _is_hidden(slide: Any) -> bool:
+    """Whether PowerPoint skips the slide in a slide show (``<p:sld show="0">``, "Hide Slide")."""
+    return slide._element.get("show") in ("0", "false")
+
+
+def load_pptx(path: Path, doc_id: str, *, hidden_slides: bool = False) -> Document:
+    """Load one PowerPoint deck (.pptx) as a paged Document, one page per slide (see the module docstring).
+
+    Args:
+        hidden_slides: read hidden slides (and their notes) too, each marked: its heading ends with
+            ``(hidden slide)`` and metadata ``hidden_slides`` lists their numbers. By default they are left out
+            (their page is empty, so later slides keep their numbers) and a warning names them.
+    """
     import pptx
     from pptx.exc import PackageNotFoundError
 
@@ -349,18 +510,33 @@ def load_pptx(path: Path, doc_id: str) -> Document:
     offsets: list[int] = []
     first_title = ""
     notes: list[str] = []
+    hidden: list[int] = []
+    skipped = 0  # hidden slides left out since the last slide read: their (empty) pages start where it does
     for number, slide in enumerate(deck.slides, 1):
+        if _is_hidden(slide):
+            hidden.append(number)
+            if not hidden_slides:
+                skipped += 1
+                continue
         title, blocks = _slide_blocks(slide)
         first_title = first_title or title
         if not title and not blocks and any(getattr(shape, "shape_type", None) == 13 for shape in slide.shapes):
             notes.append(f"slide {number} has only pictures, no text: its content is missing")
-        page = "\n\n".join([f"## {title or f'Slide {number}'}", *blocks])
+        heading = (title or f"Slide {number}") + (" (hidden slide)" if number in hidden else "")
+        page = "\n\n".join([f"## {heading}", *blocks])
         if text:
             text += "\n\n"
-        offsets.append(len(text))
+        offsets.extend([len(text)] * (skipped + 1))
+        skipped = 0
         text += tidy(page)
+    offsets.extend([len(text)] * skipped)
+    if hidden and not hidden_slides:
+        notes.append(f"hidden slide(s) {', '.join(map(str, hidden))} left out with their speaker notes (set "
+                     f"[ingest] hidden_slides = true to index hidden slides, marked as hidden)")
     raw = _core_metadata(deck.core_properties, path)
     raw["slide_count"] = len(offsets)
+    if hidden and hidden_slides:
+        raw["hidden_slides"] = hidden
     title = str(raw.get("title") or "").strip() or first_title or title_from_path(path)
     return Document(
         doc_id=doc_id, text=text, title=title, source=str(path.resolve()), format="pptx",

@@ -499,7 +499,8 @@ class Ingester:
                 self._file_part = 0.0
                 t0 = time.perf_counter()
                 try:
-                    docs = load_file(file, doc_id, limits=self._limits)
+                    docs = load_file(file, doc_id, limits=self._limits,
+                                     hidden_slides=self.config.ingest.hidden_slides)
                 except UnsupportedFormatError as exc:
                     report.skipped.append((str(file), _one_line(str(exc))))
                     continue

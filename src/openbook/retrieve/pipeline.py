@@ -420,16 +420,17 @@ class Retriever:
         visible = (lambda c: c in row_of) if mask is None else (lambda c: c in row_of and bool(mask[row_of[c]]))
         return search, visible, (lambda c: index.doc_id(row_of[c])), mask is None
 
-    def _bm25_params(self) -> tuple[float, float, float]:
-        """(k1, b, avgdl) of the committed index."""
-        stats = self.store.corpus_stats()
-        return self.config.bm25.k1, self.config.bm25.b, stats.avgdl if stats is not None else 0.0
+    def _bm25_params(self, roles: Sequence[str]) -> tuple[float, float, float, Callable[[Sequence[str]], Any]]:
+        """(k1, b, avgdl, idf) of the committed index as ``roles`` may see it (the chunks' BM25 statistics: the
+        embedded store's, the only one with summaries)."""
+        bm25 = self.store.require_index().bm25_for(roles)
+        return self.config.bm25.k1, self.config.bm25.b, bm25.stats_avgdl, bm25.idf
 
     def summaries(self, query: str, *, k: int = 3, roles: Sequence[str] = (), where: Sequence[str] = (),
                   exclude_docs: Collection[str] = ()) -> list[Any]:
-        """The RAPTOR summary nodes best matching ``query`` by BM25 (the chunk index's statistics) that these
-        roles and filters may see in full: ``openbook.retrieve.raptor.SummaryHit``, best first, at most ``k``;
-        [] without a tree.
+        """The RAPTOR summary nodes best matching ``query`` by BM25 (the statistics of the chunks these roles may
+        see, as the chunks' scores use) that these roles and filters may see in full:
+        ``openbook.retrieve.raptor.SummaryHit``, best first, at most ``k``; [] without a tree.
 
         Raises:
             ConfigError: the store is not the embedded store. StoreError: empty store.
@@ -440,8 +441,8 @@ class Retriever:
             if found is None:
                 return []
             search, visible, _, _ = found
-            k1, b, avgdl = self._bm25_params()
-            return search.best(search.bm25_scores(query, self.store.idf, k1, b, avgdl), search.visible(visible), k)
+            k1, b, avgdl, idf = self._bm25_params(roles)
+            return search.best(search.bm25_scores(query, idf, k1, b, avgdl), search.visible(visible), k)
 
     def _summary_legs(self, queries: Sequence[str], legs: dict[str, list[list[Hit]]], visibility: Visibility,
                       qv: np.ndarray | None, depth: int) -> Any:
@@ -454,10 +455,10 @@ class Retriever:
             return None
         search, visible, doc_of, everything = found
         ok = search.visible(visible, cache=everything)
-        k1, b, avgdl = self._bm25_params()
+        k1, b, avgdl, idf = self._bm25_params(visibility.roles)
         for i, q in enumerate(queries):
             if "bm25" in legs:
-                scores = search.bm25_scores(q, self.store.idf, k1, b, avgdl)
+                scores = search.bm25_scores(q, idf, k1, b, avgdl)
                 legs["bm25"][i] = insert_summaries(legs["bm25"][i], search.best(scores, ok), "bm25", depth)
             if "dense" in legs and qv is not None:
                 cos = search.dense_scores(qv[i])
@@ -594,9 +595,10 @@ class Retriever:
         """The analyzer's distinct terms of ``query``."""
         return list(dict.fromkeys(self.analyzer.analyze(query)))
 
-    def idf(self, terms: Sequence[str]) -> np.ndarray:
-        """Lucene idf of each term over the current index, float64 [len(terms)]."""
-        return self.store.idf(terms)
+    def idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+        """Lucene idf of each term over the current index (``roles`` None), or over the chunks these roles may
+        see, float64 [len(terms)]."""
+        return self.store.idf(terms) if roles is None else self.store.idf(terms, roles=roles)
 
     def vocabulary(self) -> Mapping[str, int]:
         """Every indexed term (-> a backend-defined id)."""

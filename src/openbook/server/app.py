@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 import uuid
 from contextlib import asynccontextmanager
@@ -216,12 +217,12 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
         return await service.read(search_json, req.query, req.k, req.where, who.roles, req.mode)
 
     @app.post("/v1/ask", summary="A cited answer or a refusal (`openbook ask --json`); SSE with stream: true")
-    async def ask(req: AskRequest, who: Principal = Depends(principal)) -> Any:
+    async def ask(req: AskRequest, request: Request, who: Principal = Depends(principal)) -> Any:
         history = [t.model_dump() for t in req.history]
         if not req.stream:
-            return await service.read(answer_json, req.question, req.where, who.roles, req.mode, history)
-        return _stream(lambda on_token: service.read(answer_json, req.question, req.where, who.roles, req.mode,
-                                                     history, on_token),
+            return await service.answer(answer_json, req.question, req.where, who.roles, req.mode, history)
+        return _stream(request, lambda on_token: service.answer(answer_json, req.question, req.where, who.roles,
+                                                                req.mode, history, on_token),
                        lambda result: _sse("answer", result),
                        lambda piece: _sse("token", {"text": piece}),
                        lambda exc: _sse("error", error_body(exc)))
@@ -285,7 +286,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
                                             "owned_by": "openbook"}]}
 
     @app.post("/v1/chat/completions", summary="OpenAI-compatible chat: answers with [n] markers and sources")
-    async def chat(req: ChatRequest, who: Principal = Depends(principal)) -> Any:
+    async def chat(req: ChatRequest, request: Request, who: Principal = Depends(principal)) -> Any:
         from .chat import ChatChunks, chat_completion, split_conversation
 
         if req.model != MODEL_NAME:
@@ -293,11 +294,11 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
         history, question = split_conversation([(m.role, m.text()) for m in req.messages])
         cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
         if not req.stream:
-            result = await service.read(answer_json, question, (), who.roles, None, history)
+            result = await service.answer(answer_json, question, (), who.roles, None, history)
             return chat_completion(result, cid, created)
         chunks = ChatChunks(cid, created)
-        return _stream(lambda on_token: service.read(answer_json, question, (), who.roles, None, history,
-                                                     on_token),
+        return _stream(request, lambda on_token: service.answer(answer_json, question, (), who.roles, None,
+                                                                history, on_token),
                        chunks.final, chunks.token, chunks.error, done="data: [DONE]\n\n")
 
     # ------------------------------------------------------------------ MCP and the page
@@ -315,41 +316,72 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
             "X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'",
             "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
 
-    def _stream(run: Callable[[Callable[[str], None]], Any], final: Callable[[Any], str],
+    def _stream(request: Request, run: Callable[[Callable[[str], None]], Any], final: Callable[[Any], str],
                 token: Callable[[str], str], error: Callable[[Exception], str], done: str = "") -> StreamingResponse:
-        """Server-Sent Events: a ``token`` event per text piece as the answerer produces it, then ``final``."""
+        """Server-Sent Events: a ``token`` event per text piece as the answerer produces it, then ``final``.
+
+        A client that goes away (its connection closed: the ASGI ``http.disconnect``, or a send that fails)
+        cancels the answer: the next piece the LLM sends raises ``_ClientGone`` on the answerer thread, which
+        ends the LLM stream (``generate_answer`` closes it, and with it the connection to the LLM server) and
+        frees the thread, instead of reading the model's whole answer for nobody.
+        """
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        gone = threading.Event()
 
         def on_token(piece: str) -> None:
+            if gone.is_set():
+                raise _ClientGone("the client closed the connection")
             loop.call_soon_threadsafe(queue.put_nowait, ("token", piece))
+
+        async def watch() -> None:  # the request body is read: the next message is the disconnect
+            while not gone.is_set():
+                if (await request.receive())["type"] == "http.disconnect":
+                    gone.set()
 
         task = asyncio.ensure_future(run(on_token))
         task.add_done_callback(lambda _: queue.put_nowait(("done", "")))
+        watcher = asyncio.ensure_future(watch())
 
         async def events() -> AsyncIterator[str]:
             sent = False
-            while True:
-                kind, piece = await queue.get()
-                if kind == "done":
-                    break
-                sent = True
-                yield token(piece)
             try:
-                result = task.result()
-            except (OpenbookError, AuthError) as exc:
-                yield error(exc)
-            else:
-                if not sent:  # the offline answerer does not stream: its whole text is one piece
-                    yield token(result["answer"])
-                yield final(result)
-            if done:
-                yield done
+                while True:
+                    kind, piece = await queue.get()
+                    if kind == "done":
+                        break
+                    sent = True
+                    yield token(piece)
+                try:
+                    result = task.result()
+                except (OpenbookError, AuthError) as exc:
+                    yield error(exc)
+                else:
+                    if not sent:  # the offline answerer does not stream: its whole text is one piece
+                        yield token(result["answer"])
+                    yield final(result)
+                if done:
+                    yield done
+            finally:  # the stream ended, or the client left (the response is cancelled here)
+                gone.set()
+                watcher.cancel()
+                task.add_done_callback(_quiet)
 
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     return app
+
+
+class _ClientGone(Exception):
+    """Raised into an answer whose streaming client has left, to stop it (never shown to anyone)."""
+
+
+def _quiet(task: "asyncio.Future[Any]") -> None:
+    """Retrieve a finished answer's outcome, so that one cancelled by its client's leaving is not logged as an
+    exception nobody retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _hidden_document(engine: Engine, doc_id: str, roles: tuple[str, ...]) -> bool:

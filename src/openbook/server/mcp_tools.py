@@ -64,9 +64,9 @@ def build_mcp(service: Any, principal_of: PrincipalOf) -> MCPServer:
     CLI words it (``QueryError: ...``), and is logged without a traceback."""
     mcp = OpenbookMCP(service, principal_of, name="openbook", instructions=INSTRUCTIONS)
 
-    async def tool_read(fn: Callable[..., Any], *args: Any) -> Any:
+    async def tool_read(fn: Callable[..., Any], *args: Any, answer: bool = False) -> Any:
         try:
-            return await service.read(fn, *args)
+            return await (service.answer(fn, *args) if answer else service.read(fn, *args))
         except OpenbookError as exc:
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
 
@@ -82,7 +82,7 @@ def build_mcp(service: Any, principal_of: PrincipalOf) -> MCPServer:
                           "refuse (refused: true) when the documents do not say.")
     async def ask(question: str, where: list[str] | None = None, ctx: Context | None = None) -> dict[str, Any]:
         who = principal_of(_request_of(ctx))
-        return await tool_read(answer_json, question, list(where or ()), who.roles, None)
+        return await tool_read(answer_json, question, list(where or ()), who.roles, None, answer=True)
 
     @mcp.resource("openbook://documents/{doc_id}", name="document", mime_type="application/json",
                   description="One document with its metadata and chunks (doc_id percent-encoded).")

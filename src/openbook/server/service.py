@@ -27,12 +27,16 @@ T = TypeVar("T")
 
 class Service:
     """Runs engine calls off the event loop: ``await service.read(fn, ...)`` calls ``fn(engine, ...)`` on a
-    reader thread, ``await service.write(fn, ...)`` on the writer thread.
+    reader thread, ``await service.answer(fn, ...)`` on an answerer thread, ``await service.write(fn, ...)`` on
+    the writer thread.
+
+    Answers run on threads of their own because an LLM call holds its thread for seconds (as long as the model
+    writes, or a client reads a stream): on the reader threads, a few of them would keep every search waiting.
 
     Args:
         store: the store folder (created when missing, so a server can start empty and take uploads).
         config: the configuration every engine uses.
-        readers: reader threads (default: the CPU count, at most 4).
+        readers: reader threads (default: the CPU count, at most 4), and as many answerer threads.
     """
 
     def __init__(self, store: str | Path, config: Config, readers: int | None = None) -> None:
@@ -47,6 +51,7 @@ class Service:
         self._engines: list[Engine] = []
         self._engines_lock = threading.Lock()
         self._read_pool = ThreadPoolExecutor(self.readers, thread_name_prefix="openbook-read")
+        self._answer_pool = ThreadPoolExecutor(self.readers, thread_name_prefix="openbook-answer")
         self._write_pool = ThreadPoolExecutor(1, thread_name_prefix="openbook-write")
 
     def _engine(self) -> Engine:
@@ -66,6 +71,11 @@ class Service:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._read_pool, lambda: self._call(fn, *args, **kwargs))
 
+    async def answer(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(engine, *args, **kwargs)`` on an answerer thread (asks and chats: they may wait on an LLM)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._answer_pool, lambda: self._call(fn, *args, **kwargs))
+
     async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(engine, *args, **kwargs)`` on the writer thread (writes run one at a time)."""
         loop = asyncio.get_running_loop()
@@ -75,20 +85,22 @@ class Service:
         """``read`` for callers without an event loop (blocks)."""
         return self._read_pool.submit(self._call, fn, *args, **kwargs).result()
 
-    def _on_every_reader(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` once on each reader thread (a barrier keeps one task from taking two threads' turns)."""
+    def _on_every_reader(self, fn: Callable[[], None], pool: ThreadPoolExecutor | None = None) -> None:
+        """Run ``fn`` once on each thread of ``pool`` (the readers by default; a barrier keeps one task from
+        taking two threads' turns)."""
+        pool = self._read_pool if pool is None else pool
         barrier = threading.Barrier(self.readers)
 
         def task() -> None:
             barrier.wait(timeout=60)
             fn()
 
-        for f in [self._read_pool.submit(task) for _ in range(self.readers)]:
+        for f in [pool.submit(task) for _ in range(self.readers)]:
             f.result()
 
     def warm(self) -> None:
-        """Load the index (and compile the search kernels, load the embedder) on every reader thread now,
-        so the first requests do not pay for it."""
+        """Load the index (and compile the search kernels, load the embedder) on every reader and answerer
+        thread now, so the first requests do not pay for it."""
 
         def load() -> None:
             engine = self._engine()
@@ -101,6 +113,7 @@ class Service:
 
         self.read_sync(lambda engine: load())  # the embedder first, on one thread, so it is loaded once
         self._on_every_reader(load)
+        self._on_every_reader(load, self._answer_pool)
 
     def close(self) -> None:
         """Close every engine (each on its own thread) and stop the threads."""
@@ -113,9 +126,11 @@ class Service:
 
         try:
             self._on_every_reader(close_mine)
+            self._on_every_reader(close_mine, self._answer_pool)
             self._write_pool.submit(close_mine).result()
         except threading.BrokenBarrierError:
             pass  # a reader still busy after 60 s: its connection closes with the process
         finally:
             self._read_pool.shutdown(wait=True)
+            self._answer_pool.shutdown(wait=True)
             self._write_pool.shutdown(wait=True)

@@ -15,7 +15,10 @@ Division of work (who owns what):
   terms it is given (e.g. as a space-joined string of terms under a whitespace tokenizer, or a term array).
 - Scoring is BM25 as in Lucene's ``BM25Similarity`` (Robertson et al.'s BM25, Lucene idf
   ``ln(1 + (N - df + 0.5) / (df + 0.5))``, no ``(k1 + 1)`` factor), see ``openbook.index.sparse``. ``N`` counts
-  indexed chunks (rows), ``avgdl`` is the mean number of analyzed terms per chunk. A query term's weight
+  indexed chunks (rows), ``avgdl`` is the mean number of analyzed terms per chunk, and both, like ``df``, count
+  only the chunks the caller's roles may see (``Visibility.roles`` under the access rule; ``--where`` clauses
+  and exclusions narrow what is searched, not the statistics): a caller's scores are those of a store holding
+  only what it may see, so they tell nothing of hidden documents. A query term's weight
   multiplies its contribution (a term repeated in the query arrives once with weight 2.0; glossary expansions
   arrive with weights below 1). Ranking must equal the reference within float32 rounding; ties break by lower
   insertion order (embedded: row id) — conformance tests compare against a brute-force reference.
@@ -409,7 +412,9 @@ class Store(Protocol):
         Returns:
             One list per query, in query order, of at most ``k`` hits, best first, ties by insertion order; only
             chunks with a positive score (at least one query term). ``Hit.score`` is the raw BM25 score (float32
-            precision) and ``Hit.legs == {"bm25": (rank, score)}`` with rank from 1; ``Hit.chunk`` is None.
+            precision) with ``N``, ``df`` and ``avgdl`` over the chunks ``visibility.roles`` may see (the same
+            score as in a store that holds only those), and ``Hit.legs == {"bm25": (rank, score)}`` with rank
+            from 1; ``Hit.chunk`` is None.
 
         Raises:
             StoreError: the store is empty (nothing indexed yet; says whether an ingest is running).
@@ -441,13 +446,15 @@ class Store(Protocol):
         """
         ...
 
-    def idf(self, terms: Sequence[str]) -> np.ndarray:
-        """Lucene idf of each analyzed term over the indexed chunks: float64 ``[len(terms)]``; a term the index
-        lacks gets the idf of df = 0."""
+    def idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+        """Lucene idf of each analyzed term over the indexed chunks (``roles`` None), or over those these roles
+        may see (as ``bm25_top_k`` scores them): float64 ``[len(terms)]``; a term absent from them gets the idf
+        of df = 0."""
         ...
 
-    def document_frequency(self, terms: Sequence[str]) -> np.ndarray:
-        """How many indexed chunks contain each term: int64 ``[len(terms)]`` (0 when absent)."""
+    def document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+        """How many indexed chunks contain each term (``roles`` None: all; else those these roles may see):
+        int64 ``[len(terms)]`` (0 when absent)."""
         ...
 
     def vocabulary(self) -> Mapping[str, int]:

@@ -532,7 +532,8 @@ class EmbeddedStore:
 
     def bm25_top_k(self, queries: Sequence[QueryTerms], k: int, visibility: Visibility) -> list[list[Hit]]:
         index = self.require_index()
-        rows, scores = index.bm25.search_batch(queries, k, self._visible_rows(index, visibility))
+        bm25 = index.bm25_for(visibility.roles)
+        rows, scores = bm25.search_batch(queries, k, self._visible_rows(index, visibility))
         return index.hits(rows, scores, "bm25")
 
     def vector_top_k(self, queries: np.ndarray, k: int, visibility: Visibility) -> list[list[Hit]]:
@@ -554,14 +555,15 @@ class EmbeddedStore:
             raise StoreError(f"chunk {exc.args[0]!r} is not indexed in store {self.path}") from None
         return np.asarray(index.dense.vectors[rows], dtype=np.float32).reshape(len(rows), index.dense.dim)
 
-    def idf(self, terms: Sequence[str]) -> np.ndarray:
-        return self.require_index().bm25.idf(terms)
+    def _bm25_of(self, roles: Sequence[str] | None):
+        index = self.require_index()
+        return index.bm25 if roles is None else index.bm25_for(roles)
 
-    def document_frequency(self, terms: Sequence[str]) -> np.ndarray:
-        bm25 = self.require_index().bm25
-        ids = bm25.term_ids
-        return np.array([int(bm25.indptr[ids[t] + 1] - bm25.indptr[ids[t]]) if t in ids else 0 for t in terms],
-                        dtype=np.int64)
+    def idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+        return self._bm25_of(roles).idf(terms)
+
+    def document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+        return self._bm25_of(roles).document_frequency(terms)
 
     def vocabulary(self) -> Mapping[str, int]:
         return self.require_index().bm25.term_ids

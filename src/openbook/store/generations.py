@@ -40,6 +40,9 @@ DOCS = "docs.json"
 ACL = "acl.json"
 BM25_DIR = "bm25"
 DENSE_DIR = "dense"
+STATS_VIEWS = 8
+"""BM25 views with per-access statistics (``LoadedIndex.bm25_for``) kept per loaded generation; each holds two
+float32 arrays per row and, on indexes of ``_bm25_kernels.MIN_ROWS`` rows or more, one float32 per posting."""
 
 
 class LoadedIndex:
@@ -57,6 +60,8 @@ class LoadedIndex:
         self.chars: frozenset[str] | None = None  # characters of the vocabulary, built on first use
         self.row_of: dict[str, int] | None = None  # chunk id -> row, built on first use (rerankers)
         self.doc_ord_of: dict[str, int] | None = None  # doc id -> ordinal, built on first use (exclusions)
+        self.stats_views: dict[frozenset[int], BM25Index] = {}  # hidden ordinals -> BM25 view (bm25_for)
+        self.hidden_for: dict[frozenset[str], frozenset[int]] = {}  # case-folded roles -> hidden ordinals
         self.dense: VectorIndex | None = None
         if (folder / DENSE_DIR).is_dir():
             self.dense = VectorIndex.load(folder / DENSE_DIR)
@@ -85,6 +90,31 @@ class LoadedIndex:
                                 legs={leg: (rank, float(score))}))
             out.append(hits)
         return out
+
+    def bm25_for(self, roles: Sequence[str]) -> BM25Index:
+        """The BM25 index scored with the corpus statistics (``N``, ``df``, ``avgdl``) of the rows these roles may
+        see under the access rule: ``bm25`` itself when they see every row, else a ``BM25Index.with_stats_of``
+        view, built once per set of hidden documents and kept while this generation is loaded (the last
+        ``STATS_VIEWS`` sets). Search it with a mask that hides at least what the roles may not see."""
+        if not self.acl:
+            return self.bm25
+        key = frozenset(r.casefold() for r in roles)
+        hidden = self.hidden_for.get(key)
+        if hidden is None:
+            hidden = frozenset(o for o, acl in self.acl.items() if not access_allows(acl, roles))
+            if len(self.hidden_for) < 1024:  # role sets seen (a server's keys; bounded against arbitrary --role)
+                self.hidden_for[key] = hidden
+        if not hidden:
+            return self.bm25
+        view = self.stats_views.pop(hidden, None)
+        if view is None:
+            doc_ok = np.ones(len(self.doc_ids), dtype=bool)
+            doc_ok[list(hidden)] = False
+            view = self.bm25.with_stats_of(doc_ok[np.asarray(self.doc_ord)])
+            while len(self.stats_views) >= STATS_VIEWS:
+                self.stats_views.pop(next(iter(self.stats_views)))
+        self.stats_views[hidden] = view  # most recently used last
+        return view
 
     def mask(self, visibility: Visibility,
              metadata: Callable[[], Mapping[str, Mapping[str, Any]]]) -> np.ndarray | None:

@@ -970,7 +970,7 @@ class PostgresStore:
         conds: list[str] = []
         params: dict[str, Any] = {}
         roles = sorted({r.casefold() for r in visibility.roles})
-        conds.append("(cardinality(d.acl) = 0 OR d.acl && %(roles)s::text[])")
+        conds.append(_ACCESS_SQL)
         params["roles"] = roles
         if visibility.clauses:
             def allowed() -> list[str]:
@@ -986,6 +986,21 @@ class PostgresStore:
             return None
         return " AND ".join(conds), params
 
+    def _access_stats(self, roles: Sequence[str], gen: int) -> tuple[int, int] | None:
+        """``(rows, total_length)`` of the index rows these roles may see under the access rule, or None when
+        they see every row (the whole index's statistics apply); cached per generation and role set."""
+        if not self._has_acl(gen):
+            return None
+        folded = sorted({r.casefold() for r in roles})
+
+        def compute() -> tuple[int, int] | None:
+            n, total = self.conn.execute(
+                f"SELECT count(*), coalesce(sum(r.length), 0) FROM index_rows r "
+                f"JOIN documents d ON d.doc_id = r.doc_id WHERE {_ACCESS_SQL}", {"roles": folded}).fetchone()
+            return None if int(n) == self._stats()[0] else (int(n), int(total))
+
+        return self._cached(f"access:{folded!r}", gen, compute)
+
     def _has_acl(self, gen: int) -> bool:
         return self._cached("has_acl", gen, lambda: bool(self.conn.execute(
             "SELECT EXISTS (SELECT 1 FROM documents WHERE cardinality(acl) > 0)").fetchone()[0]))
@@ -998,9 +1013,12 @@ class PostgresStore:
         with self.snapshot():
             n, avgdl, gen = self._require_index()
             where = self._visibility_sql(visibility, gen)
+            seen = self._access_stats(visibility.roles, gen)
+            if seen is not None:  # statistics of the rows these roles may see
+                n, avgdl = seen[0], (seen[1] / seen[0] if seen[0] else 0.0)
             for q in queries:
                 pairs = [(t, float(w)) for t, w in q if w > 0]
-                if k <= 0 or not pairs:
+                if k <= 0 or not pairs or n == 0:
                     out.append([])
                     continue
                 params: dict[str, Any] = {"terms": [t for t, _ in pairs], "weights": [w for _, w in pairs],
@@ -1011,7 +1029,16 @@ class PostgresStore:
                     join = ("JOIN index_rows r ON r.row = u.row JOIN documents d ON d.doc_id = r.doc_id")
                     cond = "WHERE " + where[0]
                     params.update(where[1])
-                # float4 steps as in openbook.index.sparse: idf and the length norm are float32, so is the score
+                if seen is not None:
+                    assert where is not None  # some document has an acl
+                    params["roles"] = sorted({r.casefold() for r in visibility.roles})
+                    query = _BM25_SEEN_SQL.format(join=join, access=_ACCESS_SQL, cond=where[0])
+                    rows = self.conn.execute(query, params).fetchall()
+                    out.append([Hit(chunk_id=r[1], doc_id=r[2], score=float(r[3]),
+                                    legs={"bm25": (i, float(r[3]))}) for i, r in enumerate(rows, 1) if r[3] > 0])
+                    continue
+                # float4 steps as in openbook.index.sparse: idf, the length norm and each term's weight are
+                # float32, summed in float8 (exact for a query's few terms, so in any order) and rounded once
                 query = f"""
                     WITH q AS MATERIALIZED (
                         SELECT t.term_id, x.w::float4 AS w,
@@ -1020,9 +1047,9 @@ class PostgresStore:
                         FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS x(term, w)
                         JOIN terms t ON t.term = x.term
                     ), scored AS (
-                        SELECT u.row, sum(q.idf * u.tf::float4 / (u.tf::float4 + (%(k1)s::float8 * (1.0::float8
+                        SELECT u.row, sum((q.idf * u.tf::float4 / (u.tf::float4 + (%(k1)s::float8 * (1.0::float8
                                    - %(b)s::float8 + %(b)s::float8 * %(flat)s::float8 * u.length / %(avgdl)s::float8)
-                                   )::float4) * q.w)::float4 AS score
+                                   )::float4) * q.w)::float8)::float4 AS score
                         FROM q JOIN postings p ON p.term_id = q.term_id
                         CROSS JOIN LATERAL unnest(p.rows, p.tfs, p.lengths) AS u(row, tf, length) {join}
                         {cond}
@@ -1092,16 +1119,29 @@ class PostgresStore:
             out[i] = _vec(found[c])
         return out
 
-    def document_frequency(self, terms: Sequence[str]) -> np.ndarray:
+    def document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         terms = list(terms)
-        df = dict(self.conn.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (terms,)).fetchall()) \
-            if terms else {}
+        with self.snapshot():
+            seen = None if roles is None or not terms else self._access_stats(roles, self._stats()[2])
+            if not terms:
+                df = {}
+            elif seen is None:
+                df = dict(self.conn.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (terms,)).fetchall())
+            else:
+                df = dict(self.conn.execute(
+                    f"SELECT t.term, count(*) FROM terms t JOIN postings p ON p.term_id = t.term_id "
+                    f"CROSS JOIN LATERAL unnest(p.rows) AS u(row) JOIN index_rows r ON r.row = u.row "
+                    f"JOIN documents d ON d.doc_id = r.doc_id WHERE t.term = ANY(%(terms)s) AND {_ACCESS_SQL} "
+                    f"GROUP BY t.term", {"terms": terms, "roles": sorted({r.casefold() for r in roles})}).fetchall())
         return np.array([df.get(t, 0) for t in terms], dtype=np.int64)
 
-    def idf(self, terms: Sequence[str]) -> np.ndarray:
+    def idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         with self.snapshot():
             n = self._stats()[0]
-            df = self.document_frequency(terms).astype(np.float64)
+            if roles is not None:
+                seen = self._access_stats(roles, self._stats()[2])
+                n = n if seen is None else seen[0]
+            df = self.document_frequency(terms, roles).astype(np.float64)
         return np.log1p((n - df + 0.5) / (df + 0.5))
 
     def vocabulary(self) -> Mapping[str, int]:
@@ -1113,6 +1153,40 @@ class PostgresStore:
     # ------------------------------------------------------------------ bulk reads for `openbook store copy`
     def __repr__(self) -> str:
         return f"PostgresStore({self.location!r})"
+
+
+_ACCESS_SQL = "(cardinality(d.acl) = 0 OR d.acl && %(roles)s::text[])"
+"""The access rule on ``d`` (documents) for the case-folded roles ``%(roles)s``: no acl, or one of its roles."""
+
+_BM25_SEEN_SQL = """
+    WITH q AS MATERIALIZED (
+        SELECT t.term_id, x.w::float4 AS w
+        FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS x(term, w)
+        JOIN terms t ON t.term = x.term
+    ), seen AS MATERIALIZED (
+        SELECT q.term_id, u.row, u.tf, u.length, ({cond}) AS wanted
+        FROM q JOIN postings p ON p.term_id = q.term_id
+        CROSS JOIN LATERAL unnest(p.rows, p.tfs, p.lengths) AS u(row, tf, length) {join}
+        WHERE {access}
+    ), qi AS (
+        SELECT q.term_id, q.w,
+               ln(1.0::float8 + (%(n)s::float8 - count(*) + 0.5::float8) / (count(*) + 0.5::float8))::float4 AS idf
+        FROM q JOIN seen s ON s.term_id = q.term_id GROUP BY q.term_id, q.w
+    ), scored AS (
+        SELECT s.row, sum((qi.idf * s.tf::float4 / (s.tf::float4 + (%(k1)s::float8 * (1.0::float8
+                   - %(b)s::float8 + %(b)s::float8 * %(flat)s::float8 * s.length / %(avgdl)s::float8)
+                   )::float4) * qi.w)::float8)::float4 AS score
+        FROM seen s JOIN qi ON qi.term_id = s.term_id
+        WHERE s.wanted
+        GROUP BY s.row
+        ORDER BY score DESC, s.row
+        LIMIT %(k)s
+    )
+    SELECT s.row, r2.chunk_id, r2.doc_id, s.score FROM scored s
+    JOIN index_rows r2 ON r2.row = s.row ORDER BY s.score DESC, s.row"""
+"""BM25 top k with ``N`` (``%(n)s``), ``avgdl`` and each term's ``df`` over the rows the caller's roles may see
+(``{access}``; df counted in the query over the postings it reads anyway), ranking the rows of ``{cond}`` (the
+whole visibility); the same float4 steps and float8 sum as the query over the whole index's statistics."""
 
 
 def _json(value: Any) -> psycopg.types.json.Jsonb:
