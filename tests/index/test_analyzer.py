@@ -159,6 +159,27 @@ def test_stop_words_are_indexed_and_searched_when_a_query_has_nothing_else():
     assert Analyzer(stopwords=False).analyze("the law") == ["the", "law"]
 
 
+def test_the_pronoun_i_is_dropped_from_queries_and_a_letter_or_numeral_i_is_kept():
+    a = Analyzer()
+    # the pronoun opens a clause: at the start, after clause punctuation, a conjunction or an inverted auxiliary
+    assert a.analyze("I am interested in panel flutter. I need results, and I would like theory.") == \
+        ["am", "interest", "panel", "flutter", "need", "result", "would", "like", "theori"]
+    assert a.analyze("I AM INTERESTED IN THE USE OF PART I OF THE CODE") == ["am", "interest", "use", "part", "i", "code"]
+    assert a.analyze("How do I reset my password?") == ["do", "reset", "my", "password"]
+    assert a.analyze("what can i say; i'm lost") == ["can", "say", "lost"]
+    # after a noun it is a letter or a numeral: a term
+    assert a.analyze("complex I proteins") == ["complex", "i", "protein"]
+    assert a.analyze("Who did Alexander I marry?") == ["did", "alexand", "i", "marri"]
+    assert a.analyze("haplogroup I increases risk") == ["haplogroup", "i", "increas", "risk"]
+    assert "i" in a.analyze("IGF-I and E.I. du Pont")  # joined to other characters: not a word of its own
+    # "i.e." and "e.g." are function words, not the one-letter terms i, e, g
+    assert a.analyze("mixed problems (i.e. the blasius problem), e.g. plates") == \
+        ["mix", "problem", "blasius", "problem", "plate"]
+    assert a.analyze("I") == ["i"] and a.analyze("i.e.") == ["i", "e"]  # nothing else: searched
+    assert "i" in a.analyze_document("I am interested")  # documents index it
+    assert Analyzer(stopwords=False).analyze("I am") == ["i", "am"]
+
+
 def test_symbol_suffixed_language_names_are_terms():
     a = Analyzer()
     assert a.analyze("C# and F# and C++ and J#") == ["c#", "c", "f#", "f", "c++", "c", "j#", "j"]
