@@ -2,7 +2,7 @@
 
 Both index one row per record, title and text joined by a line break (as ``peers.py`` does), with k1 1.2 and
 b 0.75; bm25s runs its Lucene variant over ``bm25s.tokenize(stopwords="en")`` and PyStemmer's English stemmer (its
-documented setup), openbook its ``Analyzer`` (documents: ``analyze_document``; queries: ``analyze``) and
+documented setup), openbook its ``Analyzer`` (documents: ``analyze_document``; queries: ``search_terms``, as the engine's BM25 leg) and
 ``BM25Index``. With ``--engine-run`` a TREC run of ``openbook eval retrieval --no-embed`` (the whole engine:
 chunking, the two-hop default, expansions) is scored beside them. Prints nDCG@10 of each, the queries where
 openbook loses most, and for those the query terms of each side.
@@ -60,7 +60,7 @@ def openbook_run(ids: list[str], texts: list[str], queries: dict[str, str], k: i
 
     analyzer = analyzer or Analyzer()
     index = BM25Index.from_texts(texts, analyzer, k1=K1, b=B)
-    rows, scores = index.search_batch([analyzer.analyze(q) for q in queries.values()], k)
+    rows, scores = index.search_batch([analyzer.search_terms(q) for q in queries.values()], k)
     return {qid: [(ids[r], float(s)) for r, s in zip(row, score) if r >= 0]
             for qid, row, score in zip(queries, rows, scores)}
 
@@ -86,7 +86,7 @@ def chunked_run(dataset, queries: dict[str, str], k: int) -> dict[str, list[tupl
                 texts.append(chunk.indexed_text())
     analyzer = Analyzer()
     index = BM25Index.from_texts(texts, analyzer, k1=K1, b=B)
-    rows, scores = index.search_batch([analyzer.analyze(q) for q in queries.values()], 3 * k)
+    rows, scores = index.search_batch([analyzer.search_terms(q) for q in queries.values()], 3 * k)
     out = {}
     for qid, row, score in zip(queries, rows, scores):
         best: dict[str, float] = {}
@@ -143,7 +143,7 @@ def main() -> None:
           f"{sum(d < -1e-9 for d in diff.values())} worse, {sum(abs(d) <= 1e-9 for d in diff.values())} equal")
     analyzer, stemmer = Analyzer(), Stemmer.Stemmer("english")
     for qid in sorted(diff, key=diff.get)[:args.worst]:
-        ours = analyzer.analyze(queries[qid])
+        ours = analyzer.search_terms(queries[qid])
         theirs = bm25s.tokenize([queries[qid]], stopwords="en", stemmer=stemmer, return_ids=False,
                                 show_progress=False)[0]
         print(f"\n  q{qid} {diff[qid]:+.3f}: {queries[qid][:150]}\n    openbook {ours}\n    bm25s    {theirs}")

@@ -35,9 +35,10 @@ Steps, in order:
    prefix (``v2.3.1``, ``v2``) is also emitted without it, so ``v2.3.1`` and ``2.3.1`` match each other.
 4. **Stop words and clitics.** English stop words (Lucene's ``EnglishAnalyzer`` list) are indexed
    (``analyze_document``) but dropped from queries (``analyze``), unless a query holds nothing but stop words
-   ("to be or not to be"): then they are its terms. So are the interrogatives (``QUESTION_WORDS``), the
-   abbreviations "i.e." and "e.g." ("that is", "for example"; else searched as the one-letter terms ``i e`` and
-   ``e g``), and the first-person pronoun *I* where it is one (``_asked_tokens``): a lone ``I`` (any case;
+   ("to be or not to be"): then they are its terms. So are the interrogatives (``QUESTION_WORDS``). A search
+   request (``search_terms``) also drops the abbreviations "i.e." and "e.g." ("that is", "for example"; else
+   searched as the one-letter terms ``i e`` and ``e g``) and the first-person pronoun *I* where it is one
+   (``_asked_tokens``): a lone ``I`` (any case;
    ``I'm``, ``I've`` count as ``I``) that opens a clause, at the start, after clause punctuation, or after a word
    that a clause's subject follows (a conjunction, an interrogative, an auxiliary inverted in a question:
    ``_SUBJECT_FOLLOWS``). "I am interested in ..." says who asks, not what about, and a query's ``i`` would
@@ -211,17 +212,27 @@ class Analyzer:
     def analyze(self, text: str) -> list[str]:
         """Query terms of ``text``, in text order (duplicates kept: a repeated word weighs more).
 
-        Stop words, interrogatives and the pronoun *I* are dropped unless nothing else remains. An empty list
-        only for text without any word.
+        Stop words and interrogatives are dropped unless nothing else remains. An empty list only for text
+        without any word.
         """
         normalized, pattern = self._normalized(text)
+        tokens = pattern.findall(normalized)
+        terms = list(chain.from_iterable(map(self._query_cache.__getitem__, tokens)))
+        if not terms and tokens:  # only stop words: search for them
+            terms = list(chain.from_iterable(map(self._doc_cache.__getitem__, tokens)))
+        return terms
+
+    def search_terms(self, text: str) -> list[str]:
+        """The terms a search request is scored by: ``analyze(text)`` without the pronoun *I* where it is one and
+        the abbreviations "i.e." and "e.g." (``_asked_tokens``; step 4 of the module docstring), unless nothing
+        else remains. Equal to ``analyze`` with ``stopwords=False``. An empty list only for text without any word.
+        """
         if not self.stopwords:
-            return list(chain.from_iterable(map(self._query_cache.__getitem__, pattern.findall(normalized))))
+            return self.analyze(text)
+        normalized, pattern = self._normalized(text)
         tokens = _asked_tokens(normalized, pattern.finditer(normalized))
         terms = list(chain.from_iterable(map(self._query_cache.__getitem__, tokens)))
-        if not terms:  # only stop words: search for them
-            terms = list(chain.from_iterable(map(self._doc_cache.__getitem__, pattern.findall(normalized))))
-        return terms
+        return terms or self.analyze(text)
 
     def analyze_document(self, text: str) -> list[str]:
         """Index terms of ``text``, in text order (duplicates kept: they are term frequencies); stop words
