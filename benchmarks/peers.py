@@ -4,8 +4,8 @@ Every tool runs in its own subprocess (so that peak RSS is its own), on the same
 and is scored by the same evaluator (``openbook.eval.metrics``, trec_eval semantics). Every tool uses BM25 with
 the same k1 and b (default 1.2 and 0.75, Lucene's; ``--k1``/``--b``; tantivy's are fixed at 1.2 and 0.75) on
 title + text, one thread for building and for querying. openbook analyses documents and queries as the engine
-does (``Analyzer.analyze_document``: stop words indexed; ``Analyzer.analyze``: dropped from queries) and builds
-with ``BM25Index.from_texts``.
+does (``Analyzer.analyze_document``: stop words indexed; ``Analyzer.search_terms``, as the BM25 leg: dropped from
+queries) and builds with ``BM25Index.from_texts``.
 
 Datasets: SciFact (nDCG@10 on the 300 test queries, plus speed), and a synthetic corpus of short documents made
 from SciFact sentences by ``make_synthetic.py``, queried with the first 100 SciFact test queries (speed only).
@@ -88,7 +88,7 @@ class _Openbook(_Tool):
         self.index = index
 
     def search(self, queries, k):
-        rows, _ = self.index.search_batch([self.analyzer.analyze(q) for q in queries], k)  # query analysis
+        rows, _ = self.index.search_batch([self.analyzer.search_terms(q) for q in queries], k)  # query analysis
         return [[int(r) for r in row if r >= 0] for row in rows]
 
 

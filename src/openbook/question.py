@@ -85,12 +85,13 @@ Portuguese and Dutch questions mostly score 0.95-1.0, a few short ones less (and
 
 @functools.lru_cache(maxsize=1)
 def _latin_identifier() -> Any:
-    """py3langid's identifier over ``LATIN_LANGUAGES`` (its model loads once, about a second)."""
-    from py3langid import langid
+    """py3langid's identifier over ``LATIN_LANGUAGES``, once per process: mapped from the per-user cache
+    ``<user cache folder>/langid`` in a few milliseconds, built there from py3langid's compressed model (about a
+    second) by the first process (``openbook._langid``)."""
+    from ._cachedir import cache_folder
+    from ._langid import identifier
 
-    identifier = langid.LanguageIdentifier.from_modelpath(langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True)
-    identifier.set_languages(list(LATIN_LANGUAGES))
-    return identifier
+    return identifier(LATIN_LANGUAGES, cache_folder("langid"))
 
 
 _ENGLISH_WORDS = frozenset(
@@ -103,8 +104,8 @@ _ASCII_WORD = re.compile(r"[a-z]+")
 def latin_language(text: str) -> str:
     """The language of a Latin-script text: one of ``LATIN_LANGUAGES`` when py3langid gives it at least
     ``LATIN_CONFIDENCE``, else ``"en"``. A text whose words are at least 1 in 12 English function words
-    (``_ENGLISH_WORDS``: "the", "what", "how", "and" ...) is English without asking the model, which takes
-    about a second to load: most English questions and passages never load it."""
+    (``_ENGLISH_WORDS``: "the", "what", "how", "and" ...) is English without asking the model (mapped
+    from a per-user cache, ``_latin_identifier``): most English questions and passages never load it."""
     words = _ASCII_WORD.findall(text.casefold())
     english = sum(w in _ENGLISH_WORDS for w in words)
     if english and english * 12 >= len(words):

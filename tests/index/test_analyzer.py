@@ -159,6 +159,32 @@ def test_stop_words_are_indexed_and_searched_when_a_query_has_nothing_else():
     assert Analyzer(stopwords=False).analyze("the law") == ["the", "law"]
 
 
+def test_a_search_drops_the_pronoun_i_and_keeps_a_letter_or_numeral_i():
+    a = Analyzer()
+    search = a.search_terms
+    # the pronoun opens a clause: at the start, after clause punctuation, a conjunction or an inverted auxiliary
+    assert search("I am interested in panel flutter. I need results, and I would like theory.") == \
+        ["am", "interest", "panel", "flutter", "need", "result", "would", "like", "theori"]
+    assert search("I AM INTERESTED IN THE USE OF PART I OF THE CODE") == ["am", "interest", "use", "part", "i", "code"]
+    assert search("How do I reset my password?") == ["do", "reset", "my", "password"]
+    assert search("what can i say; i'm lost") == ["can", "say", "lost"]
+    # after a noun it is a letter or a numeral: a term
+    assert search("complex I proteins") == ["complex", "i", "protein"]
+    assert search("Who did Alexander I marry?") == ["did", "alexand", "i", "marri"]
+    assert search("haplogroup I increases risk") == ["haplogroup", "i", "increas", "risk"]
+    assert "i" in search("IGF-I and E.I. du Pont")  # joined to other characters: not a word of its own
+    # "i.e." and "e.g." are function words, not the one-letter terms i, e, g
+    assert search("mixed problems (i.e. the blasius problem), e.g. plates") == \
+        ["mix", "problem", "blasius", "problem", "plate"]
+    assert search("I") == ["i"] and search("i.e.") == ["i", "e"] and search("the") == ["the"]  # nothing else
+    # everything else is analyze's: the same terms in the same order
+    for text in ("What is the maximum file size I can upload?", "Zürich, I think", "C# and C++", "to be or not"):
+        assert [t for t in a.analyze(text) if t != "i"] == [t for t in search(text) if t != "i"]
+    assert a.analyze("I am interested") == ["i", "am", "interest"]  # analyze (the answerer's coverage) keeps it
+    assert "i" in a.analyze_document("I am interested")  # documents index it
+    assert Analyzer(stopwords=False).search_terms("I am") == ["i", "am"]
+
+
 def test_symbol_suffixed_language_names_are_terms():
     a = Analyzer()
     assert a.analyze("C# and F# and C++ and J#") == ["c#", "c", "f#", "f", "c++", "c", "j#", "j"]

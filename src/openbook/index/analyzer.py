@@ -35,9 +35,16 @@ Steps, in order:
    prefix (``v2.3.1``, ``v2``) is also emitted without it, so ``v2.3.1`` and ``2.3.1`` match each other.
 4. **Stop words and clitics.** English stop words (Lucene's ``EnglishAnalyzer`` list) are indexed
    (``analyze_document``) but dropped from queries (``analyze``), unless a query holds nothing but stop words
-   ("to be or not to be"): then they are its terms. An apostrophe followed by one final letter (``patient's``,
-   ``don't``) is a clitic and is removed; other one-letter words are terms (``vitamin D``, ``T cells``,
-   ``C``), as in Lucene's analyzers.
+   ("to be or not to be"): then they are its terms. So are the interrogatives (``QUESTION_WORDS``). A search
+   request (``search_terms``) also drops the abbreviations "i.e." and "e.g." ("that is", "for example"; else
+   searched as the one-letter terms ``i e`` and ``e g``) and the first-person pronoun *I* where it is one
+   (``_asked_tokens``): a lone ``I`` (any case;
+   ``I'm``, ``I've`` count as ``I``) that opens a clause, at the start, after clause punctuation, or after a word
+   that a clause's subject follows (a conjunction, an interrogative, an auxiliary inverted in a question:
+   ``_SUBJECT_FOLLOWS``). "I am interested in ..." says who asks, not what about, and a query's ``i`` would
+   match the letter of every "i.e." and "part I". A letter or numeral after a noun stays a term: "complex I",
+   "type I", "Alexander I". An apostrophe followed by one final letter (``patient's``, ``don't``) is a clitic and
+   is removed; other one-letter words are terms (``vitamin D``, ``T cells``, ``C``), as in Lucene's analyzers.
 5. **Accent folding and stemming.** Words without digits are stemmed with the Snowball stemmer (PyStemmer); in
    English, the plural of an acronym without a vowel loses its ``s`` first (``DVDs`` -> ``dvd``, ``SNPs`` ->
    ``snp``; Snowball keeps an ``s`` after consonants only; not ``css``), so a singular acronym ending in a
@@ -82,6 +89,18 @@ ANALYZER_VERSION = 4  # 4: English irregular noun plurals read as their singular
 # Interrogatives, dropped from queries only (documents index them): in "what is lift?" the word "what" says
 # that a question is asked, not what it is about. Measured on Cranfield, SciFact and HotpotQA (BENCHMARKS.md).
 QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
+
+# Words after which a lone "I" is the pronoun, the subject of a clause: conjunctions and complementizers that
+# open a clause, the interrogatives, and the auxiliaries a question puts before its subject ("can I", "do I").
+# A numeral or letter "I" follows a noun ("type I") and is no word of this closed list.
+_SUBJECT_FOLLOWS = frozenset(
+    "and but or nor so yet that if then as than because since while whereas although though unless until till "
+    "whether once after before what which who whom whose when where why how can could should would shall will may "
+    "might must do does did am is are was were have has had".split()
+)
+_FUNCTION_ABBREVIATIONS = frozenset({"i.e", "e.g"})  # "that is", "for example": function words, as tokens
+_CLAUSE_PUNCTUATION = frozenset(".!?;:,([{\"\u201c\u2014\u2013")
+_LAST_WORD_RE = re.compile(r"(\w+)\W*$")
 
 # Lucene EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
 ENGLISH_STOP_WORDS = frozenset(
@@ -193,13 +212,27 @@ class Analyzer:
     def analyze(self, text: str) -> list[str]:
         """Query terms of ``text``, in text order (duplicates kept: a repeated word weighs more).
 
-        Stop words are dropped unless nothing else remains. An empty list only for text without any word.
+        Stop words and interrogatives are dropped unless nothing else remains. An empty list only for text
+        without any word.
         """
-        tokens = self._tokens(text)
+        normalized, pattern = self._normalized(text)
+        tokens = pattern.findall(normalized)
         terms = list(chain.from_iterable(map(self._query_cache.__getitem__, tokens)))
         if not terms and tokens:  # only stop words: search for them
             terms = list(chain.from_iterable(map(self._doc_cache.__getitem__, tokens)))
         return terms
+
+    def search_terms(self, text: str) -> list[str]:
+        """The terms a search request is scored by: ``analyze(text)`` without the pronoun *I* where it is one and
+        the abbreviations "i.e." and "e.g." (``_asked_tokens``; step 4 of the module docstring), unless nothing
+        else remains. Equal to ``analyze`` with ``stopwords=False``. An empty list only for text without any word.
+        """
+        if not self.stopwords:
+            return self.analyze(text)
+        normalized, pattern = self._normalized(text)
+        tokens = _asked_tokens(normalized, pattern.finditer(normalized))
+        terms = list(chain.from_iterable(map(self._query_cache.__getitem__, tokens)))
+        return terms or self.analyze(text)
 
     def analyze_document(self, text: str) -> list[str]:
         """Index terms of ``text``, in text order (duplicates kept: they are term frequencies); stop words
@@ -222,13 +255,19 @@ class Analyzer:
 
     @staticmethod
     def _tokens(text: str) -> list[str]:
+        normalized, pattern = Analyzer._normalized(text)
+        return pattern.findall(normalized)
+
+    @staticmethod
+    def _normalized(text: str) -> tuple[str, re.Pattern[str] | regex.Pattern[str]]:
+        """``text`` normalised (step 1, clitics and digit-group commas removed) and the pattern of its tokens."""
         if text.isascii():
             text = text.lower()
             if "'" in text:
                 text = _CLITIC_RE.sub("", text)
             if "," in text:
                 text = _DIGIT_COMMA_RE.sub("", text)
-            return _ASCII_TOKEN_RE.findall(text)
+            return text, _ASCII_TOKEN_RE
         text = unicodedata.normalize("NFKC", text).casefold()
         if "\u0307" in text:
             text = text.replace("i\u0307", "i")  # casefold("İ") is "i" + COMBINING DOT ABOVE
@@ -239,7 +278,7 @@ class Analyzer:
             text = _CLITIC_RE.sub("", text)
         if "," in text:
             text = _DIGIT_COMMA_RE.sub("", text)
-        return _TOKEN_RE.findall(text)
+        return text, _TOKEN_RE
 
     def _analyze_token(self, raw: str, stop: frozenset[str], document: bool) -> tuple[str, ...]:
         if _CJK_START_RE.match(raw):
@@ -305,6 +344,28 @@ class Analyzer:
         folded = fold(word)
         if folded != word and folded not in stop:
             out.append(stem(folded))
+
+
+def _asked_tokens(text: str, tokens: Iterable[re.Match[str]]) -> list[str]:
+    """The tokens of a query (``text`` normalised as ``Analyzer._normalized`` does; ``tokens`` its token matches,
+    in order) without the pronoun *I* and the abbreviations "i.e." and "e.g.": a token ``i`` is the pronoun when it
+    opens a clause, at the start, after clause punctuation (``_CLAUSE_PUNCTUATION``) or after a word of
+    ``_SUBJECT_FOLLOWS`` (a clitic is already gone: "I'm" is ``i``); after any other word it is a letter or numeral
+    ("complex I") and stays, as does an ``i`` joined to other characters ("IGF-I", "E.I.")."""
+    out = []
+    for m in tokens:
+        token = m.group()
+        if token in _FUNCTION_ABBREVIATIONS:
+            continue
+        if token == "i":
+            before = text[max(0, m.start() - 40):m.start()].rstrip()
+            if not before or before[-1] in _CLAUSE_PUNCTUATION:
+                continue
+            word = _LAST_WORD_RE.search(before)
+            if word is not None and word.group(1) in _SUBJECT_FOLLOWS:
+                continue
+        out.append(token)
+    return out
 
 
 class _TermCache(dict):

@@ -73,8 +73,6 @@ def unseen_common_words(question: str, analyzer: Analyzer, vocabulary: Mapping[s
     """
     from ..question import question_language
 
-    if question_language(question) != "en":
-        return []
     out: dict[str, tuple[str, ...]] = {}
     searched = set(analyzer.analyze(question))  # (a stop word analyzed alone is kept: "is" -> ["is"])
     for word in _WORD_RE.findall(question):
@@ -83,6 +81,9 @@ def unseen_common_words(question: str, analyzer: Analyzer, vocabulary: Mapping[s
         terms = tuple(t for t in analyzer.analyze(word) if t in searched)
         if terms and any(t not in vocabulary for t in terms):
             out[word] = terms
+    # the language is told only when there is a word to return (telling it may load a model)
+    if not out or question_language(question) != "en":
+        return []
     return list(out.items())
 
 

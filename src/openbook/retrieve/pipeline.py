@@ -145,7 +145,7 @@ class Retriever:
     def _expanded(self, query: str, visibility: Visibility | None = None
                   ) -> tuple[list[tuple[str, float]], list[Any]]:
         """``query``'s weighted BM25 terms (its own at 1, added ones below) and the expansions that added them."""
-        terms = option_terms(query, self.analyzer.analyze_document, self.analyzer.analyze(query))
+        terms = option_terms(query, self.analyzer.analyze_document, self.analyzer.search_terms(query))
         glossary = self.glossary()
         weighted, fired = glossary.expand(terms) if glossary is not None else ([(t, 1.0) for t in terms], [])
         if self.config.retrieval.wordnet:
