@@ -197,11 +197,13 @@ def full_store(root: Path, store_root: Path, hybrid: bool, config: Config) -> Pa
     return path
 
 
-def without_docs(store: Path, doc_ids: set[str], name: str, config: Config) -> Path:
-    """A copy of ``store`` without ``doc_ids`` (``eval.absent.absent_store``), made once under ``name``."""
+def without_docs(store: Path, doc_ids: set[str]) -> Path:
+    """A copy of ``store`` without ``doc_ids`` (``eval.absent.absent_store``), made once beside it and named by a
+    digest of the ids."""
     from openbook.eval.absent import absent_store
 
-    dest = store.parent / name
+    digest = hashlib.sha1("\n".join(sorted(doc_ids)).encode()).hexdigest()[:10]
+    dest = store.parent / f"{store.name}-without-{digest}"
     if not (dest / ".complete").exists():
         shutil.rmtree(dest, ignore_errors=True)
         absent_store(store, sorted(doc_ids), dest)
@@ -264,8 +266,7 @@ def collect(args: argparse.Namespace, config: Config) -> list[dict]:
         questions = qa_fit_questions(root, args.per_set)
         store = full_store(root, store_root, args.hybrid, config)
         gold = {d for q in questions for d in q.relevant}
-        digest = hashlib.sha1("\n".join(sorted(gold)).encode()).hexdigest()[:10]
-        absent = without_docs(store, gold, f"{store.name}-without-{digest}", config)
+        absent = without_docs(store, gold)
         with Engine.open(store, config) as engine:
             rows += ask_rows(engine, questions, 1, "corpus", root.name)
             swaps = swapped_questions(engine, questions[:args.swaps], corpus_texts(root), FIT_SEED)
@@ -369,8 +370,7 @@ def report_rows(args: argparse.Namespace, config: Config) -> list[dict]:
         impossible = [replace(q, answers=q.plausible) for q in sample if q.impossible]
         store = full_store(root, store_root, args.hybrid, config)
         gold = {d for q in answerable for d in q.relevant}
-        digest = hashlib.sha1("\n".join(sorted(gold)).encode()).hexdigest()[:10]
-        absent = without_docs(store, gold, f"{store.name}-without-{digest}", config)
+        absent = without_docs(store, gold)
         with Engine.open(store, config) as engine:
             rows += ask_rows(engine, answerable, 1, "corpus", root.name)
             rows += ask_rows(engine, impossible, 0, "impossible", root.name)
