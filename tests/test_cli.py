@@ -294,6 +294,12 @@ def test_ask_json_gives_the_answerability_score(tmp_path):
     assert answered["refused"] is False and answered["confidence"] >= 0.5
     assert refused["refused"] is True and "confidence" in refused
     assert refused["confidence"] is None or refused["confidence"] < 0.5
+    # what the answerability model read reaches scripts too, and every refusal says why
+    from openbook.answer.refusal import FEATURES, answerability
+
+    assert set(answered["features"]) == set(FEATURES)
+    assert answerability(answered["features"], "en") == pytest.approx(answered["confidence"])
+    assert refused["notes"] and refused["notes"][0].startswith("refused: ")
 
 
 def test_stats_for_a_role_counts_only_what_it_may_see(lab_store):

@@ -425,6 +425,7 @@ def _answer_dict(answer: Answer) -> dict[str, Any]:
         "answer": answer.text,
         "refused": answer.refused,
         "confidence": answer.confidence,
+        "features": {name: float(value) for name, value in answer.features.items()},
         "citations": [{"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title, "page": c.page,
                        "section": c.section, "updated": c.updated} for c in answer.citations],
         "passages": [{"n": p.n, "doc_id": p.chunk.doc_id, "chunk_id": p.chunk.chunk_id, "title": p.chunk.title,

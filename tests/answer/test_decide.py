@@ -75,6 +75,6 @@ def test_an_answer_keeps_the_decision_taken_before_composing(store: Path, monkey
 
 def test_nothing_to_read_is_refused_before_anything_is_scored() -> None:
     decision = decide(Evidence(passages=(), terms=("leave",)))
-    assert decision == Decision(False, NOTHING_TO_READ, None)
+    assert decision == Decision(False, NOTHING_TO_READ, None, "refused: no passage matched the question")
     with pytest.raises(AttributeError):
         decision.answer = True  # type: ignore[misc]

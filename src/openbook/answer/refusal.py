@@ -166,10 +166,26 @@ def answerability(features: Mapping[str, float], language: str, embedder: str | 
     return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
 
+READABLE_FEATURES: dict[str, str] = {
+    "miss_sentence_max": "a rare question word the answering sentence lacks",
+    "miss_window_max": "a rare question word the sentence and its neighbours lack",
+    "miss_passage_max": "a rare question word the passage lacks",
+    "novel_terms": "the sentence says little beyond the question's words",
+    "negation_unmatched": "the question's negation is not in the sentence",
+    "number_missing": "a number of the question is not in the passage",
+    "year_other": "the sentence states another year",
+    "unit_missing": "no size or price stated",
+    "unseen": "question words no document uses",
+    "few_terms": "few content words in the question",
+    "type_missing": "no answer of the asked type (person, date, number ...)",
+}
+"""How a refusal's note names a feature that pulled the score down (``against``); others by their name."""
+
+
 def against(features: Mapping[str, float], language: str, embedder: str | None = None,
             n: int = 2) -> list[str]:
     """The ``n`` features that pull the score down most (``w_f * x_f`` below 0, largest first), by name: what a
-    refusal's note names as its reason."""
+    refusal's note names as its reason (``READABLE_FEATURES`` says them in words)."""
     model = _model(language, embedder)
     pulls = sorted((w * float(features.get(name, 0.0)), name) for name, w in model["weights"].items())
     return [name for pull, name in pulls[:n] if pull < 0]

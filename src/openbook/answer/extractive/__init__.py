@@ -211,7 +211,7 @@ def _answerability(asked: Asked, judged: np.ndarray, passages: Sequence[Passage]
                                rescore=judged is not asked.weights, said=said)
     features.update(on_topic_features(asked, judged, candidates[0], passages, passage_terms, words,
                                       stats.analyzer, features["dense_top"]))
-    return features, dense
+    return {name: float(value) for name, value in features.items()}, dense
 
 
 def _refused(question: str, passages: Sequence[Passage], decision: Decision,

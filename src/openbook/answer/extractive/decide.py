@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 from ...types import Passage
 from ..crosslingual import CrossSentence
-from ..refusal import against
+from ..refusal import READABLE_FEATURES, against
 from .terms import Words
 from .candidates import Candidate
 
@@ -63,7 +63,8 @@ def decide(ev: Evidence) -> Decision:
     cross-language rule holds, answer when answerability reaches ``min_confidence``, else refuse, naming the
     features that pulled the score down most (``refusal.against``)."""
     if not ev.passages or not ev.terms:
-        return Decision(False, NOTHING_TO_READ, None)
+        why = "no passage matched the question" if not ev.passages else "the question has no content word"
+        return Decision(False, NOTHING_TO_READ, None, f"refused: {why}")
     if ev.candidates is None:
         return Decision(True, READABLE, None)
     cross, confidence, threshold = ev.cross, ev.confidence, ev.min_confidence
@@ -80,6 +81,6 @@ def decide(ev: Evidence) -> Decision:
     why = f"answerability {confidence:.2f} < {threshold:.2f}"
     language = ev.words.language if ev.words is not None else "en"
     pulls = against(ev.features, language, ev.dense) if ev.features else []
-    why += f" (most against it: {', '.join(pulls)})" if pulls else ""
+    why += f" (most against it: {'; '.join(f'{READABLE_FEATURES.get(p, p)} ({p})' for p in pulls)})" if pulls else ""
     why += f"; another language's best sentence: {cross.why}" if cross is not None else ""
     return Decision(False, LOW_ANSWERABILITY, confidence, f"refused: {why}")
