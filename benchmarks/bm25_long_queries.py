@@ -27,16 +27,11 @@ K1, B = 1.2, 0.75
 
 
 def texts_of(dataset) -> tuple[list[str], list[str]]:
-    import json
+    """Record ids and texts (title, newline, text) of a BEIR dataset, as ``peers.py`` reads them."""
+    sys.path.insert(0, str(HERE))
+    from peers import _load_corpus
 
-    ids, texts = [], []
-    with Path(dataset.corpus).open(encoding="utf-8") as fh:
-        for line in fh:
-            obj = json.loads(line)
-            ids.append(str(obj["_id"]))
-            title = obj.get("title") or ""
-            texts.append(f"{title}\n{obj.get('text', '')}" if title else obj.get("text", ""))
-    return ids, texts
+    return _load_corpus(Path(dataset.corpus))
 
 
 def bm25s_run(ids: list[str], texts: list[str], queries: dict[str, str], k: int) -> dict[str, list[tuple[str, float]]]:

@@ -5,6 +5,12 @@ Every answerer (offline and LLM) says exactly ``REFUSALS[lang]`` when the passag
 
 from __future__ import annotations
 
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Mapping
+
 from ..question import question_language
 
 REFUSALS: dict[str, str] = {
@@ -53,12 +59,6 @@ def refusal_sentence(question: str) -> str:
 # (``FEATURES``), fitted per question language on the fit splits of public QA sets by
 # ``benchmarks/fit_answerer.py`` and loaded from ``MODEL_FILE`` (the weights, the fit's metrics and the command
 # that wrote them sit in that file; BENCHMARKS.md reports the report splits).
-
-import json  # noqa: E402
-import math  # noqa: E402
-from functools import lru_cache  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Mapping  # noqa: E402
 
 MODEL_FILE = Path(__file__).resolve().parent.parent / "data" / "answerer" / "answerability.json"
 """The fitted answerability models: ``{"models": {store kind: {language: {"bias", "weights"}}}, "fit": ...,
