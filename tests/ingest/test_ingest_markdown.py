@@ -156,3 +156,22 @@ def test_fenced_code_follows_commonmark_and_stays_uncleaned(body, code):
 def test_a_fence_under_a_list_item_is_code():
     body = "- Install:\n\n    ```sh\n    pip install [x](http://x.example)\n    ```\n- Then [log in](http://l.example)."
     assert clean_markdown(body) == body.replace("[log in](http://l.example)", "log in")
+
+
+def test_site_generator_markup_is_not_text(tmp_path):
+    """Jekyll's Liquid tags and Kramdown's attribute lists are markup a reader never sees: dropped outside code,
+    a highlight block becomes fenced code, and code keeps them as written."""
+    path = tmp_path / "install.md"
+    path.write_text(
+        "# Install\n{: .no_toc }\n\nRun the installer first.\n{: .note}\n\n{% include toc.html %}\n"
+        "Visit {{ site.baseurl }}/docs. The *flag*{: .cls} matters.\n\n{% comment %}\nDraft text.\n"
+        "{% endcomment %}\n{::comment}\nhidden\n{:/comment}\n\n{% highlight python %}\nprint('{{ x }}')\n"
+        "{% endhighlight %}\n\nUse `{{ var }}` in templates.\n",
+        encoding="utf-8",
+    )
+    text = load_file(path, "install.md")[0].text
+    assert "{:" not in text.replace("`{{ var }}`", "") and "{%" not in text and "Draft" not in text
+    assert "hidden" not in text and "site.baseurl" not in text
+    assert "Run the installer first." in text and "The *flag* matters." in text
+    assert "```python\nprint('{{ x }}')\n```" in text
+    assert "`{{ var }}`" in text

@@ -17,6 +17,11 @@ them inside a pipe-table row a space, so words on either side never glue;
 setext headings (underlined with ``===``/``---``) become ``#``/``##`` lines; ``*``/``+`` bullets become
 ``- ``; pipe tables written without outer pipes get them. Title: front matter ``title``, else the first ``#``
 heading, else the file name.
+
+Site-generator markup outside code is not text: Jekyll's Liquid tags (``{% include x.html %}``, ``{{ site.url }}``,
+a ``{% comment %}`` block with its content) and Kramdown's attribute lists and extensions (``{: .note}``,
+``{:toc}``, ``{::comment}`` ... ``{:/comment}``) are dropped; a ``{% highlight LANG %}`` ... ``{% endhighlight %}``
+block becomes a fenced code block.
 """
 
 from __future__ import annotations
@@ -65,6 +70,15 @@ _BLOCK_TAGS = frozenset(
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _BULLET = re.compile(r"^([ \t]*)[*+][ \t]+", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+# Site-generator markup (Jekyll's Liquid, Kramdown's attribute lists and extensions): not text a reader sees.
+_LIQUID_HIGHLIGHT = re.compile(r"\{%-?[ \t]*highlight[ \t]+([\w+#.-]+)[^%\n]*%\}[ \t]*\n?(.*?)\n?[ \t]*"
+                               r"\{%-?[ \t]*endhighlight[ \t]*-?%\}", re.DOTALL)
+_LIQUID_HIGHLIGHT_CLOSE = re.compile(r"\{%-?[ \t]*endhighlight[ \t]*-?%\}")
+_LIQUID_COMMENT = re.compile(r"\{%-?[ \t]*comment[ \t]*-?%\}.*?\{%-?[ \t]*endcomment[ \t]*-?%\}", re.DOTALL)
+_LIQUID_COMMENT_CLOSE = re.compile(r"\{%-?[ \t]*endcomment[ \t]*-?%\}")
+_KRAMDOWN_COMMENT = re.compile(r"\{::comment\}.*?\{:/comment\}", re.DOTALL)
+_KRAMDOWN_COMMENT_CLOSE = re.compile(r"\{:/comment\}")
+_TEMPLATE_MARK = re.compile(r"\{%-?[^%\n]*-?%\}|\{\{[^{}\n]*\}\}|\{::?[^{}\n]*\}|\{:/[^{}\n]*\}")
 _TABLE_SEPARATOR = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
 
 
@@ -124,6 +138,9 @@ def _clean_prose(text: str) -> str:
         return stash_text(m[0])
 
     text = _INLINE_CODE.sub(stash, text)
+    text = _sub_closed(_LIQUID_COMMENT, _LIQUID_COMMENT_CLOSE, "", text)
+    text = _sub_closed(_KRAMDOWN_COMMENT, _KRAMDOWN_COMMENT_CLOSE, "", text)
+    text = _TEMPLATE_MARK.sub("", text)
     text = _sub_closed(_HTML_TABLE, _HTML_TABLE_CLOSE, lambda m: stash_text(_html_table(m)), text)
     text = _IMAGE.sub(lambda m: m[1] or m[2] or "", text)
     text = _LINK.sub(lambda m: m[1] or m[2], text)
@@ -230,6 +247,8 @@ def clean_markdown(body: str) -> str:
     """Markdown body -> openbook text: links/images to text, comments and HTML tags removed (code kept;
     indented code blocks become fenced ones, so that the chunker and the answerer see one kind of code block)."""
     body = _sub_closed(_COMMENT, _COMMENT_CLOSE, "", body.replace("\r\n", "\n"))
+    body = _sub_closed(_LIQUID_HIGHLIGHT, _LIQUID_HIGHLIGHT_CLOSE,
+                       lambda m: f"\n```{m[1]}\n{m[2]}\n```\n", body)
     out: list[str] = []
     prose: list[str] = []
     lines = body.split("\n")
