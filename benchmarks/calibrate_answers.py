@@ -30,7 +30,6 @@ set the operating point, and it gets no off-topic rows. The sentence features (`
 ``legs_agree``) are recorded on every hybrid row whatever the shipped model weighs; the shipped hybrid model
 was fitted without them (add ``dense_sentence,dense_top_or_sentence,dense_answer_or_sentence,legs_agree`` to
 ``--drop`` to reproduce it). ``--support COS`` prints what the ``extractive.DENSE_SUPPORT`` fallback adds.
-Command and figures in BENCHMARKS.md.
 
 ``--one-word-share 0.65,0.75,0.8,...`` calibrates ``extractive.ONE_WORD_SHARE`` instead of fitting: each
 ``--dataset`` set's calibration questions are asked twice (``eval.answers.ask_twice``) at each value and at 0 (the

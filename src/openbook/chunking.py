@@ -39,7 +39,7 @@ How a document is cut (``chunk_document``):
    item too; a block indented 4 or more, under a nested item, gets an unindented one and may be left open). A part
    that reopens its block starts a chunk and a part closed at a cut ends one; the first
    part (and a block kept whole) joins a tiny text before it ("To install, run:") up to ``max``. Only a line
-   that alone exceeds ``max`` is cut inside, by words. A document without a code block is chunked as before.
+   that alone exceeds ``max`` is cut inside, by words. A document without a code block is not affected by this rule.
 7. **Ids.** ``chunk_id = make_chunk_id(doc_id, text, occurrence)`` where ``occurrence`` numbers identical texts
    within one document (0 for the first). Ids depend on content only, so re-chunking an unchanged document
    gives the same ids and editing one paragraph changes only the ids of chunks whose text changed.
@@ -581,8 +581,8 @@ class _Chunker:
 
 def chunker_revision(doc: Document) -> str:
     """What in ``doc`` the chunker has cut differently since stores were first written, for the ingest signature:
-    ``"code-parts-2"`` when its text holds a fenced code block (session 22: a block is cut only between lines, each
-    part reopening and closing its fence; 2: the closing fence indented as the opening one), plus
+    ``"code-parts-2"`` when its text holds a fenced code block (a block is cut only between lines, each part
+    reopening and closing its fence; revision 2: the closing fence indented as the opening one), plus
     ``"page-breaks-1"`` when it holds a form feed or another character ``str.splitlines`` ends a line at (lines end
     at ``\n`` only since: a page break inside a paragraph cuts no sentence), joined by ``+``; ``""`` for neither, so
     that a re-ingest re-chunks exactly the documents whose chunks changed and keeps every other one unchanged."""

@@ -87,8 +87,8 @@ class RetrievalConfig:
 @dataclass(frozen=True)
 class AnswerConfig:
     """Offline answering: passages in the context, refusal threshold on the calibrated answerability score
-    (``min_confidence``, 0-1; ``openbook.answer.refusal``). ``min_coverage`` is no longer read (kept so that
-    existing config files still load).
+    (``min_confidence``, 0-1; ``openbook.answer.refusal``). ``min_coverage`` is accepted and not read (a warning
+    says so), so that older config files still load.
 
     ``skip_retrieval_small_corpus``: with an LLM, when every document the user may see fits ``[llm]
     context_tokens``, the prompt holds them all instead of retrieved passages (same citation checking). Off by
@@ -96,11 +96,8 @@ class AnswerConfig:
     models, which a prompt full of unrelated documents is more likely to confuse than help.
 
     ``wordnet``: WordNet expansions (``[retrieval] wordnet``) also count in the offline answer, as glossary
-    expansions always do (a sentence holding an added phrase holds the word it stands for). On by default (since
-    2026-12-01 session 22): a question that says a word the corpus lacks is then judged as if it said the
-    corpus's word. On the synonym-rewritten HotpotQA splits it moves negatives refused 76 -> 73% (calibration)
-    and 88 -> 90% (report), the plain sets not at all; on the labs it answers four answerable questions more and one
-    unanswerable question more (BENCHMARKS.md, "WordNet in the answer by default"). ``false`` counts glossary
+    expansions always do (a sentence holding an added phrase holds the word it stands for): a question that says
+    a word the corpus lacks is judged as if it said the corpus's word. On by default; ``false`` counts glossary
     expansions only.
 
     ``llm_gate``: with an LLM, the offline answerer's answerability model judges the passages first; where it

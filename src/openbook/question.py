@@ -313,8 +313,8 @@ _TYPE_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
     "en": _TYPE_PATTERNS_EN, "zh": _TYPE_PATTERNS_CJK, "ja": _TYPE_PATTERNS_JA + _TYPE_PATTERNS_CJK,
     "ko": _TYPE_PATTERNS_KO, "ru": _TYPE_PATTERNS_RU, "uk": _TYPE_PATTERNS_RU, **_TYPE_PATTERNS_LATIN,
 }
-# durations written in those languages, read only for a question in one of them (English and Chinese answers
-# are judged exactly as before)
+# durations written in those languages, read only for a question in one of them (never for an English or a
+# Chinese question)
 _DURATION_OTHER_RE = re.compile(
     r"\d+[\s-]*(tage?n?|wochen?|monate?n?|jahre?n?|stunden?|jours?|mois|ans|années?|semaines?|heures?|días?|"
     r"meses?|años?|semanas?|horas?|giorni|mesi|anni|settimane|ore|dias|anos|dagen|maanden|jaren|weken|uren|"

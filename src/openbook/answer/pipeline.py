@@ -19,12 +19,14 @@ from ..store.base import Visibility
 from ..types import Answer, Hit, Passage
 
 WHOLE_CORPUS_MAX_CHUNKS = 200
-MAX_QUESTION_CHARS = 4000
-"""The longest question ``ask`` takes (characters, about 700 English words: a situation stated, then the ask). A
-96,000-character question held a server worker for three minutes in review; longer input is refused with a
-``QueryError`` (the server answers 400) instead of being analysed, searched and answered."""
 """``ask`` with an LLM tries the whole corpus as the context (no retrieval) only up to this many visible chunks:
 beyond it the token count alone would cost more than a search, and no default context budget holds them."""
+
+MAX_QUESTION_CHARS = 4000
+"""The longest question ``ask`` takes (characters, about 700 English words: a situation stated, then the ask).
+Longer input is refused with a ``QueryError`` (the server answers 400) instead of being analysed, searched and
+answered: analysis time grows with the question, and a question of tens of thousands of characters would hold a
+server worker for minutes."""
 
 
 def question_cosines(question: str, passages: Sequence[Passage], store: Any,

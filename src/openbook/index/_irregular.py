@@ -15,7 +15,7 @@ the one Snowball lacks, ``-men`` -> ``-man`` (``women``, ``chairmen``), is appli
   "analyse") or a noun with a meaning its base lacks (``data``, ``media``, ``men`` "work force", ``cola`` the
   drink, ``fungi`` the kingdom): a document reads it as written *and* as its base, a query only as written, so a
   question saying the singular (``alumnus``, ``datum``, ``leaf``) finds a passage saying the plural, while a
-  question saying ``leaves`` or ``data`` searches exactly what it searched before.
+  question saying ``leaves`` or ``data`` searches only the term as written.
 
 WordNet's index files are sorted by lemma, so a word is looked up by binary search in the file (as WordNet's own
 ``bin_search`` does), only when the analyzer first meets a listed plural or a word ending in ``-men``; the

@@ -64,7 +64,7 @@ Steps, in order:
    singular, which Snowball then stems: ``children`` -> ``child``, ``criteria`` -> ``criterion``, ``alumni`` ->
    ``alumnus``, ``mice`` -> ``mous``. A plural that is also a verb or a noun with a meaning of its own (``leaves``,
    ``analyses``, ``data``, ``men``) keeps its own term and, in documents only, adds its singular's, so ``leaf``
-   finds ``leaves`` while a query saying ``leaves`` searches what it always did (``index/_irregular.py``).
+   finds ``leaves`` while a query saying ``leaves`` searches only its own term (``index/_irregular.py``).
    Regular words keep exactly their Snowball terms.
 
 ``Analyzer.settings()`` is stored in the index manifest so that a store analysed differently is detected;
@@ -87,7 +87,7 @@ ANALYZER_VERSION = 4  # 4: English irregular noun plurals read as their singular
 # the plural of an acronym without a vowel as its singular (DVDs -> dvd)
 
 # Interrogatives, dropped from queries only (documents index them): in "what is lift?" the word "what" says
-# that a question is asked, not what it is about. Measured on Cranfield, SciFact and HotpotQA (BENCHMARKS.md).
+# that a question is asked, not what it is about. The BM25 figures of BENCHMARKS.md are measured with them dropped.
 QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
 
 # Words after which a lone "I" is the pronoun, the subject of a clause: conjunctions and complementizers that

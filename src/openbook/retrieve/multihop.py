@@ -42,7 +42,7 @@ is unmeasured (no capable model runs here).
 Calibration: the pair weights were chosen on the even-indexed half of ``shared/datasets/hotpotqa_dev500``
 (250 questions), ``title_rarity`` and ``min_gain`` on that half and SciFact train (``min_gain``: the smallest
 margin with no SciFact-train loss); the odd-indexed half, SciFact test and Cranfield are the report. See
-BENCHMARKS.md ("Iterative retrieval") for the figures.
+BENCHMARKS.md ("Iterative (two-hop) retrieval") for the figures.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ store only through the ``Store`` protocol below; nothing above ``store/`` knows 
 Backends::
 
     embedded     openbook.store.embedded.EmbeddedStore   one folder: SQLite + memory-mapped index generations
-    postgresql   openbook.store.postgres.PostgresStore    PostgreSQL + pgvector + a BM25 extension (issue 10)
+    postgresql   openbook.store.postgres.PostgresStore    PostgreSQL + pgvector, BM25 computed in SQL
 
 Division of work (who owns what):
 

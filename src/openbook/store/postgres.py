@@ -25,7 +25,7 @@ The lexical leg is BM25 computed inside the database over the postings table, ex
 terms are analyzed by openbook and stored as they are (CJK bigrams, stems and codes included), so the database
 never tokenises. Why not ParadeDB ``pg_search`` or Timescale ``pg_textsearch``: neither lets a query weight its
 terms (glossary expansions), ``pg_search`` fixes k1/b and quantises lengths, and ``pg_textsearch`` filters after
-its index scan; README's PostgreSQL section has the measurement.
+its index scan; BENCHMARKS.md ("Store backends", BM25 extensions) has the measurement.
 
 Visibility is applied in SQL before ranking: the access rule as ``documents.acl`` (empty = public, else one of
 the caller's case-folded roles), ``--where`` clauses as the set of document ids ``Visibility.allows`` admits

