@@ -115,6 +115,17 @@ def squad_questions(root: Path, articles: set[str]) -> tuple[list[QAQuestion], l
     return answerable, impossible
 
 
+def squad_fit_questions(root: Path, per_set: int) -> tuple[list[QAQuestion], list[QAQuestion]]:
+    """The ``(answerable, impossible)`` questions of a SQuAD-style folder's fit articles that the fit asks:
+    each list shuffled by ``random.Random(FIT_SEED)``, first ``per_set``."""
+    fit_articles, _ = article_split(root)
+    answerable, impossible = squad_questions(root, fit_articles)
+    rng = random.Random(FIT_SEED)
+    rng.shuffle(answerable)
+    rng.shuffle(impossible)
+    return answerable[:per_set], impossible[:per_set]
+
+
 def qa_fit_questions(root: Path, per_set: int) -> list[QAQuestion]:
     """The fit split of a BEIR QA set: every question outside the seed-7 report sample, shuffled by
     ``random.Random(FIT_SEED)``, first ``per_set``."""
@@ -250,12 +261,7 @@ def collect(args: argparse.Namespace, config: Config) -> list[dict]:
     store_root = Path(args.store_root)
     store_root.mkdir(parents=True, exist_ok=True)
     for root in map(Path, args.squad):
-        fit_articles, _ = article_split(root)
-        answerable, impossible = squad_questions(root, fit_articles)
-        rng = random.Random(FIT_SEED)
-        rng.shuffle(answerable)
-        rng.shuffle(impossible)
-        answerable, impossible = answerable[:args.per_set], impossible[:args.per_set]
+        answerable, impossible = squad_fit_questions(root, args.per_set)
         store = full_store(root, store_root, args.hybrid, config)
         with Engine.open(store, config) as engine:
             rows += ask_rows(engine, answerable, 1, "corpus", root.name)
