@@ -40,6 +40,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from ..files import write_json_atomic
 from ..types import Chunk, content_hash
 
 __all__ = ["RaptorNode", "RaptorTree", "Summarizer", "ExtractiveSummarizer", "LLMSummarizer", "build_tree",
@@ -93,8 +94,6 @@ class RaptorTree:
 
     def save(self, folder: Path) -> None:
         """Write ``nodes.json`` (and ``vectors.npy``) into ``folder``; files are replaced atomically."""
-        from ..store.embedded import write_json_atomic
-
         folder.mkdir(parents=True, exist_ok=True)
         if self.vectors is not None:
             tmp = folder / "vectors.tmp.npy"

@@ -31,7 +31,7 @@ from ..index.analyzer import Analyzer
 from ..question import command_options
 from ..store.base import Store, Visibility, empty_store_error, weighted_terms
 from ..types import Hit
-from .filters import parse_filters
+from ..store.filters import parse_filters
 from .options import option_terms, promote_entries
 
 MODES = ("bm25", "dense", "hybrid")

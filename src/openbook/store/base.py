@@ -25,7 +25,7 @@ Division of work (who owns what):
 - Dense scores are cosine similarities in [-1, 1] of the stored chunk vectors and the query vector.
 - Access and ``--where`` filters (``Visibility``) are applied BEFORE ranking: a chunk the caller may not see never
   takes a top-k slot of one it may see. The one definition of the rule is ``Visibility.allows`` (which calls
-  ``openbook.retrieve.filters.document_passes``); a backend may translate it (to SQL, to a row mask) but must agree
+  ``openbook.store.filters.document_passes``); a backend may translate it (to SQL, to a row mask) but must agree
   with it on every document — the conformance suite checks this on roles, ``acl`` strings/lists, ``=``, ``!=``,
   ``in``, ``not in``, dates, numbers and missing fields. A backend that cannot translate a clause evaluates
   ``Visibility.allows`` over ``document_metadata()`` itself (what the embedded store does).
@@ -66,9 +66,9 @@ from typing import (Any, Callable, Collection, ContextManager, Iterable, Iterato
 
 import numpy as np
 
-from ..retrieve.filters import Clause, document_passes, parse_filters
 from ..errors import StoreError, StoreVersionError
 from ..types import Chunk, Document, Hit
+from .filters import Clause, document_passes, parse_filters
 
 QueryTerms = Sequence[tuple[str, float]]
 """One query's analyzed terms as ``(term, weight)`` pairs, each term once, in first-seen order; the weight is the
@@ -134,7 +134,7 @@ class Visibility:
     """Which documents a query may see: access ``roles``, parsed ``--where`` ``clauses`` (AND) and doc ids hidden
     outright (``exclude_docs``, used by answer evaluation). Applied by the store before ranking.
 
-    The access rule (one home: ``openbook.retrieve.filters.visible``): a document whose metadata has a
+    The access rule (one home: ``openbook.store.filters.visible``): a document whose metadata has a
     non-empty ``acl`` (a role string or a list of them) is visible only to a caller holding one of those roles,
     compared case-insensitively; a caller with no roles sees only documents without ``acl``.
     """

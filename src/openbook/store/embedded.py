@@ -43,12 +43,11 @@ import filelock
 import numpy as np
 
 from ..errors import StoreError, StoreVersionError
-from ..retrieve.filters import access_allows, acl_roles
 from ..types import Chunk, Document, Hit
+from .filters import access_allows, acl_roles
 from .base import analyzer_mismatch_error, empty_store_error, write_transaction
 from .base import CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource, Visibility
 from .generations import CHUNK_IDS, INDEX_FORMAT, MANIFEST, GenerationWrite, LoadedIndex, write_generation
-from .generations import write_json_atomic  # noqa: F401 - re-exported (server.keys)
 
 FORMAT_VERSION = 1
 DB_NAME = "openbook.sqlite"
@@ -639,7 +638,7 @@ class EmbeddedStore:
         return {r[0]: (r[1], json.loads(r[2])) for r in self.conn.execute(sql)}
 
     def access_lists(self) -> dict[str, list[str]]:
-        """``acl`` of the documents that have one, by id, as ``openbook.retrieve.filters.acl_roles`` reads it."""
+        """``acl`` of the documents that have one, by id, as ``openbook.store.filters.acl_roles`` reads it."""
         rows = self.conn.execute("SELECT doc_id, json_extract(metadata, '$.acl') FROM documents "
                                  "WHERE json_extract(metadata, '$.acl') IS NOT NULL")
         out: dict[str, list[str]] = {}

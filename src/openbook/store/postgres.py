@@ -63,8 +63,8 @@ except ImportError as exc:  # pragma: no cover - the optional extra is missing
                       f"({exc})", name=exc.name) from None
 
 from ..errors import StoreError, StoreVersionError
-from ..retrieve.filters import acl_roles
 from ..types import Chunk, Document, Hit
+from .filters import acl_roles
 from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource,
                    Visibility, analyzer_mismatch_error, empty_store_error, write_transaction)
 
