@@ -192,7 +192,7 @@ class ExtractiveSummarizer:
 
 
 class LLMSummarizer:
-    """A summary written by a chat model (``openbook.answer.generate.Generator``); the children it drew on are
+    """A summary written by a chat model (``openbook.llm.Generator``); the children it drew on are
     all of them, in order (an abstractive summary names no sources). Falls back to ``fallback`` when a call
     fails; ``calls`` and ``failed`` count the requests."""
 

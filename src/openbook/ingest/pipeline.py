@@ -651,7 +651,7 @@ class Ingester:
             return {"nodes": len(tree.nodes), "unchanged": True}
         generator = None
         if self.config.llm.backend:
-            from ..answer.generate import get_generator
+            from ..llm import get_generator
 
             generator = get_generator(self.config.llm)
         return rebuild(host, generator)

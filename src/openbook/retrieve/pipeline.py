@@ -375,7 +375,7 @@ class Retriever:
                  opts: dict[str, Any]) -> tuple[list[list[Hit]], list[tuple[str | None, str]]]:
         """The LLM-written follow-up hop: one query per question, searched, fused by RRF with the pair ranking
         (best hit per document kept). Returns the new rankings and ``(query or None, note)`` per question."""
-        from ..answer.generate import get_generator
+        from ..llm import get_generator
         from .fusion import rrf
         from .multihop import llm_follow_up
 
@@ -536,7 +536,7 @@ class Retriever:
             if not self.config.llm.backend:
                 raise ConfigError(f"query transform(s) {', '.join(names)} need an LLM: pass --llm BACKEND:MODEL "
                                   f"(or set [llm] backend in openbook.toml), or drop --transform")
-            from ..answer.generate import get_generator
+            from ..llm import get_generator
 
             generator = get_generator(self.config.llm)
         load_chunks = opts.pop("load_chunks", True)

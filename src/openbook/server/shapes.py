@@ -32,7 +32,7 @@ def generator_for(engine: Engine) -> Any:
     """The configured LLM generator, or None for the offline answerer."""
     if not engine.config.llm.backend:
         return None
-    from ..answer.generate import get_generator
+    from ..llm import get_generator
 
     return get_generator(engine.config.llm)
 
