@@ -168,7 +168,7 @@ def test_other_raptor_settings_rebuild_the_tree(tmp_path):
 
 def test_llm_summaries_at_ingest_are_cached_for_the_next_build(tmp_path):
     from openbook.llm import get_generator
-    from openbook.retrieve.raptor import rebuild
+    from openbook.ingest.raptor import rebuild
 
     with ScriptedLLMServer() as server:
         server.push(*[Reply(f"Summary {i} of handbook passages.") for i in range(20)])

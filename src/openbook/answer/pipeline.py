@@ -141,7 +141,7 @@ class Answerer:
         statistics of what the caller may see (``roles``, ``where``, ``exclude_docs``)."""
         from .extractive import answer_extractive
 
-        self.retriever._require_index()
+        self.retriever.require_index()
         vectors = self.store.embedding()
         embed = None
         cosines: dict[str, float] = {}

@@ -25,7 +25,9 @@ longer in the index hides the summary).
 A summary node is never a passage: it carries its leaf chunk ids, and search brings those children in (see
 ``openbook.retrieve.raptor``), so an answer built on a summary cites the chunks under it.
 
-Folder layout (``RaptorTree.save``): ``nodes.json`` (format, generation, the nodes) and, with embeddings,
+Built after an ingest by ``openbook.ingest.raptor.rebuild``; searched by ``openbook.retrieve.raptor``.
+
+Folder layout (``RaptorTree.save``, in ``<store>/raptor``): ``nodes.json`` (format, generation, the nodes) and, with embeddings,
 ``vectors.npy`` (float32 [nodes, dim], the summaries' own embeddings).
 """
 
@@ -44,9 +46,11 @@ from ..files import write_json_atomic
 from ..types import Chunk, content_hash
 
 __all__ = ["RaptorNode", "RaptorTree", "Summarizer", "ExtractiveSummarizer", "LLMSummarizer", "build_tree",
-           "FORMAT"]
+           "FORMAT", "FOLDER"]
 
 FORMAT = "openbook-raptor/1"
+FOLDER = "raptor"
+"""The tree's folder inside the store folder (``openbook.store.LocalIndex.path``)."""
 LSA_DIM = 64
 """Dimensions of the LSA vectors a store without embeddings clusters on."""
 

@@ -3,6 +3,7 @@ store location's URL scheme (a plain path is the embedded store).
 
     BACKENDS      scheme -> "module:Class", imported on first use
     open_store    location (folder or URL) -> an opened Store
+    require_local_index   store, feature -> its ``LocalIndex`` (a folder beside the generations), or ConfigError
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import StoreError
-from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, Store, StoredDocument, VectorSource,
-                   Visibility, weighted_terms)
+from .base import (CorpusStats, EmbeddingInfo, IndexSettings, LocalIndex, QueryTerms, Store, StoredDocument,
+                   VectorSource, Visibility, require_local_index, weighted_terms)
 
 BACKENDS: dict[str, str] = {
     "embedded": "openbook.store.embedded:EmbeddedStore",
@@ -88,5 +89,6 @@ def open_store(location: str | Path, create: bool = False) -> Store:
     return cls.open(location, create=create)
 
 
-__all__ = ["BACKENDS", "CorpusStats", "EmbeddingInfo", "IndexSettings", "QueryTerms", "Store", "StoredDocument",
-           "VectorSource", "Visibility", "backend_name", "local_folder", "open_store", "weighted_terms"]
+__all__ = ["BACKENDS", "CorpusStats", "EmbeddingInfo", "IndexSettings", "LocalIndex", "QueryTerms", "Store",
+           "StoredDocument", "VectorSource", "Visibility", "backend_name", "local_folder", "open_store",
+           "require_local_index", "weighted_terms"]

@@ -520,7 +520,14 @@ class EmbeddedStore:
         d = index.dense
         return EmbeddingInfo(model=d.model, dim=d.dim, normalized=d.normalized, ann=d.uses_ann)
 
-    def _visible_rows(self, index: LoadedIndex, visibility: Visibility) -> np.ndarray | None:
+    def local_index(self) -> EmbeddedStore:
+        """This store: its index is a folder of generations (``openbook.store.base.LocalIndex``)."""
+        return self
+
+    def visible_rows(self, index: LoadedIndex, visibility: Visibility) -> np.ndarray | None:
+        """bool ``[rows of index]``: the rows ``visibility`` may see, None when every row is visible; the
+        documents' fields are read once per generation for ``--where`` clauses."""
+
         def metadata() -> dict[str, dict[str, Any]]:
             gen = self._index_gen
             if self._metadata is None or self._metadata[0] != gen:
@@ -532,7 +539,7 @@ class EmbeddedStore:
     def bm25_top_k(self, queries: Sequence[QueryTerms], k: int, visibility: Visibility) -> list[list[Hit]]:
         index = self.require_index()
         bm25 = index.bm25_for(visibility.roles)
-        rows, scores = bm25.search_batch(queries, k, self._visible_rows(index, visibility))
+        rows, scores = bm25.search_batch(queries, k, self.visible_rows(index, visibility))
         return index.hits(rows, scores, "bm25")
 
     def vector_top_k(self, queries: np.ndarray, k: int, visibility: Visibility) -> list[list[Hit]]:
@@ -540,7 +547,7 @@ class EmbeddedStore:
         if index.dense is None:
             raise StoreError(f"store {self.path} holds no vectors: run `openbook ingest --reembed PATH --store "
                              f"{self.path}`")
-        rows, scores = index.dense.search_batch(queries, k, self._visible_rows(index, visibility))
+        rows, scores = index.dense.search_batch(queries, k, self.visible_rows(index, visibility))
         return index.hits(rows, scores, "dense")
 
     def vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:

@@ -1150,6 +1150,10 @@ class PostgresStore:
             return self._cached("vocabulary", gen, lambda: dict(
                 self.conn.execute("SELECT term, term_id FROM terms").fetchall()))
 
+    def local_index(self) -> None:
+        """None: the index is in the database, not a local folder (no RAPTOR tree, no context cache)."""
+        return None
+
     # ------------------------------------------------------------------ bulk reads for `openbook store copy`
     def __repr__(self) -> str:
         return f"PostgresStore({self.location!r})"
