@@ -179,7 +179,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
                 report, interrupted = exc.report, True
     except OpenbookError:
         if first:  # the ingest stopped before storing anything (a missing embedder package, say): no empty store
-            from .store.embedded import remove_empty_store
+            from .store import remove_empty_store
 
             try:
                 remove_empty_store(folder, kept)
@@ -188,7 +188,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         raise
     removed = False
     if first and not (report.added or report.updated or report.unchanged):
-        from .store.embedded import remove_empty_store
+        from .store import remove_empty_store
 
         try:  # every file failed or was empty: leave no store that would read as a valid, empty one
             removed = remove_empty_store(folder, kept)

@@ -34,7 +34,7 @@ import json
 import os
 import shutil
 import sqlite3
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from urllib.parse import quote
 from pathlib import Path
 from typing import Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Sequence
@@ -804,3 +804,25 @@ def _connect_read_only(db: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, isolation_level=None)
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         return conn
+
+
+def copy_committed(src: str | Path, dest: Path) -> bool:
+    """Copy the embedded store at ``src`` (its database and current generation folder) into the folder ``dest``
+    under one read snapshot: a commit to ``src`` during the copy is not seen.
+
+    Returns:
+        True; False, writing nothing, when ``src`` has nothing indexed.
+
+    Raises:
+        StoreError, StoreVersionError: opening ``src``. OSError: writing ``dest``.
+    """
+    with closing(EmbeddedStore.open(src)) as source:
+        with source.snapshot():
+            generation = source.generation
+            if not generation:
+                return False
+            dest.mkdir(parents=True, exist_ok=True)
+            with closing(sqlite3.connect(dest / DB_NAME)) as target:
+                source.conn.backup(target)
+            shutil.copytree(source.generation_dir(generation), dest / source.generation_dir(generation).name)
+    return True
