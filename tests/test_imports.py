@@ -68,3 +68,17 @@ def test_the_check_sees_a_private_import(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(sys.modules[__name__], "ROOT", fake)
     assert private_imports_across_packages() == [
         "openbook/server/shapes.py:1 openbook.server.shapes <- openbook.cli._hit_dict"]
+
+
+def test_every_top_level_module_is_in_a_layer() -> None:
+    """A module missing from the layers contract would not be checked: each one under ``src/openbook`` (Python
+    module or package) is named in exactly one layer of ``[tool.importlinter]``."""
+    import re
+    import tomllib
+
+    config = tomllib.loads((ROOT.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    [layers] = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    listed = [name.strip() for layer in layers["layers"] for name in re.split(r"[|:]", layer)]
+    present = {f"openbook.{p.stem}" for p in ROOT.glob("*.py") if p.stem != "__init__"}
+    present |= {f"openbook.{p.name}" for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
+    assert sorted(listed) == sorted(present)
