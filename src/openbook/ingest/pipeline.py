@@ -450,10 +450,10 @@ class Ingester:
         """``files`` without the store's own files when a given folder holds the store folder (``ingest .
         --store kb`` must not read its index as documents). Files given inside the store folder itself (the
         server's ``uploads/``) are kept."""
-        own = getattr(self.store, "path", None)
-        if own is None:
+        local = self.store.local_index()  # a database store has no folder to skip
+        if local is None:
             return files
-        own = Path(own).resolve()
+        own = Path(local.path).resolve()
         if not any(own.is_relative_to(Path(p).expanduser().resolve()) for p in paths):
             return files
         kept = [(f, d, r) for f, d, r in files
