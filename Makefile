@@ -8,10 +8,11 @@ DATASET ?= $(SHARED)/datasets/scifact
 LAB     ?= $(SHARED)/labs/skyladder
 BASELINE ?= benchmarks/baselines/scifact.bm25.json
 
-.PHONY: help test test-all test-eval eval-retrieval eval-scifact eval-cranfield eval-scifact-check eval-answers \
+.PHONY: help lint test test-all test-eval eval-retrieval eval-scifact eval-cranfield eval-scifact-check eval-answers \
         synthetic bench bench-quick
 
 help:
+	@echo "make lint                 import layers (lint-imports: the contracts in pyproject.toml)"
 	@echo "make test                 fast tests: skips those marked slow (whole datasets) and lab (development labs)"
 	@echo "make test-all             whole test suite, as .ci/run runs it"
 	@echo "make test-eval            fast evaluation tests only (tests/eval)"
@@ -27,7 +28,10 @@ help:
 test:
 	PYTHONPATH=src $(PYTHON) -m pytest -q -m "not slow and not lab"
 
-test-all:
+lint:
+	PYTHONPATH=src lint-imports
+
+test-all: lint
 	PYTHONPATH=src $(PYTHON) -m pytest -q
 
 test-eval:

@@ -25,7 +25,7 @@ import numpy as np
 from .config import Config
 from .index.analyzer import Analyzer
 from .retrieve.pipeline import Retriever, document_view, list_documents
-from .store import IndexSettings, Store, backend_name, open_store
+from .store import IndexSettings, Store, open_store, store_exists  # noqa: F401 - store_exists: re-exported (CLI)
 from .types import Answer, Hit, Passage
 
 if TYPE_CHECKING:
@@ -50,16 +50,6 @@ def __getattr__(name: str) -> Any:
 
         return WHOLE_CORPUS_MAX_CHUNKS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def store_exists(location: str | Path) -> bool:
-    """Whether ``location`` already holds a store (an embedded store folder with its database; a URL store is
-    assumed to exist: opening it says otherwise)."""
-    if backend_name(location) != "embedded":
-        return True
-    from .store.embedded import DB_NAME
-
-    return (Path(str(location).removeprefix("file://")) / DB_NAME).exists()
 
 
 def database_errors() -> tuple[type[BaseException], ...]:

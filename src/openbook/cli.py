@@ -18,10 +18,10 @@ from typing import Any, Iterator, Sequence
 
 import click
 
-from .answer.injection import looks_like_injection
 from .config import Config, load_config
 from .errors import ConfigError, IngestError, OpenbookError, QueryError
-from .types import Answer, Hit
+from .shapes import answer_dict, hit_dict
+from .types import Answer
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
@@ -179,7 +179,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
                 report, interrupted = exc.report, True
     except OpenbookError:
         if first:  # the ingest stopped before storing anything (a missing embedder package, say): no empty store
-            from .store.embedded import remove_empty_store
+            from .store import remove_empty_store
 
             try:
                 remove_empty_store(folder, kept)
@@ -188,7 +188,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         raise
     removed = False
     if first and not (report.added or report.updated or report.unchanged):
-        from .store.embedded import remove_empty_store
+        from .store import remove_empty_store
 
         try:  # every file failed or was empty: leave no store that would read as a valid, empty one
             removed = remove_empty_store(folder, kept)
@@ -323,18 +323,6 @@ def stats(ctx: click.Context, roles: tuple[str, ...], public: bool, everything: 
 
 
 # ---------------------------------------------------------------------- search
-def _hit_dict(hit: Hit, snippet: str | None = None) -> dict[str, Any]:
-    c = hit.chunk
-    out: dict[str, Any] = {"chunk_id": hit.chunk_id, "doc_id": hit.doc_id, "score": hit.score,
-                           "legs": {k: {"rank": r, "score": s} for k, (r, s) in hit.legs.items()}}
-    if c is not None:
-        out.update(title=c.title, section=c.section, page=c.page, updated=c.metadata.get("updated"),
-                   suspect_instructions=looks_like_injection(c.text))
-    if snippet is not None:
-        out["snippet"] = snippet
-    return out
-
-
 def _read_queries(path: Path) -> list[tuple[str, str]]:
     """(query_id, text) from a BEIR queries.jsonl or one query per line (ids are line numbers)."""
     out: list[tuple[str, str]] = []
@@ -390,14 +378,14 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
             results = engine.search_batch([q for _, q in batch], top_k, where=where, roles=roles, mode=mode,
                                           load_chunks=False)
             for (qid, _), hits in zip(batch, results):
-                click.echo(json.dumps({"query_id": qid, "hits": [_hit_dict(h) for h in hits]},
+                click.echo(json.dumps({"query_id": qid, "hits": [hit_dict(h) for h in hits]},
                                       ensure_ascii=False))
             return
         assert query is not None
         hits, applied = engine.search_explained(query, top_k, where=where, roles=roles, mode=mode)
         transforms = applied["transforms"]
         terms = set(engine.query_terms(query))
-        rows = [_hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer, format=h.chunk.format) if h.chunk else "")
+        rows = [hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer, format=h.chunk.format) if h.chunk else "")
                 for h in hits]
         expansions = engine.query_expansions(query, roles=roles, where=where)
     if as_json:
@@ -420,31 +408,11 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
 
 
 # ---------------------------------------------------------------------- ask
-def _answer_dict(answer: Answer) -> dict[str, Any]:
-    return {
-        "answer": answer.text,
-        "refused": answer.refused,
-        "confidence": answer.confidence,
-        "features": {name: float(value) for name, value in answer.features.items()},
-        "citations": [{"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title, "page": c.page,
-                       "section": c.section, "updated": c.updated} for c in answer.citations],
-        "passages": [{"n": p.n, "doc_id": p.chunk.doc_id, "chunk_id": p.chunk.chunk_id, "title": p.chunk.title,
-                      "section": p.chunk.section, "page": p.chunk.page,
-                      "updated": p.chunk.metadata.get("updated"), "score": p.hit.score, "text": p.chunk.text,
-                      "suspect_instructions": looks_like_injection(p.chunk.text)}
-                     for p in answer.passages],
-        "unsupported": list(answer.unsupported),
-        "notes": list(answer.notes),
-        "retrieval": answer.retrieval,
-        "transforms": list(answer.transforms),
-    }
-
-
 def _llm_flags(llm: str | None, base_url: str | None) -> dict[str, Any]:
     """Config overrides for ``--llm BACKEND:MODEL`` and ``--base-url``."""
     flags: dict[str, Any] = {"llm.base_url": base_url}
     if llm:
-        from .answer.generate import parse_llm_spec
+        from .llm import parse_llm_spec
 
         flags["llm.backend"], flags["llm.model"] = parse_llm_spec(llm)
     return flags
@@ -511,7 +479,7 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
         answer = engine.ask(question, roles=roles, where=where, mode=mode, on_token=on_token)
         applied = engine.applied(question, transforms=answer.transforms, roles=roles, where=where) if as_json else {}
     if as_json:
-        click.echo(json.dumps(_answer_dict(answer) | {"applied": applied}, ensure_ascii=False))
+        click.echo(json.dumps(answer_dict(answer) | {"applied": applied}, ensure_ascii=False))
         return
     if on_token is not None:
         click.echo("\n")

@@ -1,7 +1,8 @@
 """The few frozen types that flow through every stage.
 
 ``Document`` (ingest) -> ``Chunk`` (chunking) -> ``Hit`` (retrieve) -> ``Passage`` / ``Citation`` / ``Answer``
-(answer). All are immutable dataclasses; mappings inside them are treated as read-only by convention.
+(answer). All are immutable dataclasses; mappings inside them are treated as read-only by convention. ``Message``
+is one turn of a chat with a model (``openbook.llm``).
 
 Document text convention (the contract between loaders and the chunker): ``Document.text`` is cleaned,
 Markdown-like text. Headings are lines ``# Title`` .. ``###### Title``; paragraphs are separated by a blank
@@ -17,6 +18,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+Message = Mapping[str, str]
+"""One chat turn handed to a model: ``{"role": "system" | "user" | "assistant", "content": str}``."""
 
 
 def content_hash(*parts: str) -> str:

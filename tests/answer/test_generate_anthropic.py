@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from helpers.scripted_llm import Reply
 
-from openbook.answer.generate import get_generator
-from openbook.answer.generate.anthropic_backend import AnthropicGenerator
+from openbook.llm import get_generator
+from openbook.llm.anthropic_backend import AnthropicGenerator
 from openbook.config import LLMConfig
 from openbook.errors import GenerationError
 

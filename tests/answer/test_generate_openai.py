@@ -7,8 +7,8 @@ import socket
 import pytest
 from helpers.scripted_llm import Reply
 
-from openbook.answer.generate import get_generator
-from openbook.answer.generate.openai_backend import OpenAIGenerator
+from openbook.llm import get_generator
+from openbook.llm.openai_backend import OpenAIGenerator
 from openbook.config import LLMConfig
 from openbook.errors import GenerationError
 

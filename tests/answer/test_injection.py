@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers.scripted_llm import Reply
 
-from openbook.answer.generate import get_generator
+from openbook.llm import get_generator
 from openbook.answer.injection import injection_markers, looks_like_injection
 from openbook.answer.llm import generate_answer
 from openbook.answer.prompt import build_messages, fence
@@ -80,13 +80,13 @@ def test_prompt_fences_passages_and_states_the_rule(scripted):
 
 
 def test_cli_json_flags_the_suspect_passage():
-    from openbook.cli import _answer_dict, _hit_dict
+    from openbook.shapes import answer_dict, hit_dict
     from openbook.types import Answer
 
     passages = _passages("Vacuum the kiln floor after every tenth firing.", ATTACK)
-    out = _answer_dict(Answer("x [1]", False, (), tuple(passages)))
+    out = answer_dict(Answer("x [1]", False, (), tuple(passages)))
     assert [p["suspect_instructions"] for p in out["passages"]] == [False, True]
-    assert _hit_dict(passages[1].hit)["suspect_instructions"] is True
+    assert hit_dict(passages[1].hit)["suspect_instructions"] is True
 
 
 def test_offline_answer_never_quotes_an_instruction_aimed_at_the_model(tmp_path) -> None:

@@ -26,9 +26,10 @@ import pytest
 
 from openbook.chunking import chunk_document
 from openbook.config import ChunkingConfig
-from openbook.errors import StoreError
+from openbook.errors import ConfigError, StoreError
 from openbook.index.analyzer import Analyzer
-from openbook.store import IndexSettings, Store, Visibility, open_store, weighted_terms
+from openbook.store import (IndexSettings, LocalIndex, Store, Visibility, open_store, require_local_index,
+                            weighted_terms)
 from openbook.types import Chunk, Document
 
 SCIFACT = (Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "scifact").resolve()
@@ -537,3 +538,25 @@ def test_a_bm25_only_index_has_no_vectors(store, corpus):
     assert store.embedding() is None
     with pytest.raises(StoreError, match="reembed"):
         store.vector_top_k(np.ones((1, 48), np.float32), 3, Visibility())
+
+
+def test_local_index_capability_agrees_with_the_store(filled, corpus):
+    """``local_index()`` is None (RAPTOR and contextual retrieval then fail with a ConfigError naming the
+    feature) or a ``LocalIndex`` over the committed generation whose row mask is the access rule's."""
+    local = filled.local_index()
+    if local is None:
+        with pytest.raises(ConfigError, match=r"RAPTOR summaries \(\[index\] raptor\) needs the embedded store"):
+            require_local_index(filled, "RAPTOR summaries ([index] raptor)")
+        return
+    assert isinstance(local, LocalIndex) and require_local_index(filled, "x") is local
+    assert Path(local.path).is_dir() and local.generation > 0 and local.has_contexts() is False
+    index = local.require_index()
+    assert local.loaded() is index
+    rows = len(index.chunk_ids)
+    assert sorted(index.chunk_id(r) for r in range(rows)) == sorted(c.chunk_id for _, cs, _ in corpus for c in cs)
+    assert local.visible_rows(index, Visibility.of(roles=["staff"], where=["status!=archived"])) is not None
+    for visibility in VISIBILITIES:
+        allowed = visible_docs(filled, visibility)
+        mask = local.visible_rows(index, visibility)
+        seen = {index.doc_id(r) for r in range(rows) if mask is None or mask[r]}
+        assert seen == allowed

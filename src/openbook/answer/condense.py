@@ -53,7 +53,7 @@ def condense_question(history: Sequence[Mapping[str, str]], question: str, gener
         history: earlier ``{"role": "user"|"assistant", "content": str}`` turns, oldest first (system turns are
             ignored).
         question: the last user message.
-        generator: an ``openbook.answer.generate.Generator``; None uses the offline rule.
+        generator: an ``openbook.llm.Generator``; None uses the offline rule.
 
     Returns:
         ``question`` itself when there is no earlier user turn or it stands alone; else the rewritten question.

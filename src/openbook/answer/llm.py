@@ -11,9 +11,9 @@ from typing import Callable, Sequence
 
 from ..config import LLMConfig
 from ..errors import GenerationError
+from ..llm import Generator
 from ..types import Answer, Citation, Passage
 from .cite import MIN_OVERLAP, CitationCheck, check_citations, content_tokens
-from .generate import Generator
 from .prompt import Context, TokenCounter, assemble_context
 from .refusal import refusal_sentence
 

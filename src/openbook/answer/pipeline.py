@@ -121,7 +121,7 @@ class Answerer:
                                            on_token=on_token, exclude_docs=exclude_docs)
         passages = self.passages(question, roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
         if generator is None and self.config.llm.backend:
-            from .generate import get_generator
+            from ..llm import get_generator
 
             generator = get_generator(self.config.llm)
         if generator is None:
@@ -141,7 +141,7 @@ class Answerer:
         statistics of what the caller may see (``roles``, ``where``, ``exclude_docs``)."""
         from .extractive import answer_extractive
 
-        self.retriever._require_index()
+        self.retriever.require_index()
         vectors = self.store.embedding()
         embed = None
         cosines: dict[str, float] = {}
@@ -167,7 +167,7 @@ class Answerer:
         from .llm import generate_answer
 
         if generator is None and self.config.llm.backend:
-            from .generate import get_generator
+            from ..llm import get_generator
 
             generator = get_generator(self.config.llm)
         if generator is not None and self.config.answer.skip_retrieval_small_corpus:

@@ -8,7 +8,7 @@ instead: it copies the store (no embedder runs) and deletes the documents in one
 statistics and the vocabulary from the rows that remain (``BM25Index.updated``) and drops the removed chunks'
 vectors from the dense index, keeping every other vector as stored.
 
-How the copy is made:
+How the copy is made (``openbook.store.copy_committed``):
 
 - an embedded store (a folder): its SQLite database (SQLite's online backup, a consistent snapshot) and its
   current index generation folder are copied file for file, so row order, and with it BM25 tie order, stays the
@@ -22,17 +22,14 @@ removed. A measurement that needs them rebuilds them on the copy.
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
 from contextlib import closing
 from pathlib import Path
 from typing import Any, Collection
 
 from ..errors import EvaluationError
-from ..store import backend_name, local_folder, open_store
+from ..store import copy_committed, open_store
 from ..store.base import IndexSettings, Store
-from ..store.copy import StoredVectors, copy_store
-from ..store.embedded import DB_NAME, EmbeddedStore
+from ..store.copy import StoredVectors
 from ..versions import version_links
 
 
@@ -58,28 +55,11 @@ def absent_store(src: str | Path, doc_ids: Collection[str], dest: str | Path) ->
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise EvaluationError(f"{dest} exists and is not an empty folder; the store without the documents "
                               f"needs a new folder")
-    if backend_name(src) == "embedded":
-        _copy_embedded(local_folder(src), dest)
-    else:
-        with closing(open_store(src)) as source, closing(open_store(dest, create=True)) as target:
-            copy_store(source, target)
+    if not copy_committed(src, dest):
+        raise EvaluationError(f"store {src} has nothing indexed; ingest the corpus first")
     with closing(open_store(dest)) as store:
         _delete_documents(store, doc_ids)
     return dest
-
-
-def _copy_embedded(src: Path, dest: Path) -> None:
-    """Copy an embedded store's database and current generation folder (a snapshot: a commit to ``src`` during
-    the copy is not seen)."""
-    with closing(EmbeddedStore.open(src)) as source:
-        with source.snapshot():
-            generation = source.generation
-            if not generation:
-                raise EvaluationError(f"store {src} has nothing indexed; ingest the corpus first")
-            dest.mkdir(parents=True, exist_ok=True)
-            with closing(sqlite3.connect(dest / DB_NAME)) as target:
-                source.conn.backup(target)
-            shutil.copytree(source.generation_dir(generation), dest / source.generation_dir(generation).name)
 
 
 def _delete_documents(store: Store, doc_ids: Collection[str]) -> None:

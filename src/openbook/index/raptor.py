@@ -25,7 +25,9 @@ longer in the index hides the summary).
 A summary node is never a passage: it carries its leaf chunk ids, and search brings those children in (see
 ``openbook.retrieve.raptor``), so an answer built on a summary cites the chunks under it.
 
-Folder layout (``RaptorTree.save``): ``nodes.json`` (format, generation, the nodes) and, with embeddings,
+Built after an ingest by ``openbook.ingest.raptor.rebuild``; searched by ``openbook.retrieve.raptor``.
+
+Folder layout (``RaptorTree.save``, in ``<store>/raptor``): ``nodes.json`` (format, generation, the nodes) and, with embeddings,
 ``vectors.npy`` (float32 [nodes, dim], the summaries' own embeddings).
 """
 
@@ -40,12 +42,15 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from ..files import write_json_atomic
 from ..types import Chunk, content_hash
 
 __all__ = ["RaptorNode", "RaptorTree", "Summarizer", "ExtractiveSummarizer", "LLMSummarizer", "build_tree",
-           "FORMAT"]
+           "FORMAT", "FOLDER"]
 
 FORMAT = "openbook-raptor/1"
+FOLDER = "raptor"
+"""The tree's folder inside the store folder (``openbook.store.LocalIndex.path``)."""
 LSA_DIM = 64
 """Dimensions of the LSA vectors a store without embeddings clusters on."""
 
@@ -93,8 +98,6 @@ class RaptorTree:
 
     def save(self, folder: Path) -> None:
         """Write ``nodes.json`` (and ``vectors.npy``) into ``folder``; files are replaced atomically."""
-        from ..store.embedded import write_json_atomic
-
         folder.mkdir(parents=True, exist_ok=True)
         if self.vectors is not None:
             tmp = folder / "vectors.tmp.npy"
@@ -193,7 +196,7 @@ class ExtractiveSummarizer:
 
 
 class LLMSummarizer:
-    """A summary written by a chat model (``openbook.answer.generate.Generator``); the children it drew on are
+    """A summary written by a chat model (``openbook.llm.Generator``); the children it drew on are
     all of them, in order (an abstractive summary names no sources). Falls back to ``fallback`` when a call
     fails; ``calls`` and ``failed`` count the requests."""
 

@@ -207,7 +207,7 @@ def _usage(generator: Any) -> dict[str, int]:
 
 
 class LLMContextualizer:
-    """Contexts written by a chat model (``openbook.answer.generate.Generator``), one request per chunk.
+    """Contexts written by a chat model (``openbook.llm.Generator``), one request per chunk.
 
     Args:
         generator: the chat backend; ``generator.name == "anthropic"`` turns on prompt caching of the document.
@@ -296,7 +296,7 @@ class Situator:
     def __init__(self, config: Any, store_path: Path | None) -> None:
         self.stats = ContextStats(model=context_model(config))
         if config.llm.backend:
-            from ..answer.generate import get_generator
+            from ..llm import get_generator
 
             self.contextualizer: Contextualizer = LLMContextualizer(get_generator(config.llm), self.stats.model)
         else:

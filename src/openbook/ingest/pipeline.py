@@ -24,7 +24,7 @@ from ..chunking import chunk_document, chunker_revision
 from ..config import Config
 from ..errors import IngestError, UnsupportedFormatError
 from ..index.analyzer import Analyzer
-from ..store.base import Store
+from ..store.base import Store, require_local_index
 from ..types import Chunk, Document, content_hash
 from ..versions import version_links
 from . import discover, load_file
@@ -97,7 +97,7 @@ class IngestReport:
             store), ``embed``, ``index`` (write the index generations).
         interrupted: Ctrl-C stopped it; the lists hold what was committed before (the next run resumes).
         contextualize: contextual retrieval's counts (``ContextStats.to_dict()``), {} when off.
-        raptor: the RAPTOR rebuild's report (``openbook.retrieve.raptor.rebuild``), {} when off.
+        raptor: the RAPTOR rebuild's report (``openbook.ingest.raptor.rebuild``), {} when off.
     """
 
     added: list[str] = field(default_factory=list)
@@ -119,7 +119,7 @@ class IngestReport:
     stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     interrupted: bool = False
     contextualize: dict[str, Any] = field(default_factory=dict)  # ContextStats.to_dict() when contexts were on
-    raptor: dict[str, Any] = field(default_factory=dict)  # openbook.retrieve.raptor.rebuild() when [index] raptor
+    raptor: dict[str, Any] = field(default_factory=dict)  # openbook.ingest.raptor.rebuild() when [index] raptor
 
     @property
     def ok(self) -> bool:
@@ -383,15 +383,12 @@ class Ingester:
         self._files_total, self._files_done, self._file_part = len(files), 0, 0.0
         self._chunks_seen, self._estimated = 0, False
         if self.config.index.raptor:  # fail before writing anything: the tree is a folder beside the index
-            from ..retrieve.raptor import embedded_store
-
-            embedded_store(self.store, "RAPTOR summaries ([index] raptor)")
+            require_local_index(self.store, "RAPTOR summaries ([index] raptor)")
         if self.config.ingest.contextualize:
-            from ..retrieve.raptor import embedded_store
             from .contextualize import Situator
 
             self._situator = Situator(self.config, None if self.store.read_only else Path(
-                embedded_store(self.store, "contextual retrieval ([ingest] contextualize)").path))
+                require_local_index(self.store, "contextual retrieval ([ingest] contextualize)").path))
         try:
             with self.store.write_lock(on_wait):
                 start = time.perf_counter()  # rates count the work, not the wait for another writer
@@ -453,10 +450,10 @@ class Ingester:
         """``files`` without the store's own files when a given folder holds the store folder (``ingest .
         --store kb`` must not read its index as documents). Files given inside the store folder itself (the
         server's ``uploads/``) are kept."""
-        own = getattr(self.store, "path", None)
-        if own is None:
+        local = self.store.local_index()  # a database store has no folder to skip
+        if local is None:
             return files
-        own = Path(own).resolve()
+        own = Path(local.path).resolve()
         if not any(own.is_relative_to(Path(p).expanduser().resolve()) for p in paths):
             return files
         kept = [(f, d, r) for f, d, r in files
@@ -638,12 +635,12 @@ class Ingester:
 
     # ------------------------------------------------------------------ RAPTOR summaries
     def _rebuild_raptor(self) -> dict[str, Any]:
-        """(Re)build the RAPTOR tree when the index changed since it was built (``openbook.retrieve.raptor``)."""
-        from ..index.raptor import RaptorTree
-        from ..retrieve.raptor import FOLDER, RaptorHost, rebuild, tree_settings
+        """(Re)build the RAPTOR tree when the index changed since it was built (``openbook.ingest.raptor``)."""
+        from ..index.raptor import FOLDER, RaptorTree
+        from .raptor import RaptorHost, rebuild, tree_settings
 
         host = RaptorHost(self.store, self.config, self.analyzer, self.embedder)
-        index = host._loaded()
+        index = host.loaded()
         if index is None or not index.bm25.rows:
             return {}
         tree = RaptorTree.load(host.store_path / FOLDER)
@@ -651,7 +648,7 @@ class Ingester:
             return {"nodes": len(tree.nodes), "unchanged": True}
         generator = None
         if self.config.llm.backend:
-            from ..answer.generate import get_generator
+            from ..llm import get_generator
 
             generator = get_generator(self.config.llm)
         return rebuild(host, generator)

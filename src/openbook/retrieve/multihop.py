@@ -368,7 +368,7 @@ def follow_up_messages(question: str, first: Sequence[Hit]) -> list[dict[str, st
 
 def llm_follow_up(question: str, first: Sequence[Hit], generator: Any, max_tokens: int = 60
                   ) -> tuple[str | None, str]:
-    """One follow-up query written by ``generator`` (``openbook.answer.generate.Generator``) from the first hop.
+    """One follow-up query written by ``generator`` (``openbook.llm.Generator``) from the first hop.
 
     Returns:
         ``(query, note)``: the query (first non-empty line, cut to 300 characters), or None with a note saying

@@ -29,9 +29,9 @@ from ..config import Config
 from ..errors import QueryError
 from ..index.analyzer import Analyzer
 from ..question import command_options
-from ..store.base import Store, Visibility, empty_store_error, weighted_terms
+from ..store.base import Store, Visibility, empty_store_error, require_local_index, weighted_terms
 from ..types import Hit
-from .filters import parse_filters
+from ..store.filters import parse_filters
 from .options import option_terms, promote_entries
 
 MODES = ("bm25", "dense", "hybrid")
@@ -76,7 +76,8 @@ class Retriever:
             return "bm25"
         return self.config.retrieval.mode
 
-    def _require_index(self) -> None:
+    def require_index(self) -> None:
+        """Raise ``StoreError`` (with how to fill it) when the store has nothing indexed."""
         stats = self.store.corpus_stats()
         if stats is None or stats.chunks == 0:
             raise empty_store_error(self.store)
@@ -243,7 +244,7 @@ class Retriever:
         if hops == 2:
             return self._search_hops(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
                                      exclude_docs=exclude_docs, explain=explain)
-        self._require_index()
+        self.require_index()
         vectors = self.store.embedding()
         explicit = mode is not None
         mode = mode or self.config.retrieval.mode
@@ -375,7 +376,7 @@ class Retriever:
                  opts: dict[str, Any]) -> tuple[list[list[Hit]], list[tuple[str | None, str]]]:
         """The LLM-written follow-up hop: one query per question, searched, fused by RRF with the pair ranking
         (best hit per document kept). Returns the new rankings and ``(query or None, note)`` per question."""
-        from ..answer.generate import get_generator
+        from ..llm import get_generator
         from .fusion import rrf
         from .multihop import llm_follow_up
 
@@ -402,18 +403,18 @@ class Retriever:
         whether every chunk is visible; None without a tree.
 
         Raises:
-            ConfigError: the store is not the embedded store (the tree is a folder beside its index).
+            ConfigError: the store has no local index folder (the tree is a folder beside its index).
         """
-        from .raptor import RaptorSearch, embedded_store
+        from .raptor import RaptorSearch
 
-        store = embedded_store(self.store, "RAPTOR summaries ([index] raptor)")
-        if self._raptor is None or self._raptor[0] != store.generation:
-            self._raptor = (store.generation, RaptorSearch.load(Path(store.path), self.analyzer.analyze))
+        local = require_local_index(self.store, "RAPTOR summaries ([index] raptor)")
+        if self._raptor is None or self._raptor[0] != local.generation:
+            self._raptor = (local.generation, RaptorSearch.load(Path(local.path), self.analyzer.analyze))
         search = self._raptor[1]
         if search is None or not search.tree.nodes:
             return None
-        index = store.require_index()
-        mask = store._visible_rows(index, visibility)
+        index = local.require_index()
+        mask = local.visible_rows(index, visibility)
         if index.row_of is None:
             index.row_of = {index.chunk_id(r): r for r in range(len(index.chunk_ids))}
         row_of = index.row_of
@@ -421,9 +422,10 @@ class Retriever:
         return search, visible, (lambda c: index.doc_id(row_of[c])), mask is None
 
     def _bm25_params(self, roles: Sequence[str]) -> tuple[float, float, float, Callable[[Sequence[str]], Any]]:
-        """(k1, b, avgdl, idf) of the committed index as ``roles`` may see it (the chunks' BM25 statistics: the
-        embedded store's, the only one with summaries)."""
-        bm25 = self.store.require_index().bm25_for(roles)
+        """(k1, b, avgdl, idf) of the committed index as ``roles`` may see it (the chunks' BM25 statistics, read
+        from the store's local index: only a store with one keeps summaries)."""
+        local = require_local_index(self.store, "RAPTOR summaries ([index] raptor)")
+        bm25 = local.require_index().bm25_for(roles)
         return self.config.bm25.k1, self.config.bm25.b, bm25.stats_avgdl, bm25.idf
 
     def summaries(self, query: str, *, k: int = 3, roles: Sequence[str] = (), where: Sequence[str] = (),
@@ -433,9 +435,9 @@ class Retriever:
         ``openbook.retrieve.raptor.SummaryHit``, best first, at most ``k``; [] without a tree.
 
         Raises:
-            ConfigError: the store is not the embedded store. StoreError: empty store.
+            ConfigError: the store has no local index folder. StoreError: empty store.
         """
-        self._require_index()
+        self.require_index()
         with self.store.snapshot():
             found = self._raptor_search(Visibility.of(roles, where, exclude_docs))
             if found is None:
@@ -498,10 +500,10 @@ class Retriever:
         raptor = None
         if self.config.index.raptor:
             raptor = [s.to_dict() for s in self.summaries(query, roles=roles, where=where, exclude_docs=exclude_docs)]
-        has_contexts = getattr(self.store, "has_contexts", None)  # only the embedded store keeps contexts
+        local = self.store.local_index()  # only a store with a local index folder keeps contexts
         return {"transforms": list(transforms), "hops": self.config.retrieval.hops,
                 "expansions": self.query_expansions(query, roles=roles, where=where, exclude_docs=exclude_docs),
-                "contextualized": bool(has_contexts()) if has_contexts is not None else False, "raptor": raptor}
+                "contextualized": local is not None and local.has_contexts(), "raptor": raptor}
 
     def search_transformed(self, queries: Sequence[str], k: int | None = None, *,
                            transforms: str | Sequence[str], generator: Any = None, **opts: Any
@@ -536,7 +538,7 @@ class Retriever:
             if not self.config.llm.backend:
                 raise ConfigError(f"query transform(s) {', '.join(names)} need an LLM: pass --llm BACKEND:MODEL "
                                   f"(or set [llm] backend in openbook.toml), or drop --transform")
-            from ..answer.generate import get_generator
+            from ..llm import get_generator
 
             generator = get_generator(self.config.llm)
         load_chunks = opts.pop("load_chunks", True)
@@ -579,7 +581,7 @@ class Retriever:
         if name.startswith("cross-encoder:"):
             reranker = get_reranker("cross-encoder", folder=Path(name.split(":", 1)[1]))
         else:
-            self._require_index()
+            self.require_index()
             reranker = get_reranker(name, embedder=self.embedder() if self.store.embedding() else None,
                                     lookup=self.store.vectors)
         return reranker.rerank(query, hits)

@@ -1,4 +1,5 @@
-"""RAPTOR summaries at search time, and their (re)build after an ingest (``[index] raptor = true``).
+"""RAPTOR summaries at search time (``[index] raptor = true``); the tree is built after an ingest by
+``openbook.ingest.raptor``.
 
 Collapsed-tree retrieval (Sarthi et al. 2024, section 3): summary nodes compete with chunks on each leg's own
 scale. The BM25 leg scores every visible summary with the chunk index's statistics (its idf, k1, b and average
@@ -15,22 +16,17 @@ documents); a chunk no longer in the index (the tree is older than the index) hi
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..index.raptor import RaptorNode, RaptorTree
+from ..index.raptor import FOLDER, RaptorNode, RaptorTree
 from ..types import Hit
 
-__all__ = ["SummaryHit", "RaptorSearch", "insert_summaries", "expand_summaries", "rebuild", "tree_settings",
-           "NODES_PER_LEG",
-           "LEAVES_PER_SUMMARY", "FOLDER"]
-
-FOLDER = "raptor"
-"""The tree's folder inside the store folder."""
+__all__ = ["SummaryHit", "RaptorSearch", "insert_summaries", "expand_summaries", "NODES_PER_LEG",
+           "LEAVES_PER_SUMMARY"]
 
 NODES_PER_LEG = 3
 """Summaries inserted into each leg's ranking at most."""
@@ -161,155 +157,3 @@ def expand_summaries(hits: list[Hit], by_id: dict[str, RaptorNode], doc_of: Call
             out.append(Hit(c, doc_of(c), h.score, {"raptor": (rank, h.score)}))
             added += 1
     return out
-
-
-class CachedSummarizer:
-    """An LLM summarizer whose summaries are cached by (model, children's texts) in the store's context cache
-    (``openbook.ingest.contextualize.ContextCache``): a rebuild that meets the same cluster again makes no call.
-    ``cached`` counts the hits."""
-
-    def __init__(self, inner: Any, model: str, cache: Any) -> None:
-        self.inner, self.model, self.cache = inner, model, cache
-        self.name = inner.name
-        self.cached = 0
-
-    @property
-    def calls(self) -> int:
-        return self.inner.calls
-
-    @property
-    def failed(self) -> int:
-        return self.inner.failed
-
-    def summarize(self, texts: Sequence[str]) -> tuple[str, list[int]]:
-        from ..types import content_hash
-
-        key = content_hash("raptor-summary", self.model, *texts)
-        found = self.cache.get(key)
-        if found is not None:
-            self.cached += 1
-            return found, list(range(len(texts)))
-        failed = self.inner.failed
-        text, sources = self.inner.summarize(texts)
-        if self.inner.failed == failed and text:  # a fallback summary after a failure is not cached
-            self.cache.put(key, self.model, text)
-        return text, sources
-
-
-def embedded_store(store: Any, feature: str) -> Any:
-    """``store`` itself when it is the embedded store (a folder with index generations), for the features that
-    keep files beside it (RAPTOR's tree, the context cache, the ``chunk_contexts`` table).
-
-    Raises:
-        ConfigError: another backend (PostgreSQL), naming the feature and how to turn it off.
-    """
-    from ..errors import ConfigError
-    from ..store.embedded import EmbeddedStore
-
-    if not isinstance(store, EmbeddedStore):
-        raise ConfigError(f"{feature} needs the embedded store (a folder), and store {store.location} is another "
-                          f"backend: turn it off in openbook.toml, or use a store folder")
-    return store
-
-
-class RaptorHost:
-    """What ``tree_settings`` and ``rebuild`` read of the engine: ``config``, ``store``, ``analyzer``,
-    ``embedder()``, and the embedded store's loaded index (``_loaded`` / ``_require_index``).
-
-    Raises:
-        ConfigError: the store is not the embedded store (``embedded_store``).
-    """
-
-    def __init__(self, store: Any, config: Any, analyzer: Any, embedder: Callable[[], Any]) -> None:
-        self.store = embedded_store(store, "RAPTOR summaries ([index] raptor)")
-        self.config = config
-        self.analyzer = analyzer
-        self.embedder = embedder
-
-    @property
-    def store_path(self) -> Path:
-        return Path(self.store.path)
-
-    @property
-    def generation(self) -> int:
-        return self.store.generation
-
-    def _loaded(self) -> Any:
-        return self.store.loaded()
-
-    def _require_index(self) -> Any:
-        return self.store.require_index()
-
-
-def _host(engine: Any) -> RaptorHost:
-    """``engine`` (an ``Engine``, an ``Ingester``) as a ``RaptorHost``."""
-    if isinstance(engine, RaptorHost):
-        return engine
-    return RaptorHost(engine.store, engine.config, engine.analyzer, engine.embedder)
-
-
-def tree_settings(engine: Any) -> dict[str, Any]:
-    """What a tree built now would be built with (``[index]`` raptor settings, the summarizer, the vectors);
-    a stored tree with other settings is rebuilt by the next ingest."""
-    engine = _host(engine)
-    cfg, llm = engine.config.index, engine.config.llm
-    index = engine._loaded()
-    return {"cluster_size": cfg.raptor_cluster_size, "levels": cfg.raptor_levels,
-            "summarizer": f"llm:{llm.backend}:{llm.model}" if llm.backend else "extractive",
-            "vectors": index.dense.model if index is not None and index.dense is not None else "lsa"}
-
-
-def rebuild(engine: Any, generator: Any = None) -> dict[str, Any]:
-    """Build the store's tree from its current index and save it under ``<store>/raptor``.
-
-    ``engine``: anything with ``store`` (the embedded store; another backend raises ``ConfigError``),
-    ``config``, ``analyzer`` and ``embedder()`` (an ``Engine``, an ``Ingester``).
-
-    Clusters on the stored chunk embeddings when the index has them (and embeds the summaries with the same
-    embedder), else on LSA vectors; summaries by ``generator`` when given, else extractive.
-
-    LLM summaries are cached in the store's ``contexts.sqlite`` by (model, children's texts).
-
-    Returns:
-        ``{"nodes", "levels", "chunks", "summarizer", "llm_calls", "llm_cached", "llm_failed", "seconds"}``.
-    """
-    from ..index.raptor import ExtractiveSummarizer, LLMSummarizer, build_tree, lsa_vectors
-
-    t0 = time.perf_counter()
-    engine = _host(engine)
-    index = engine._require_index()
-    cfg = engine.config.index
-    ids = [index.chunk_id(r) for r in range(len(index.chunk_ids))]
-    found = engine.store.get_chunks(ids)
-    rows = [r for r, c in enumerate(ids) if c in found]
-    chunks = [found[ids[r]] for r in rows]
-    analyze = engine.analyzer.analyze
-    embed = None
-    model = ""
-    if index.dense is not None:
-        vectors = np.asarray(index.dense.vectors[rows], dtype=np.float32)
-        embedder = engine.embedder()
-        model = embedder.name
-        embed = lambda texts: np.asarray(embedder.embed(texts, kind="passage"), dtype=np.float32)  # noqa: E731
-    else:
-        vectors = lsa_vectors([c.indexed_text() for c in chunks], analyze)
-    summarizer: Any = ExtractiveSummarizer(analyze)
-    cache = None
-    if generator is not None:
-        from ..ingest.contextualize import CACHE_NAME, ContextCache
-
-        cache = ContextCache(engine.store.path / CACHE_NAME)
-        llm = engine.config.llm
-        summarizer = CachedSummarizer(LLMSummarizer(generator, summarizer), f"{llm.backend}:{llm.model}", cache)
-    try:
-        tree = build_tree(chunks, vectors, summarizer, generation=engine.store.generation,
-                          cluster_size=cfg.raptor_cluster_size, levels=cfg.raptor_levels, embed=embed, model=model)
-    finally:
-        if cache is not None:
-            cache.close()
-    tree.settings = tree_settings(engine)
-    tree.save(engine.store.path / FOLDER)
-    return {"nodes": len(tree.nodes), "levels": max((n.level for n in tree.nodes), default=0),
-            "chunks": len(chunks), "summarizer": summarizer.name,
-            "llm_calls": getattr(summarizer, "calls", 0), "llm_cached": getattr(summarizer, "cached", 0),
-            "llm_failed": getattr(summarizer, "failed", 0), "seconds": round(time.perf_counter() - t0, 3)}

@@ -402,7 +402,7 @@ def _readable_by(path: Path, name: str, roles: Sequence[str], config: Config) ->
     report says why."""
     from ..ingest import load_file
     from ..ingest.limits import ParseLimits
-    from ..retrieve.filters import visible
+    from ..store.filters import visible
 
     try:
         docs = load_file(path, name, ParseLimits.of(config.ingest))

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ConfigError
-from ..store.embedded import write_json_atomic
+from ..files import write_json_atomic
 
 KEYS_FILE = "keys.json"
 TOKEN_PREFIX = "ob_"

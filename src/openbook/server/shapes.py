@@ -1,5 +1,6 @@
-"""Engine calls that return the JSON shapes of the CLI's ``--json`` output (the CLI's own helpers build them, so
-the two cannot drift). Each takes the engine first, to run on a ``Service`` thread."""
+"""Engine calls that return the JSON shapes of the CLI's ``--json`` output (hits and answers are built by
+``openbook.shapes``, as the CLI builds them, so the two cannot drift). Each takes the engine first, to run on a
+``Service`` thread."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import PurePath
 from typing import Any, Callable, Mapping, Sequence
 
 from ..api import Engine
-from ..cli import _answer_dict, _hit_dict
+from ..shapes import answer_dict, hit_dict
 
 
 def search_json(engine: Engine, query: str, k: int | None, where: Sequence[str], roles: Sequence[str],
@@ -21,7 +22,7 @@ def search_json(engine: Engine, query: str, k: int | None, where: Sequence[str],
     terms = set(engine.query_terms(query))
     rows = []
     for h in hits:
-        row = _hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer, format=h.chunk.format) if h.chunk else "")
+        row = hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer, format=h.chunk.format) if h.chunk else "")
         if with_text and h.chunk is not None:
             row["text"] = h.chunk.text
         rows.append(row)
@@ -32,7 +33,7 @@ def generator_for(engine: Engine) -> Any:
     """The configured LLM generator, or None for the offline answerer."""
     if not engine.config.llm.backend:
         return None
-    from ..answer.generate import get_generator
+    from ..llm import get_generator
 
     return get_generator(engine.config.llm)
 
@@ -48,7 +49,7 @@ def answer_json(engine: Engine, question: str, where: Sequence[str], roles: Sequ
     standalone = condense_question(history, question, generator_for(engine)) if history else question
     answer = engine.ask(standalone, roles=roles, where=where, mode=mode, on_token=on_token)
     applied = engine.applied(standalone, transforms=answer.transforms, roles=roles, where=where)
-    return {"question": standalone, **_answer_dict(answer), "applied": applied}
+    return {"question": standalone, **answer_dict(answer), "applied": applied}
 
 
 def caller_source(source: str, root: str | None) -> str:

@@ -3,6 +3,9 @@ store location's URL scheme (a plain path is the embedded store).
 
     BACKENDS      scheme -> "module:Class", imported on first use
     open_store    location (folder or URL) -> an opened Store
+    require_local_index   store, feature -> its ``LocalIndex`` (a folder beside the generations), or ConfigError
+    store_exists, remove_empty_store, copy_committed   what the CLI and evaluation do to a store by location,
+                  whichever backend it is
 """
 
 from __future__ import annotations
@@ -10,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+from contextlib import closing
 from pathlib import Path
+from typing import Collection
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import StoreError
-from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, Store, StoredDocument, VectorSource,
-                   Visibility, weighted_terms)
+from .base import (CorpusStats, EmbeddingInfo, IndexSettings, LocalIndex, QueryTerms, Store, StoredDocument,
+                   VectorSource, Visibility, require_local_index, weighted_terms)
 
 BACKENDS: dict[str, str] = {
     "embedded": "openbook.store.embedded:EmbeddedStore",
@@ -88,5 +93,54 @@ def open_store(location: str | Path, create: bool = False) -> Store:
     return cls.open(location, create=create)
 
 
-__all__ = ["BACKENDS", "CorpusStats", "EmbeddingInfo", "IndexSettings", "QueryTerms", "Store", "StoredDocument",
-           "VectorSource", "Visibility", "backend_name", "local_folder", "open_store", "weighted_terms"]
+def store_exists(location: str | Path) -> bool:
+    """Whether ``location`` already holds a store: an embedded store folder with its database; a URL store is
+    assumed to exist (opening it says otherwise)."""
+    if backend_name(location) != "embedded":
+        return True
+    from .embedded import DB_NAME
+
+    return (local_folder(location) / DB_NAME).exists()
+
+
+def remove_empty_store(location: str | Path, kept: Collection[str] | None) -> bool:
+    """Remove the embedded store a first ingest created at ``location`` when it holds no document, leaving the
+    folder entries named in ``kept`` (None: the folder is new and goes too); see
+    ``openbook.store.embedded.remove_empty_store``. A database store is never removed.
+
+    Returns:
+        True when the store was removed. Raises StoreError: the store cannot be opened or locked.
+    """
+    if backend_name(location) != "embedded":
+        return False
+    from .embedded import remove_empty_store as remove
+
+    return remove(local_folder(location), kept)
+
+
+def copy_committed(src: str | Path, dest: str | Path) -> bool:
+    """Copy the committed state of the store at ``src`` into ``dest`` (a new or empty folder), which becomes an
+    embedded store: an embedded source as files (its database and current generation, under one read snapshot),
+    another backend through ``openbook.store.copy.copy_store`` (no vector recomputed).
+
+    Returns:
+        True; False, writing nothing, when an embedded ``src`` has nothing indexed.
+
+    Raises:
+        StoreError, StoreVersionError: opening or reading ``src``, or writing ``dest``.
+    """
+    dest = Path(dest)
+    if backend_name(src) == "embedded":
+        from .embedded import copy_committed as copy_files
+
+        return copy_files(local_folder(src), dest)
+    from .copy import copy_store
+
+    with closing(open_store(src)) as source, closing(open_store(dest, create=True)) as target:
+        copy_store(source, target)
+    return True
+
+
+__all__ = ["BACKENDS", "CorpusStats", "EmbeddingInfo", "IndexSettings", "LocalIndex", "QueryTerms", "Store",
+           "StoredDocument", "VectorSource", "Visibility", "backend_name", "copy_committed", "local_folder",
+           "open_store", "remove_empty_store", "require_local_index", "store_exists", "weighted_terms"]

@@ -25,7 +25,7 @@ Division of work (who owns what):
 - Dense scores are cosine similarities in [-1, 1] of the stored chunk vectors and the query vector.
 - Access and ``--where`` filters (``Visibility``) are applied BEFORE ranking: a chunk the caller may not see never
   takes a top-k slot of one it may see. The one definition of the rule is ``Visibility.allows`` (which calls
-  ``openbook.retrieve.filters.document_passes``); a backend may translate it (to SQL, to a row mask) but must agree
+  ``openbook.store.filters.document_passes``); a backend may translate it (to SQL, to a row mask) but must agree
   with it on every document — the conformance suite checks this on roles, ``acl`` strings/lists, ``=``, ``!=``,
   ``in``, ``not in``, dates, numbers and missing fields. A backend that cannot translate a clause evaluates
   ``Visibility.allows`` over ``document_metadata()`` itself (what the embedded store does).
@@ -61,14 +61,18 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Protocol, Sequence,
-                    runtime_checkable)
+from pathlib import Path
+from typing import (TYPE_CHECKING, Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Protocol,
+                    Sequence, runtime_checkable)
 
 import numpy as np
 
-from ..retrieve.filters import Clause, document_passes, parse_filters
-from ..errors import StoreError, StoreVersionError
+from ..errors import ConfigError, StoreError, StoreVersionError
 from ..types import Chunk, Document, Hit
+from .filters import Clause, document_passes, parse_filters
+
+if TYPE_CHECKING:
+    from .generations import LoadedIndex
 
 QueryTerms = Sequence[tuple[str, float]]
 """One query's analyzed terms as ``(term, weight)`` pairs, each term once, in first-seen order; the weight is the
@@ -134,7 +138,7 @@ class Visibility:
     """Which documents a query may see: access ``roles``, parsed ``--where`` ``clauses`` (AND) and doc ids hidden
     outright (``exclude_docs``, used by answer evaluation). Applied by the store before ranking.
 
-    The access rule (one home: ``openbook.retrieve.filters.visible``): a document whose metadata has a
+    The access rule (one home: ``openbook.store.filters.visible``): a document whose metadata has a
     non-empty ``acl`` (a role string or a list of them) is visible only to a caller holding one of those roles,
     compared case-insensitively; a caller with no roles sees only documents without ``acl``.
     """
@@ -460,6 +464,59 @@ class Store(Protocol):
     def vocabulary(self) -> Mapping[str, int]:
         """Every indexed term -> a backend-defined integer id (callers use membership and ``len``)."""
         ...
+
+    # ------------------------------------------------------------------ optional capabilities
+    def local_index(self) -> LocalIndex | None:
+        """This store as a ``LocalIndex`` (its index is a local folder of generations), or None for a backend
+        without one. Features that keep files beside a generation ask for it (``require_local_index``)."""
+        ...
+
+
+@runtime_checkable
+class LocalIndex(Protocol):
+    """Optional store capability: the index lives in a local folder as numbered generations, each loaded once
+    (``openbook.store.generations.LoadedIndex``). RAPTOR's summary tree and the contextual-retrieval cache are
+    files in ``path`` that follow the generation; a backend offers it by returning itself (or a view) from
+    ``Store.local_index()``. The embedded store has it; PostgreSQL does not."""
+
+    path: Path
+    """The store folder (files kept beside the index generations go here)."""
+
+    @property
+    def generation(self) -> int:
+        """The committed generation (0: nothing indexed yet)."""
+        ...
+
+    def loaded(self) -> LoadedIndex | None:
+        """The committed generation's index; None before the first index write. Raises ``StoreError`` /
+        ``StoreVersionError`` for missing or incompatible files."""
+        ...
+
+    def require_index(self) -> LoadedIndex:
+        """``loaded()``, raising ``StoreError`` (with how to fill it) for an empty store."""
+        ...
+
+    def visible_rows(self, index: LoadedIndex, visibility: Visibility) -> np.ndarray | None:
+        """bool ``[rows of index]``: the rows ``visibility`` may see (``Visibility.allows``), None when all."""
+        ...
+
+    def has_contexts(self) -> bool:
+        """Whether some ingest stored contextual-retrieval contexts with the chunks (``[ingest] contextualize``)."""
+        ...
+
+
+def require_local_index(store: Store, feature: str) -> LocalIndex:
+    """``store.local_index()`` for ``feature`` (its name and config key, e.g. ``"RAPTOR summaries ([index]
+    raptor)"``).
+
+    Raises:
+        ConfigError: the backend has no local index folder, naming the feature and how to turn it off.
+    """
+    local = store.local_index()
+    if local is None:
+        raise ConfigError(f"{feature} needs the embedded store (a folder), and store {store.location} is a "
+                          f"{store.backend} store: turn it off in openbook.toml, or use a store folder")
+    return local
 
 
 @contextmanager

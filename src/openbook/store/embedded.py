@@ -34,7 +34,7 @@ import json
 import os
 import shutil
 import sqlite3
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from urllib.parse import quote
 from pathlib import Path
 from typing import Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Sequence
@@ -43,12 +43,11 @@ import filelock
 import numpy as np
 
 from ..errors import StoreError, StoreVersionError
-from ..retrieve.filters import access_allows, acl_roles
 from ..types import Chunk, Document, Hit
+from .filters import access_allows, acl_roles
 from .base import analyzer_mismatch_error, empty_store_error, write_transaction
 from .base import CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource, Visibility
 from .generations import CHUNK_IDS, INDEX_FORMAT, MANIFEST, GenerationWrite, LoadedIndex, write_generation
-from .generations import write_json_atomic  # noqa: F401 - re-exported (server.keys)
 
 FORMAT_VERSION = 1
 DB_NAME = "openbook.sqlite"
@@ -521,7 +520,14 @@ class EmbeddedStore:
         d = index.dense
         return EmbeddingInfo(model=d.model, dim=d.dim, normalized=d.normalized, ann=d.uses_ann)
 
-    def _visible_rows(self, index: LoadedIndex, visibility: Visibility) -> np.ndarray | None:
+    def local_index(self) -> EmbeddedStore:
+        """This store: its index is a folder of generations (``openbook.store.base.LocalIndex``)."""
+        return self
+
+    def visible_rows(self, index: LoadedIndex, visibility: Visibility) -> np.ndarray | None:
+        """bool ``[rows of index]``: the rows ``visibility`` may see, None when every row is visible; the
+        documents' fields are read once per generation for ``--where`` clauses."""
+
         def metadata() -> dict[str, dict[str, Any]]:
             gen = self._index_gen
             if self._metadata is None or self._metadata[0] != gen:
@@ -533,7 +539,7 @@ class EmbeddedStore:
     def bm25_top_k(self, queries: Sequence[QueryTerms], k: int, visibility: Visibility) -> list[list[Hit]]:
         index = self.require_index()
         bm25 = index.bm25_for(visibility.roles)
-        rows, scores = bm25.search_batch(queries, k, self._visible_rows(index, visibility))
+        rows, scores = bm25.search_batch(queries, k, self.visible_rows(index, visibility))
         return index.hits(rows, scores, "bm25")
 
     def vector_top_k(self, queries: np.ndarray, k: int, visibility: Visibility) -> list[list[Hit]]:
@@ -541,7 +547,7 @@ class EmbeddedStore:
         if index.dense is None:
             raise StoreError(f"store {self.path} holds no vectors: run `openbook ingest --reembed PATH --store "
                              f"{self.path}`")
-        rows, scores = index.dense.search_batch(queries, k, self._visible_rows(index, visibility))
+        rows, scores = index.dense.search_batch(queries, k, self.visible_rows(index, visibility))
         return index.hits(rows, scores, "dense")
 
     def vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
@@ -639,7 +645,7 @@ class EmbeddedStore:
         return {r[0]: (r[1], json.loads(r[2])) for r in self.conn.execute(sql)}
 
     def access_lists(self) -> dict[str, list[str]]:
-        """``acl`` of the documents that have one, by id, as ``openbook.retrieve.filters.acl_roles`` reads it."""
+        """``acl`` of the documents that have one, by id, as ``openbook.store.filters.acl_roles`` reads it."""
         rows = self.conn.execute("SELECT doc_id, json_extract(metadata, '$.acl') FROM documents "
                                  "WHERE json_extract(metadata, '$.acl') IS NOT NULL")
         out: dict[str, list[str]] = {}
@@ -798,3 +804,25 @@ def _connect_read_only(db: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, isolation_level=None)
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         return conn
+
+
+def copy_committed(src: str | Path, dest: Path) -> bool:
+    """Copy the embedded store at ``src`` (its database and current generation folder) into the folder ``dest``
+    under one read snapshot: a commit to ``src`` during the copy is not seen.
+
+    Returns:
+        True; False, writing nothing, when ``src`` has nothing indexed.
+
+    Raises:
+        StoreError, StoreVersionError: opening ``src``. OSError: writing ``dest``.
+    """
+    with closing(EmbeddedStore.open(src)) as source:
+        with source.snapshot():
+            generation = source.generation
+            if not generation:
+                return False
+            dest.mkdir(parents=True, exist_ok=True)
+            with closing(sqlite3.connect(dest / DB_NAME)) as target:
+                source.conn.backup(target)
+            shutil.copytree(source.generation_dir(generation), dest / source.generation_dir(generation).name)
+    return True

@@ -19,18 +19,18 @@ rows are reused, never recomputed; only new chunks are analyzed (by the caller) 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
+from ..files import write_json_atomic
 from ..index.dense import VectorIndex
 from ..index.sparse import BM25Index
-from ..retrieve.filters import access_allows
 from ..types import Chunk, Hit
 from .base import IndexSettings, VectorSource, Visibility
+from .filters import access_allows
 
 INDEX_FORMAT = 1
 MANIFEST = "manifest.json"
@@ -260,13 +260,3 @@ def dense_rows(old: LoadedIndex | None, kept_rows: np.ndarray, kept_ids: list[st
     vectors = np.vstack([kept_vecs, new_vecs]) if len(kept_vecs) else new_vecs
     return VectorIndex.build(vectors, model=embedder.name, normalized=embedder.normalized,
                              ann_threshold=settings.ann_threshold), embedded
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` through a temporary file and ``os.replace``."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=1)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)

@@ -63,8 +63,8 @@ except ImportError as exc:  # pragma: no cover - the optional extra is missing
                       f"({exc})", name=exc.name) from None
 
 from ..errors import StoreError, StoreVersionError
-from ..retrieve.filters import acl_roles
 from ..types import Chunk, Document, Hit
+from .filters import acl_roles
 from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource,
                    Visibility, analyzer_mismatch_error, empty_store_error, write_transaction)
 
@@ -1149,6 +1149,10 @@ class PostgresStore:
             gen = self._stats()[2]
             return self._cached("vocabulary", gen, lambda: dict(
                 self.conn.execute("SELECT term, term_id FROM terms").fetchall()))
+
+    def local_index(self) -> None:
+        """None: the index is in the database, not a local folder (no RAPTOR tree, no context cache)."""
+        return None
 
     # ------------------------------------------------------------------ bulk reads for `openbook store copy`
     def __repr__(self) -> str:

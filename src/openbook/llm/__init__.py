@@ -1,4 +1,7 @@
-"""Generation backends: a ``Generator`` Protocol and a registry that builds one from ``LLMConfig``.
+"""The LLM client: a ``Generator`` Protocol and a registry that builds one from ``LLMConfig``.
+
+The stages that can use a chat model (contextual retrieval and RAPTOR summaries at ingest, query transforms and
+multi-hop at retrieval, answering) import it from here; it imports only ``config``, ``errors`` and ``types``.
 
 Backends (one module each):
 
@@ -16,10 +19,9 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
-from ...config import LLMConfig
-from ...errors import ConfigError
-
-Message = Mapping[str, str]
+from ..config import LLMConfig
+from ..errors import ConfigError
+from ..types import Message
 
 
 @runtime_checkable

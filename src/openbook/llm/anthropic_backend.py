@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
-from ...config import LLMConfig
-from ...errors import GenerationError
-from . import Message
+from ..config import LLMConfig
+from ..errors import GenerationError
+from ..types import Message
 
 _LOCAL_KEY = "not-needed"
 

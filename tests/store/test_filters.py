@@ -1,7 +1,7 @@
 import pytest
 
 from openbook.errors import QueryError
-from openbook.retrieve.filters import document_passes, parse_where, visible
+from openbook.store.filters import document_passes, parse_where, visible
 
 META = {"updated": "2024-05-01", "author": "Ana", "tags": ["hr", "policy"], "version": "10", "acl": ["finance"]}
 

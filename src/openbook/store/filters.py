@@ -1,5 +1,8 @@
 """Metadata filters (``--where``) and access roles, evaluated per document before ranking.
 
+This module sits under the store so that every backend (which applies it before ranking) and the layers above
+(which parse ``--where``) share one definition; it imports nothing but ``openbook.errors``.
+
 Expression grammar, one clause per ``--where`` (clauses combine with AND)::
 
     FIELD OP VALUE          OP in  =  ==  !=  >  >=  <  <=
