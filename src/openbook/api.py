@@ -182,10 +182,12 @@ class Engine:
 
     def embed_pending(self, *, progress: bool = False, on_wait: Callable[[str], None] | None = None,
                       log: Callable[[str], None] | None = None,
-                      on_commit: Callable[[str, int], None] | None = None) -> "IngestReport":
+                      on_commit: Callable[[str, int], None] | None = None,
+                      batches: int | None = None) -> "IngestReport":
         """Embed the chunks a stopped ingest left without a vector; see
         ``openbook.ingest.pipeline.Ingester.embed_pending``."""
-        return self.ingester.embed_pending(progress=progress, on_wait=on_wait, log=log, on_commit=on_commit)
+        return self.ingester.embed_pending(progress=progress, on_wait=on_wait, log=log, on_commit=on_commit,
+                                           batches=batches)
 
     def delete(self, doc_ids: Sequence[str], *, on_wait: Callable[[str], None] | None = None) -> list[str]:
         """Delete documents by id or by their file's path; see ``openbook.ingest.pipeline.Ingester.delete``."""

@@ -541,12 +541,15 @@ class Ingester:
 
     def embed_pending(self, *, progress: bool = False, on_wait: Callable[[str], None] | None = None,
                       log: Callable[[str], None] | None = None,
-                      on_commit: Callable[[str, int], None] | None = None) -> IngestReport:
+                      on_commit: Callable[[str, int], None] | None = None,
+                      batches: int | None = None) -> IngestReport:
         """Embed the chunks the store holds without a vector (left by a stopped ingest), batch by batch, each
         batch one commit; what ``ingest`` does after its files when it finds such chunks.
 
         Args:
             progress, on_wait, log, on_commit: as in ``ingest`` (only the ``embed`` phase runs).
+            batches: stop after this many committed batches (None: when none is left); the server's
+                background worker embeds one batch per turn of its writer thread.
 
         Returns:
             An ``IngestReport`` with ``chunks_embedded``, ``chunks_pending`` (0 when done), the totals and timings.
@@ -563,7 +566,7 @@ class Ingester:
             with self.store.write_lock(on_wait):
                 start = time.perf_counter()
                 try:
-                    self._embed_pending_locked(report, progress)
+                    self._embed_pending_locked(report, progress, batches)
                 except KeyboardInterrupt:
                     report.interrupted = True
                     report.documents_total, report.chunks_total = self.store.count()
@@ -577,8 +580,9 @@ class Ingester:
         report.seconds = time.perf_counter() - start
         return report
 
-    def _embed_pending_locked(self, report: IngestReport, progress: bool) -> None:
-        """Phase ``embed``, under the writer lock: every pending chunk's vector, committed batch by batch."""
+    def _embed_pending_locked(self, report: IngestReport, progress: bool, batches: int | None = None) -> None:
+        """Phase ``embed``, under the writer lock: every pending chunk's vector, committed batch by batch (at most
+        ``batches`` batches)."""
         ids = self.store.pending_vectors()
         if not ids:
             return
@@ -602,9 +606,9 @@ class Ingester:
                                  f"{_duration(left + time.perf_counter() - phase.start)} in all at "
                                  f"{_rate(phase.rate() or 0)} chunks/s")
 
-        done = 0
+        done = committed = 0
         try:
-            while done < len(ids):
+            while done < len(ids) and (batches is None or committed < batches):
                 part = ids[done:done + self._vector_batch()]
                 found = self.store.get_chunks(part)
                 missing = [c for c in part if c not in found]
@@ -617,6 +621,7 @@ class Ingester:
                     self.store.write_vectors(part, vectors)
                 report.stage_seconds["index"] += time.perf_counter() - t0
                 done += len(part)
+                committed += 1
                 report.chunks_embedded += len(part)
                 if self._on_commit is not None:
                     self._on_commit("embed", done)
