@@ -79,11 +79,8 @@ class LoadedIndex:
         self.pending: np.ndarray | None = None  # bool [rows]: no vector yet; None when every row has one
         if self.dense is not None and (folder / PENDING).is_file():
             self.pending = np.load(folder / PENDING)
-
-    @property
-    def pending_count(self) -> int:
+        self.pending_count = int(self.pending.sum()) if self.pending is not None else 0
         """Rows without their vector yet (0 when every row has one, or the index holds no vectors)."""
-        return int(self.pending.sum()) if self.pending is not None else 0
 
     def dense_mask(self, mask: np.ndarray | None) -> np.ndarray | None:
         """``mask`` (visible rows, or None for all) without the pending rows: the rows the dense leg may return."""

@@ -727,7 +727,8 @@ class PostgresStore:
             emb = {"model": model.name, "dim": dim, "normalized": bool(model.normalized), "ann": ann,
                    "pending": pending}
         elif model is not None and pending:  # deferred: no vector computed yet, the model is recorded
-            emb = {"model": model.name, "dim": int(model.dim), "normalized": bool(model.normalized), "ann": ann,
+            dim = int(getattr(model, "dim", 0) or (old_emb or {}).get("dim", 0))
+            emb = {"model": model.name, "dim": dim, "normalized": bool(model.normalized), "ann": ann,
                    "pending": pending}
         elif has_vectors and old_emb:
             emb = {**old_emb, "ann": ann}
