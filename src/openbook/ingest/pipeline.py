@@ -67,7 +67,8 @@ PROGRESS_EVERY_S = 10.0
 """Seconds between plain progress lines (``ingest(log=...)``, used when stderr is not a terminal)."""
 
 ESTIMATE_MIN_CHUNKS = 500
-"""Embedding at least this many chunks first says how long it will take (measured on the first batch)."""
+"""An ``embed`` phase of at least this many chunks says through ``log`` how long all of it will take, once its rate
+is measured (after the first batch of the model, which also loads it)."""
 
 STAGES = ("read", "chunk", "embed", "index")
 
