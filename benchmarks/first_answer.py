@@ -11,7 +11,7 @@ Usage (from the repository root)::
         # ingest (Ctrl-C) once the first answer came: the store keeps what was committed
     PYTHONPATH=src python benchmarks/first_answer.py ../shared/datasets/scifact/corpus.jsonl --wait     # to the end
 
-Target (issue 27): the first hybrid-or-BM25 answer <= 20 s after the ingest starts, on SciFact with 2 cores.
+Target: the first hybrid-or-BM25 answer <= 20 s after the ingest starts, on SciFact with 2 cores.
 """
 
 from __future__ import annotations
