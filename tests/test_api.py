@@ -474,6 +474,7 @@ def test_progress_lines_and_an_embedding_estimate(tmp_path, docs, monkeypatch):
 
     monkeypatch.setattr(api, "PROGRESS_EVERY_S", 0.0)
     monkeypatch.setattr(api, "ESTIMATE_MIN_CHUNKS", 1)
+    monkeypatch.setattr(api, "ESTIMATE_AFTER_S", 0.0)
     lines: list[str] = []
     with open_engine(tmp_path, **{"embedding.enabled": True, "embedding.batch_size": 1}) as e:
         report = e.ingest([docs], log=lines.append)  # a batch per chunk: the rate is measured after the first

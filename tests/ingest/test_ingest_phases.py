@@ -169,6 +169,21 @@ def test_progress_lines_count_the_real_chunks_of_the_whole_phase(full):
     assert left[-1] == 0 and max(left) > 0  # the time left of all of it, down to nothing
 
 
+def test_the_time_left_weighs_the_texts_still_to_embed():
+    now = [0.0]
+    phase = pipeline._Phase("embed", 10, "chunk", bar=False, log=None, warm=True, clock=lambda: now[0])
+    phase.expect(4, 400.0)  # the first batch: 4 texts of 400 characters in all
+    phase.advance(1, 100.0)  # the warm-up step (it loads the model): not timed
+    assert phase.rate() is None and phase.left() is None
+    now[0] = 10.0
+    phase.advance(1, 50.0)  # a short text: 50 characters in 10 s
+    assert phase.rate() == pytest.approx(0.1)  # chunks/s, as shown
+    # left: the batch's other 250 characters and 6 more chunks at its mean of 100, at 5 characters/s (a rate in
+    # chunks alone would say 80 s)
+    assert phase.left() == pytest.approx((250 + 6 * 100) / 5)
+    assert phase.line() == "embed: 2/10 chunks, 0.100 chunks/s, about 3 min left"
+
+
 def test_rates_never_round_a_real_rate_to_zero():
     report = IngestReport(added=["a"], chunks_added=3, chunks_embedded=3, seconds=400.0,
                           stage_seconds={"read": 0.5, "chunk": 0.1, "embed": 390.0, "index": 1.0})

@@ -68,7 +68,11 @@ PROGRESS_EVERY_S = 10.0
 
 ESTIMATE_MIN_CHUNKS = 500
 """An ``embed`` phase of at least this many chunks says through ``log`` how long all of it will take, once its rate
-is measured (after the first batch of the model, which also loads it)."""
+has been measured for ``ESTIMATE_AFTER_S`` (after the model's first batch, which also loads it)."""
+
+ESTIMATE_AFTER_S = 20.0
+"""Seconds of measured embedding before the estimate of the whole phase is said: one batch of 32 texts is too
+small a sample of a machine's speed."""
 
 STAGES = ("read", "chunk", "embed", "index")
 
@@ -235,17 +239,22 @@ class _Phase:
     through ``log`` at most every ``every`` seconds, with the measured rate and the time left for the whole phase.
 
     With ``warm``, the rate is measured from the end of the first ``advance`` on (that step also loads the model),
-    so the time left is not inflated by a one-off start.
+    so the time left is not inflated by a one-off start. Each step may carry a weight (the characters of the texts
+    embedded): the time left is then the weight still to do (known exactly for the units ``expect`` announced,
+    their mean for the rest) over the measured weight per second, so a step of long texts taken first does not
+    skew it.
     """
 
     def __init__(self, name: str, total: int, unit: str, *, bar: bool, log: Callable[[str], None] | None,
                  every: float = PROGRESS_EVERY_S, warm: bool = False, desc: str = "",
-                 detail: Callable[[], str] | None = None) -> None:
-        self.name, self.total, self.unit, self.warm = name, total, unit, warm
-        self.log, self.every, self.detail = log, every, detail
-        self.done = 0
-        self.start = self.last = time.perf_counter()
-        self._base: tuple[float, int] | None = None if warm else (self.start, 0)  # (time, done) rates count from
+                 detail: Callable[[], str] | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.name, self.total, self.unit = name, total, unit
+        self.log, self.every, self.detail, self.clock = log, every, detail, clock
+        self.done, self.weight_done = 0, 0.0
+        self.known, self.known_weight = 0, 0.0  # units announced by ``expect``, and their weight
+        self.start = self.last = clock()
+        # (time, units done, weight done) that rates count from
+        self._base: tuple[float, int, float] | None = None if warm else (self.start, 0, 0.0)
         self._bar: Any = None
         if bar:
             from tqdm import tqdm
@@ -253,18 +262,31 @@ class _Phase:
             self._bar = tqdm(total=total, desc=desc or name, unit=unit, file=sys.stderr, leave=False,
                              dynamic_ncols=True)
 
+    def expect(self, units: int, weight: float) -> None:
+        """Announce the weight of the next ``units`` units (a batch of texts about to be embedded)."""
+        self.known += units
+        self.known_weight += weight
+
+    def measured(self) -> float:
+        """Seconds of measured work so far (after the warm-up step)."""
+        return self.clock() - self._base[0] if self._base is not None else 0.0
+
     def rate(self) -> float | None:
         """Units per second measured so far (None until measurable)."""
-        if self._base is None:
-            return None
-        elapsed = time.perf_counter() - self._base[0]
-        counted = self.done - self._base[1]
+        elapsed = self.measured()
+        counted = self.done - self._base[1] if self._base is not None else 0
         return counted / elapsed if elapsed > 0 and counted > 0 else None
 
     def left(self) -> float | None:
         """Seconds left for the whole phase at the measured rate (None until measurable)."""
-        rate = self.rate()
-        return (self.total - self.done) / rate if rate else None
+        if self._base is None:
+            return None
+        elapsed, weighed = self.measured(), self.weight_done - self._base[2]
+        if elapsed <= 0 or weighed <= 0:
+            return None
+        mean = self.known_weight / self.known if self.known else 1.0
+        todo = max(self.known_weight - self.weight_done, 0.0) + max(self.total - max(self.known, self.done), 0) * mean
+        return todo / (weighed / elapsed)
 
     def line(self) -> str:
         """Where the phase stands in words: ``embed: 1200/1984 chunks, 1.10 chunks/s, about 12 min left``."""
@@ -278,11 +300,13 @@ class _Phase:
             parts.append(f"about {_duration(left)} left")
         return ", ".join(p for p in parts if p)
 
-    def advance(self, n: int = 1) -> None:
+    def advance(self, n: int = 1, weight: float | None = None) -> None:
+        """``n`` more units done (of ``weight``, default ``n``)."""
         self.done += n
-        now = time.perf_counter()
+        self.weight_done += n if weight is None else weight
+        now = self.clock()
         if self._base is None:
-            self._base = (now, self.done)
+            self._base = (now, self.done, self.weight_done)
         if self._bar is not None:
             self._bar.update(n)
             if self.detail is not None:
@@ -597,14 +621,15 @@ class Ingester:
                        every=self._ticker.every, desc=f"embed ({embedder.name})")
         estimated = False
 
-        def advance(n: int) -> None:
+        def advance(n: int, weight: float) -> None:
             nonlocal estimated
-            phase.advance(n)
+            phase.advance(n, weight)
             left = phase.left()
-            if not estimated and left is not None and phase.total >= ESTIMATE_MIN_CHUNKS:
+            if not estimated and left is not None and phase.total >= ESTIMATE_MIN_CHUNKS and \
+                    (phase.measured() >= ESTIMATE_AFTER_S or phase.done == phase.total):
                 estimated = True
                 self._ticker.say(f"embedding {phase.total} chunks with {embedder.name}: about "
-                                 f"{_duration(left + time.perf_counter() - phase.start)} in all at "
+                                 f"{_duration(left + phase.clock() - phase.start)} in all at "
                                  f"{_rate(phase.rate() or 0)} chunks/s")
 
         done = committed = 0
@@ -616,7 +641,9 @@ class Ingester:
                 if missing:
                     raise StoreError(f"chunk {missing[0]!r} is indexed in store {self.store.location} but not "
                                      f"stored; the store is damaged: re-ingest the documents into a new store")
-                vectors = self._embed([found[c].indexed_text() for c in part], advance)
+                texts = [found[c].indexed_text() for c in part]
+                phase.expect(len(texts), float(sum(map(len, texts))))
+                vectors = self._embed(texts, advance)
                 t0 = time.perf_counter()
                 with self.store.transaction():
                     self.store.write_vectors(part, vectors)
@@ -896,9 +923,10 @@ class Ingester:
                 self.store.write_index(removed, [], [], embedder=vectors)
         return present
 
-    def _embed(self, texts: list[str], advance: Callable[[int], None] | None = None) -> np.ndarray:
+    def _embed(self, texts: list[str], advance: Callable[[int, float], None] | None = None) -> np.ndarray:
         """Passage vectors for ``texts``: float32 ``[len(texts), dim]`` in input order, computed in batches of
-        ``config.embedding.batch_size``; ``advance(n)`` hears each batch's size as it is done.
+        ``config.embedding.batch_size``; ``advance(n, chars)`` hears each batch's size and characters as it is
+        done.
 
         Records the rate (chunks/s, measured after the first batch, which loads the model) for batch sizes.
         """
@@ -917,7 +945,7 @@ class Ingester:
             parts.append(embedder.embed(by_length[i : i + size], kind="passage", batch_size=size))
             done += len(parts[-1])
             if advance is not None:
-                advance(len(parts[-1]))
+                advance(len(parts[-1]), float(sum(len(t) for t in by_length[i : i + size])))
             if n == 0:
                 warm, first = time.perf_counter(), done
                 continue
