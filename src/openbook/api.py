@@ -174,10 +174,20 @@ class Engine:
     def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False,
                embed: bool | None = None, reembed: bool = False,
                on_wait: Callable[[str], None] | None = None,
-               log: Callable[[str], None] | None = None) -> "IngestReport":
+               log: Callable[[str], None] | None = None,
+               on_commit: Callable[[str, int], None] | None = None) -> "IngestReport":
         """Ingest files and folders; see ``openbook.ingest.pipeline.Ingester.ingest``."""
         return self.ingester.ingest(paths, sync=sync, progress=progress, embed=embed, reembed=reembed,
-                                    on_wait=on_wait, log=log)
+                                    on_wait=on_wait, log=log, on_commit=on_commit)
+
+    def embed_pending(self, *, progress: bool = False, on_wait: Callable[[str], None] | None = None,
+                      log: Callable[[str], None] | None = None,
+                      on_commit: Callable[[str, int], None] | None = None,
+                      batches: int | None = None) -> "IngestReport":
+        """Embed the chunks a stopped ingest left without a vector; see
+        ``openbook.ingest.pipeline.Ingester.embed_pending``."""
+        return self.ingester.embed_pending(progress=progress, on_wait=on_wait, log=log, on_commit=on_commit,
+                                           batches=batches)
 
     def delete(self, doc_ids: Sequence[str], *, on_wait: Callable[[str], None] | None = None) -> list[str]:
         """Delete documents by id or by their file's path; see ``openbook.ingest.pipeline.Ingester.delete``."""
@@ -330,4 +340,8 @@ class Engine:
         if roles is not None and info.get("manifest") is not None:
             visible = {"rows": chunks, "documents": docs}  # the manifest's counts include hidden documents
             info["manifest"] = {k: visible.get(k, v) for k, v in info["manifest"].items()}
+            if (info["manifest"].get("embedding") or {}).get("pending") and self.store.count() != (docs, chunks):
+                # the store's count of chunks waiting for a vector includes hidden ones: not shown
+                info["manifest"]["embedding"] = {k: v for k, v in info["manifest"]["embedding"].items()
+                                                 if k != "pending"}
         return {"store": info["location"], "documents": docs, "chunks": chunks, **info}

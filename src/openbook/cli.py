@@ -204,11 +204,50 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         _print_ingest_report(report, None if removed else cfg.store,
                              raptor_kept=bool(_config(ctx, store).index.raptor))
     if interrupted:
-        click.echo(f"interrupted: the {len(report.added) + len(report.updated)} documents committed before it are "
-                   f"kept; run the same command again to resume", err=True)
+        waiting = (f"; {report.chunks_pending} chunks wait for their vectors (searches find them by BM25 "
+                   f"meanwhile)" if report.chunks_pending else "")
+        vectors = f" and {report.chunks_embedded} vectors" if report.chunks_embedded else ""
+        click.echo(f"interrupted: the {len(report.added) + len(report.updated)} documents{vectors} committed "
+                   f"before it are kept{waiting}; run the same command "
+                   f"again to resume (`openbook embed` resumes the vectors alone)", err=True)
         ctx.exit(EXIT_INTERRUPTED)
+    if report.chunks_pending and not as_json:
+        click.echo(f"note: {report.chunks_pending} chunks wait for their vectors: `openbook embed --store "
+                   f"{cfg.store}` computes them", err=True)
     if removed or not report.ok:  # nothing stored and no store left: every file failed, was empty or skipped
         ctx.exit(EXIT_ERROR)
+
+
+@cli.command()
+@store_option
+@json_option
+@click.pass_context
+def embed(ctx: click.Context, store: str | None, as_json: bool) -> None:
+    """Compute the vectors of the chunks a stopped ingest left without one (searches find them by BM25 meanwhile);
+    each batch joins the dense leg when it is committed. Ctrl-C keeps what was committed."""
+    from .api import IngestInterrupted
+
+    cfg = _config(ctx, store)
+    interrupted = False
+    with _engine(cfg) as engine:
+        try:
+            report = engine.embed_pending(progress=not as_json and sys.stderr.isatty(),
+                                          on_wait=lambda line: click.echo(line, err=True),
+                                          log=lambda line: click.echo(line, err=True))
+        except IngestInterrupted as exc:
+            report, interrupted = exc.report, True
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        rates = report.rates()
+        click.echo(f"{report.chunks_embedded} chunks embedded" + (f" in {report.seconds:.1f} s ({rates})" if rates
+                                                                   else "")
+                   + f", {report.chunks_pending} pending; store {cfg.store}: {report.documents_total} documents, "
+                     f"{report.chunks_total} chunks")
+    if interrupted:
+        click.echo(f"interrupted: the {report.chunks_embedded} vectors committed before it are kept; run "
+                   f"`openbook embed` again to resume", err=True)
+        ctx.exit(EXIT_INTERRUPTED)
 
 
 MAX_LISTED = 50
@@ -318,8 +357,10 @@ def stats(ctx: click.Context, roles: tuple[str, ...], public: bool, everything: 
             more = (info["all_documents"], info["all_chunks"]) != (info["documents"], info["chunks"])
             seen = " (public" + (f"; {info['all_documents']} documents, {info['all_chunks']} chunks in all: "
                                  f"--role ROLE or --all counts those under an access list" if more else "") + ")"
+        pending = ((info.get("manifest") or {}).get("embedding") or {}).get("pending")
+        waiting = f"; {pending} chunks wait for their vectors (`openbook embed`)" if pending else ""
         click.echo(f"store {info['store']}: {info['documents']} documents, {info['chunks']} chunks{seen}, "
-                   f"{where}{info['backend']} store, schema version {info['schema_version']}{state}")
+                   f"{where}{info['backend']} store, schema version {info['schema_version']}{state}{waiting}")
 
 
 # ---------------------------------------------------------------------- search

@@ -96,4 +96,5 @@ def test_search_and_ask_json_report_what_was_applied(store):
     out = runner.invoke(cli, ["ask", QUESTION, "--store", str(store), "--json", "--hops", "1"])
     assert out.exit_code == 0, out.output
     applied = json.loads(out.output)["applied"]
-    assert applied == {"transforms": [], "hops": 1, "expansions": [], "contextualized": False, "raptor": None}
+    assert applied == {"transforms": [], "hops": 1, "expansions": [], "contextualized": False, "raptor": None,
+                       "dense_coverage": None}  # a BM25-only store

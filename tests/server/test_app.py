@@ -64,7 +64,8 @@ def test_search_has_the_cli_json_shape(served):
     assert set(top) >= {"chunk_id", "doc_id", "score", "legs", "title", "section", "updated", "snippet",
                         "suspect_instructions"}
     assert out["applied"] == {"transforms": [], "hops": 2, "expansions": [], "contextualized": False,
-                              "raptor": None, "follow_up_queries": ["annual leave Leave Policy"],
+                              "raptor": None, "dense_coverage": None,
+                              "follow_up_queries": ["annual leave Leave Policy"],
                               "reordered": False, "identifier_query": None, "identifier_link": None,
                               "llm_query": None, "llm_note": ""}  # two hops by default
 

@@ -560,3 +560,118 @@ def test_local_index_capability_agrees_with_the_store(filled, corpus):
         mask = local.visible_rows(index, visibility)
         seen = {index.doc_id(r) for r in range(rows) if mask is None or mask[r]}
         assert seen == allowed
+
+
+# ---------------------------------------------------------------------- deferred vectors
+def write_deferred(store: Store, items, removed=(), reuse=(), reembed=False) -> int:
+    """As ``write``, with the vectors deferred: the chunks are indexed pending, as ingest's first phase does."""
+    with store.write_lock(), store.transaction():
+        for doc, chunks, _ in items:
+            store.put_document(doc, "/corpus", chunks, doc.content_hash)
+        return store.write_index(set(removed), [c for _, cs, _ in items for c in cs],
+                                 [t for _, _, ts in items for t in ts], reuse=reuse, embedder=HashingVectors(),
+                                 reembed=reembed, defer=True)
+
+
+def test_deferred_vectors_are_pending_until_written(store, corpus, queries, location, tmp_path, request):
+    """A deferred write indexes the chunks for BM25 at once and records the model; the dense leg returns only
+    chunks whose vector has been committed by ``write_vectors``; once every vector is in, the store equals one
+    written with its vectors at once (the same rows and vectors, the same dense ranking)."""
+    items = corpus[:20]
+    assert write_deferred(store, items) == 0
+    ids = [c.chunk_id for _, cs, _ in items for c in cs]
+    info = store.embedding()
+    assert info is not None and (info.model, info.dim, info.pending) == ("hashing-48", 48, len(ids))
+    assert store.pending_vectors() == ids and store.pending_vectors(limit=3) == ids[:3]
+    everyone = Visibility.of(roles=["staff", "legal"])
+    assert store.bm25_top_k(queries[:1], 5, everyone)[0]  # BM25 finds pending chunks
+    probe = HashingVectors().embed_passages([c.indexed_text() for _, cs, _ in items[:3] for c in cs])
+    assert store.vector_top_k(probe, 5, everyone) == [[] for _ in probe]
+    with pytest.raises(StoreError, match="no vector yet"):
+        store.vectors(ids[:1])
+
+    chunks = {c.chunk_id: c for _, cs, _ in items for c in cs}
+    first = ids[: len(ids) // 3]
+    with store.write_lock(), store.transaction():
+        store.write_vectors(first, HashingVectors().embed_passages([chunks[c].indexed_text() for c in first]))
+    assert store.embedding().pending == len(ids) - len(first)
+    assert store.pending_vectors() == ids[len(first):]
+    for hits in store.vector_top_k(probe, 500, everyone):
+        assert hits and {h.chunk_id for h in hits} <= set(first)  # never a pending chunk
+
+    # a stopped writer's vectors are not seen: the transaction rolls back, the chunks stay pending
+    rest = ids[len(first):]
+    with pytest.raises(RuntimeError), store.write_lock(), store.transaction():
+        store.write_vectors(rest, HashingVectors().embed_passages([chunks[c].indexed_text() for c in rest]))
+        raise RuntimeError("stopped")
+    assert store.pending_vectors() == rest
+
+    # a later deferred write keeps the pending rows pending and adds its own
+    more = corpus[20:23]
+    write_deferred(store, more)
+    more_ids = [c.chunk_id for _, cs, _ in more for c in cs]
+    assert store.pending_vectors() == rest + more_ids
+    chunks.update({c.chunk_id: c for _, cs, _ in more for c in cs})
+    todo = store.pending_vectors()
+    with store.write_lock(), store.transaction():
+        store.write_vectors(todo, HashingVectors().embed_passages([chunks[c].indexed_text() for c in todo]))
+    assert store.embedding().pending == 0 and store.pending_vectors() == []
+
+    eager = _open(_other_location(location, tmp_path, request))
+    try:
+        write(eager, items + more, embedder=HashingVectors())
+        assert store.indexed_chunk_ids() == eager.indexed_chunk_ids()
+        np.testing.assert_allclose(store.vectors(ids + more_ids), eager.vectors(ids + more_ids), atol=1e-6)
+        assert [[h.chunk_id for h in hs] for hs in store.vector_top_k(probe, 10, everyone)] == \
+            [[h.chunk_id for h in hs] for hs in eager.vector_top_k(probe, 10, everyone)]
+    finally:
+        eager.close()
+
+
+def _other_location(location: str, tmp_path: Path, request) -> str:
+    """A second fresh store of the same backend: a folder beside, or another database on the same server."""
+    if "://" not in location:
+        return str(tmp_path / "eager")
+    return request.getfixturevalue("postgres_server").create_database(location.rsplit("/", 1)[1] + "_eager")
+
+
+def test_deferred_reembed_makes_every_row_pending_and_write_vectors_checks_its_input(store, corpus):
+    write(store, corpus[:5], embedder=HashingVectors())
+    ids = store.indexed_chunk_ids()
+    assert write_deferred(store, [], reembed=True) == 0
+    assert store.pending_vectors() == ids and store.embedding().pending == len(ids)
+    with store.write_lock(), store.transaction():
+        with pytest.raises(StoreError, match="not indexed"):
+            store.write_vectors(["nope"], np.ones((1, 48), np.float32))
+        with pytest.raises(StoreError, match="dimension 48"):
+            store.write_vectors(ids[:1], np.ones((1, 12), np.float32))
+
+
+def test_a_bm25_only_index_has_nothing_pending(store, corpus):
+    write(store, corpus[:5], embedder=None)
+    assert store.pending_vectors() == []
+    with store.write_lock(), store.transaction():
+        with pytest.raises(StoreError, match="BM25-only"):
+            store.write_vectors(store.indexed_chunk_ids()[:1], np.ones((1, 48), np.float32))
+
+
+def test_a_copy_of_a_store_with_pending_vectors_keeps_them_pending(store, corpus, location, tmp_path, request):
+    from openbook.store.copy import copy_store
+
+    items = corpus[:12]
+    write_deferred(store, items)
+    ids = store.pending_vectors()
+    chunks = {c.chunk_id: c for _, cs, _ in items for c in cs}
+    some = ids[::2]
+    with store.write_lock(), store.transaction():
+        store.write_vectors(some, HashingVectors().embed_passages([chunks[c].indexed_text() for c in some]))
+    dst = _open(_other_location(location, tmp_path, request))
+    try:
+        report = copy_store(store, dst)
+        assert report.vectors == len(some) and report.chunks == len(ids)
+        assert sorted(dst.indexed_chunk_ids()) == sorted(store.indexed_chunk_ids())  # (copied by doc id)
+        assert sorted(dst.pending_vectors()) == sorted(store.pending_vectors()) == sorted(set(ids) - set(some))
+        assert dst.embedding().pending == len(ids) - len(some)
+        np.testing.assert_allclose(dst.vectors(some), store.vectors(some), atol=1e-6)
+    finally:
+        dst.close()

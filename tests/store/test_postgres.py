@@ -371,3 +371,40 @@ def test_copies_with_vectors_both_ways_and_two_hops_search_on_postgresql(tmp_pat
         with Engine.open(store) as engine:
             assert [h.chunk_id for h in engine.search("rivers diverted", 2, mode="dense")] == want
             assert engine.search_batch(["Aral Sea rivers"], 2, mode="bm25", hops=2)[0]
+
+
+def test_an_interrupted_embedding_on_postgresql_resumes_to_the_vectors_of_a_full_ingest(tmp_path, postgres_url,
+                                                                                        monkeypatch):
+    """The two ingest phases on PostgreSQL with the real default embedder: BM25 first, vectors batch by batch; a
+    stop after the first batch of vectors keeps it, the same command resumes, and the result equals a full ingest
+    into an embedded store (chunk ids in row order, vectors within 1e-6)."""
+    from openbook.api import Engine, IngestInterrupted
+    from openbook.config import Config
+    from openbook.ingest import pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH_FIRST_EMBED_CHUNKS", 4)  # several commits of vectors for a small folder
+    handbook = Path(__file__).resolve().parents[1] / "data" / "handbook"
+    config = Config().with_overrides({"chunking.target_words": 30, "chunking.overlap_words": 5,
+                                      "chunking.max_words": 50})
+
+    def stop(phase: str, done: int) -> None:
+        if phase == "embed":
+            raise KeyboardInterrupt
+
+    with Engine.open(postgres_url, config, create=True) as engine:
+        with pytest.raises(IngestInterrupted) as stopped:
+            engine.ingest([handbook], on_commit=stop)
+        total = stopped.value.report.chunks_total
+        assert stopped.value.report.chunks_embedded == 4 and stopped.value.report.chunks_pending == total - 4
+        assert engine.store.embedding().pending == total - 4 and len(engine.store.pending_vectors()) == total - 4
+        hits, applied = engine.search_explained("remote work equipment", 5)
+        assert hits and applied["dense_coverage"] == pytest.approx(4 / total)
+        assert len(engine.search("remote work equipment", 50, mode="dense")) == 4
+        again = engine.ingest([handbook])
+        assert again.chunks_embedded == total - 4 and again.chunks_pending == 0
+        ids = engine.store.indexed_chunk_ids()
+        resumed = engine.store.vectors(ids)
+    with Engine.open(tmp_path / "full", config, create=True) as engine:
+        engine.ingest([handbook])
+        assert engine.store.indexed_chunk_ids() == ids
+        np.testing.assert_allclose(resumed, engine.store.vectors(ids), atol=1e-6)

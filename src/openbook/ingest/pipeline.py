@@ -4,6 +4,18 @@
 (``load_file``), chunks (``openbook.chunking``), analyzes (``openbook.index.analyzer``) and writes documents and
 index rows through the ``openbook.store.base.Store`` protocol, one transaction per batch: an interrupted ingest
 keeps every committed batch, and readers never see half a batch. ``Engine.ingest`` and ``Engine.delete`` call it.
+
+Two phases, so that a store answers searches within seconds of the start of a long ingest:
+
+1. ``index``: every file is read, chunked and analyzed, and each batch is committed with its BM25 index; with
+   embeddings on, the new chunks are written *pending* (``Store.write_index(..., defer=True)``): BM25 finds them
+   at once, the dense leg does not yet.
+2. ``embed``: the pending chunks (their number now known exactly) are embedded and committed batch by batch
+   (``Store.write_vectors``); each commit adds its vectors to the dense leg. A stopped ingest leaves a searchable
+   store whose pending chunks the next ``ingest`` (or ``Ingester.embed_pending``, ``openbook embed``) embeds.
+
+Each phase shows one progress bar for all of its work (tqdm on a terminal), or a plain line every
+``PROGRESS_EVERY_S`` seconds, with the measured rate and the time left for the whole phase.
 """
 
 from __future__ import annotations
@@ -22,7 +34,7 @@ import numpy as np
 
 from ..chunking import chunk_document, chunker_revision
 from ..config import Config
-from ..errors import IngestError, UnsupportedFormatError
+from ..errors import IngestError, StoreError, UnsupportedFormatError
 from ..index.analyzer import Analyzer
 from ..store.base import Store, require_local_index
 from ..types import Chunk, Document, content_hash
@@ -37,22 +49,35 @@ batch stays a bounded share of the work (batches double, so all rewrites togethe
 builds)."""
 
 BATCH_EMBED_SECONDS = 120.0
-"""While embedding, a batch holds about this many seconds of embedding at the rate measured so far, so Ctrl-C
-loses at most a few minutes of work whatever the machine's speed."""
+"""While embedding, a batch of vectors holds about this many seconds of embedding at the rate measured so far, so
+Ctrl-C loses at most a few minutes of work whatever the machine's speed."""
 
 BATCH_FIRST_EMBED_CHUNKS = 64
-"""The first embedding batch (the rate is not known yet), and the smallest."""
+"""The first batch of vectors (the rate is not known yet), and the smallest: the dense leg starts early."""
 
 BATCH_MAX_EMBED_CHUNKS = 4000
-"""The largest embedding batch."""
+"""The largest batch of vectors, unless ``BATCH_REWRITE_SHARE`` asks for more."""
+
+BATCH_REWRITE_SHARE = 8
+"""A commit of vectors may rewrite the store's whole vector file (the embedded store writes a new generation):
+a batch holds at least 1/this of the store's rows, so all rewrites of one embedding pass together cost about
+this many writes of the vectors, whatever the store's size."""
 
 PROGRESS_EVERY_S = 10.0
 """Seconds between plain progress lines (``ingest(log=...)``, used when stderr is not a terminal)."""
 
 ESTIMATE_MIN_CHUNKS = 500
-"""Embedding at least this many chunks first says how long it will take (measured on the first batch)."""
+"""An ``embed`` phase of at least this many chunks says through ``log`` how long all of it will take, once its rate
+has been measured for ``ESTIMATE_AFTER_S`` (after the model's first batch, which also loads it)."""
+
+ESTIMATE_AFTER_S = 20.0
+"""Seconds of measured embedding before the estimate of the whole phase is said: one batch of 32 texts is too
+small a sample of a machine's speed."""
 
 STAGES = ("read", "chunk", "embed", "index")
+
+PHASES = ("index", "embed")
+"""The phases of an ingest, in order (``on_commit`` hears their names)."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +115,10 @@ class IngestReport:
         problems: ``failed`` and ``empty`` in one shape (``FileProblem``), in the order they happened.
         warnings: ``(path, message)`` from the loaders (``Document.warnings``).
         notes: one-line remarks on the batch (an empty folder, a symbolic link to a folder not followed).
-        chunks_added, chunks_removed: index rows written and dropped; chunks_embedded: vectors computed
-            (a changed document's unchanged chunks keep their stored vectors).
+        chunks_added, chunks_removed: index rows written and dropped; chunks_embedded: vectors computed and
+            committed (a changed document's unchanged chunks keep their stored vectors).
+        chunks_pending: indexed chunks still waiting for their vector afterwards (0 unless interrupted, or
+            embeddings are off for a store that has some pending).
         chunks_total, documents_total: what the store holds afterwards.
         seconds: wall time of the ingest (after any wait for another writer); stage_seconds: ``read`` (load and clean), ``chunk`` (chunk, analyze,
             store), ``embed``, ``index`` (write the index generations).
@@ -113,6 +140,7 @@ class IngestReport:
     chunks_added: int = 0
     chunks_removed: int = 0
     chunks_embedded: int = 0
+    chunks_pending: int = 0
     chunks_total: int = 0
     documents_total: int = 0
     seconds: float = 0.0
@@ -152,18 +180,27 @@ class IngestReport:
         return f"skipped {n} file{'s' if n != 1 else ''}: " + "; ".join(parts)
 
     def rates(self) -> str:
-        """Throughput in words: overall documents/s and chunks/s, then each stage's rate
-        (e.g. ``12.0 docs/s, 40.1 chunks/s; read 300 docs/s, chunk 800 chunks/s, embed 22 chunks/s``)."""
+        """Throughput in words: overall documents/s and chunks/s (of the documents read and chunks written or
+        embedded by this run), then each stage's rate, each with three significant digits
+        (e.g. ``12.0 docs/s, 40.1 chunks/s; read 300 docs/s, chunk 800 chunks/s, embed 22.0 chunks/s``);
+        ``""`` when the run did no work."""
         docs = len(self.added) + len(self.updated)
-        if self.seconds <= 0 or not docs:
+        chunks = max(self.chunks_added, self.chunks_embedded)
+        if self.seconds <= 0 or not (docs or chunks):
             return ""
         st = self.stage_seconds
-        stages = [f"read {(docs + len(self.unchanged)) / st['read']:.0f} docs/s" if st["read"] > 0 else "",
-                  f"chunk {self.chunks_added / st['chunk']:.0f} chunks/s" if st["chunk"] > 0 else "",
-                  f"embed {self.chunks_embedded / st['embed']:.1f} chunks/s" if st["embed"] > 0 else "",
-                  f"index {self.chunks_added / st['index']:.0f} chunks/s" if st["index"] > 0 else ""]
-        return (f"{docs / self.seconds:.1f} docs/s, {self.chunks_added / self.seconds:.1f} chunks/s; "
-                + ", ".join(x for x in stages if x))
+        read = docs + len(self.unchanged)
+        stages = [f"read {_rate(read / st['read'])} docs/s" if st["read"] > 0 and read else "",
+                  f"chunk {_rate(self.chunks_added / st['chunk'])} chunks/s"
+                  if st["chunk"] > 0 and self.chunks_added else "",
+                  f"embed {_rate(self.chunks_embedded / st['embed'])} chunks/s"
+                  if st["embed"] > 0 and self.chunks_embedded else "",
+                  f"index {_rate(self.chunks_added / st['index'])} chunks/s"
+                  if st["index"] > 0 and self.chunks_added else ""]
+        overall = ([f"{_rate(docs / self.seconds)} docs/s"] if docs else []) + \
+            [f"{_rate(chunks / self.seconds)} chunks/s"]
+        per_stage = ", ".join(x for x in stages if x)
+        return ", ".join(overall) + (f"; {per_stage}" if per_stage else "")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"ok": self.ok}
@@ -186,6 +223,102 @@ class _Ticker:
     def say(self, line: str) -> None:
         if self.log is not None:
             self.log(line)
+
+
+def _rate(value: float) -> str:
+    """A rate with three significant digits and no exponent: ``0.0123``, ``1.23``, ``12.3``, ``1234``."""
+    if value >= 100:
+        return f"{value:.0f}"
+    if value <= 0:
+        return "0"
+    return f"{value:.{max(1, 2 - int(np.floor(np.log10(value))))}f}"
+
+
+class _Phase:
+    """The progress of one ingest phase over a known total: a tqdm bar on stderr (``bar``), else a plain line
+    through ``log`` at most every ``every`` seconds, with the measured rate and the time left for the whole phase.
+
+    With ``warm``, the rate is measured from the end of the first ``advance`` on (that step also loads the model),
+    so the time left is not inflated by a one-off start. Each step may carry a weight (the characters of the texts
+    embedded): the time left is then the weight still to do (known exactly for the units ``expect`` announced,
+    their mean for the rest) over the measured weight per second, so a step of long texts taken first does not
+    skew it.
+    """
+
+    def __init__(self, name: str, total: int, unit: str, *, bar: bool, log: Callable[[str], None] | None,
+                 every: float = PROGRESS_EVERY_S, warm: bool = False, desc: str = "",
+                 detail: Callable[[], str] | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.name, self.total, self.unit = name, total, unit
+        self.log, self.every, self.detail, self.clock = log, every, detail, clock
+        self.done, self.weight_done = 0, 0.0
+        self.known, self.known_weight = 0, 0.0  # units announced by ``expect``, and their weight
+        self.start = self.last = clock()
+        # (time, units done, weight done) that rates count from
+        self._base: tuple[float, int, float] | None = None if warm else (self.start, 0, 0.0)
+        self._bar: Any = None
+        if bar:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=desc or name, unit=unit, file=sys.stderr, leave=False,
+                             dynamic_ncols=True)
+
+    def expect(self, units: int, weight: float) -> None:
+        """Announce the weight of the next ``units`` units (a batch of texts about to be embedded)."""
+        self.known += units
+        self.known_weight += weight
+
+    def measured(self) -> float:
+        """Seconds of measured work so far (after the warm-up step)."""
+        return self.clock() - self._base[0] if self._base is not None else 0.0
+
+    def rate(self) -> float | None:
+        """Units per second measured so far (None until measurable)."""
+        elapsed = self.measured()
+        counted = self.done - self._base[1] if self._base is not None else 0
+        return counted / elapsed if elapsed > 0 and counted > 0 else None
+
+    def left(self) -> float | None:
+        """Seconds left for the whole phase at the measured rate (None until measurable)."""
+        if self._base is None:
+            return None
+        elapsed, weighed = self.measured(), self.weight_done - self._base[2]
+        if elapsed <= 0 or weighed <= 0:
+            return None
+        mean = self.known_weight / self.known if self.known else 1.0
+        todo = max(self.known_weight - self.weight_done, 0.0) + max(self.total - max(self.known, self.done), 0) * mean
+        return todo / (weighed / elapsed)
+
+    def line(self) -> str:
+        """Where the phase stands in words: ``embed: 1200/1984 chunks, 1.10 chunks/s, about 12 min left``."""
+        rate, left = self.rate(), self.left()
+        parts = [f"{self.name}: {self.done}/{self.total} {self.unit}s"]
+        if self.detail is not None:
+            parts.append(self.detail())
+        if rate is not None:
+            parts.append(f"{_rate(rate)} {self.unit}s/s")
+        if left is not None:
+            parts.append(f"about {_duration(left)} left")
+        return ", ".join(p for p in parts if p)
+
+    def advance(self, n: int = 1, weight: float | None = None) -> None:
+        """``n`` more units done (of ``weight``, default ``n``)."""
+        self.done += n
+        self.weight_done += n if weight is None else weight
+        now = self.clock()
+        if self._base is None:
+            self._base = (now, self.done, self.weight_done)
+        if self._bar is not None:
+            self._bar.update(n)
+            if self.detail is not None:
+                self._bar.set_postfix_str(self.detail(), refresh=False)
+        elif self.log is not None and now - self.last >= self.every:
+            self.last = now
+            self.log(self.line())
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 def _duration(seconds: float) -> str:
@@ -293,8 +426,8 @@ def _under(source: str, roots: set[str]) -> bool:
 class _Vectors:
     """The embedder as ``Store.write_index`` sees it (``VectorSource``): the ingest's batched, timed ``_embed``."""
 
-    def __init__(self, ingester: "Ingester", progress: bool) -> None:
-        self._ingester, self._progress = ingester, progress
+    def __init__(self, ingester: "Ingester") -> None:
+        self._ingester = ingester
 
     @property
     def name(self) -> str:
@@ -304,8 +437,12 @@ class _Vectors:
     def normalized(self) -> bool:
         return self._ingester.embedder().normalized
 
+    @property
+    def dim(self) -> int:
+        return self._ingester.embedder().dim
+
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        return self._ingester._embed(texts, self._progress)
+        return self._ingester._embed(texts)
 
 
 class Ingester:
@@ -318,11 +455,8 @@ class Ingester:
         self._limits = ParseLimits.of(config.ingest)
         self._ticker = _Ticker(None)  # progress lines of the running ingest
         self._stages: dict[str, float] | None = None  # its stage timings
-        self._files_total = self._files_done = 0
-        self._file_part = 0.0  # share of the current file's documents done (a corpus.jsonl holds many)
-        self._chunks_seen = 0  # chunks of new and changed documents so far in this ingest
         self._embed_rate: float | None = None  # chunks/s measured after the model's first batch
-        self._estimated = False
+        self._on_commit: Callable[[str, int], None] | None = None  # the running ingest's hook
         self._situator: Any = None  # openbook.ingest.contextualize.Situator during an ingest with contexts
 
     def embedder(self):
@@ -344,8 +478,14 @@ class Ingester:
     def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False,
                embed: bool | None = None, reembed: bool = False,
                on_wait: Callable[[str], None] | None = None,
-               log: Callable[[str], None] | None = None) -> IngestReport:
+               log: Callable[[str], None] | None = None,
+               on_commit: Callable[[str, int], None] | None = None) -> IngestReport:
         """Ingest files and folders (recursively); unchanged documents are left alone.
+
+        The BM25 index of every batch is committed first (phase ``index``), the vectors after (phase ``embed``,
+        see the module docstring): searches work from the first commit on, and the dense leg grows with each
+        committed batch of vectors. Chunks that an earlier, stopped ingest left without a vector are embedded
+        too.
 
         One file is one document (a BEIR ``corpus.jsonl``: one per line). A document's id is its path relative
         to the folder it was first ingested from (NFC, POSIX separators); the same file reached again from
@@ -354,14 +494,18 @@ class Ingester:
         Args:
             paths: files or folders.
             sync: also delete stored documents under these folders whose files are gone.
-            progress: show a progress bar on stderr.
+            progress: show one progress bar per phase on stderr.
             embed: embed new and changed chunks with ``config.embedding.model`` (default
                 ``config.embedding.enabled``). Chunks whose text did not change keep their stored vectors. A
                 store that already holds chunks but no vectors stays BM25-only until ``reembed``.
-            reembed: (re)compute the vectors of every chunk with ``config.embedding.model``.
+            reembed: (re)compute the vectors of every chunk with ``config.embedding.model`` (every chunk is
+                pending from the first commit until its new vector is committed).
             on_wait: hears one line when another process is writing to the store (this call then waits).
-            log: hears plain progress lines: the estimated embedding time before a large input, and (when
-                ``progress`` is off) where the ingest stands every ``PROGRESS_EVERY_S`` seconds.
+            log: hears plain progress lines: the embedding phase's estimate once its rate is measured, and
+                (when ``progress`` is off) where the phase stands every ``PROGRESS_EVERY_S`` seconds.
+            on_commit: called after each committed batch with the phase (``"index"``, ``"embed"``) and the
+                chunks that phase has committed so far (index rows written, vectors computed). An exception it
+                raises stops the ingest as one raised by the ingest would; what was committed stays.
 
         Returns:
             An ``IngestReport``. Every file or document that fails to load, clean or chunk is listed in
@@ -380,8 +524,7 @@ class Ingester:
         files = self._outside_store(paths, files, report)
         self._ticker = _Ticker(log, PROGRESS_EVERY_S if not progress else float("inf"))
         self._stages = report.stage_seconds
-        self._files_total, self._files_done, self._file_part = len(files), 0, 0.0
-        self._chunks_seen, self._estimated = 0, False
+        self._on_commit = on_commit
         if self.config.index.raptor:  # fail before writing anything: the tree is a folder beside the index
             require_local_index(self.store, "RAPTOR summaries ([index] raptor)")
         if self.config.ingest.contextualize:
@@ -394,24 +537,133 @@ class Ingester:
                 start = time.perf_counter()  # rates count the work, not the wait for another writer
                 self._ticker.start = self._ticker.last = start
                 try:
-                    self._ingest_locked(files, roots, report, sync=sync, progress=progress, embed=embed,
-                                        reembed=reembed)
+                    embedding = self._ingest_locked(files, roots, report, sync=sync, progress=progress,
+                                                    embed=embed, reembed=reembed)
+                    if embedding:
+                        self._embed_pending_locked(report, progress)
                     if self.config.index.raptor:
                         report.raptor = self._rebuild_raptor()
                 except KeyboardInterrupt:
                     report.interrupted = True
                     report.documents_total, report.chunks_total = self.store.count()
+                    report.chunks_pending = self._pending_count()
                     report.seconds = time.perf_counter() - start
                     raise IngestInterrupted(report) from None
         finally:
-            self._ticker, self._stages = _Ticker(None), None
+            self._ticker, self._stages, self._on_commit = _Ticker(None), None, None
             if self._situator is not None:
                 report.contextualize = self._situator.stats.to_dict()
                 self._situator.close()
                 self._situator = None
         report.documents_total, report.chunks_total = self.store.count()
+        report.chunks_pending = self._pending_count()
         report.seconds = time.perf_counter() - start
         return report
+
+    def _pending_count(self) -> int:
+        info = self.store.embedding()
+        return info.pending if info is not None else 0
+
+    def embed_pending(self, *, progress: bool = False, on_wait: Callable[[str], None] | None = None,
+                      log: Callable[[str], None] | None = None,
+                      on_commit: Callable[[str, int], None] | None = None,
+                      batches: int | None = None) -> IngestReport:
+        """Embed the chunks the store holds without a vector (left by a stopped ingest), batch by batch, each
+        batch one commit; what ``ingest`` does after its files when it finds such chunks.
+
+        Args:
+            progress, on_wait, log, on_commit: as in ``ingest`` (only the ``embed`` phase runs).
+            batches: stop after this many committed batches (None: when none is left); the server's
+                background worker embeds one batch per turn of its writer thread.
+
+        Returns:
+            An ``IngestReport`` with ``chunks_embedded``, ``chunks_pending`` (0 when done), the totals and timings.
+
+        Raises:
+            StoreError: the store is read-only.
+            IngestInterrupted: Ctrl-C; the batches of vectors committed before it are kept.
+        """
+        report = IngestReport()
+        self._ticker = _Ticker(log, PROGRESS_EVERY_S if not progress else float("inf"))
+        self._stages = report.stage_seconds
+        self._on_commit = on_commit
+        try:
+            with self.store.write_lock(on_wait):
+                start = time.perf_counter()
+                try:
+                    self._embed_pending_locked(report, progress, batches)
+                except KeyboardInterrupt:
+                    report.interrupted = True
+                    report.documents_total, report.chunks_total = self.store.count()
+                    report.chunks_pending = self._pending_count()
+                    report.seconds = time.perf_counter() - start
+                    raise IngestInterrupted(report) from None
+        finally:
+            self._ticker, self._stages, self._on_commit = _Ticker(None), None, None
+        report.documents_total, report.chunks_total = self.store.count()
+        report.chunks_pending = self._pending_count()
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def _embed_pending_locked(self, report: IngestReport, progress: bool, batches: int | None = None) -> None:
+        """Phase ``embed``, under the writer lock: every pending chunk's vector, committed batch by batch (at most
+        ``batches`` batches)."""
+        ids = self.store.pending_vectors()
+        if not ids:
+            return
+        embedder = self.embedder()
+        info = self.store.embedding()
+        if info is not None and info.model != embedder.name:
+            from ..index.dense import check_model
+
+            check_model(info.model, info.dim, embedder.name)
+        phase = _Phase("embed", len(ids), "chunk", bar=progress, log=self._ticker.log, warm=True,
+                       every=self._ticker.every, desc=f"embed ({embedder.name})")
+        estimated = False
+
+        def advance(n: int, weight: float) -> None:
+            nonlocal estimated
+            phase.advance(n, weight)
+            left = phase.left()
+            if not estimated and left is not None and phase.total >= ESTIMATE_MIN_CHUNKS and \
+                    (phase.measured() >= ESTIMATE_AFTER_S or phase.done == phase.total):
+                estimated = True
+                self._ticker.say(f"embedding {phase.total} chunks with {embedder.name}: about "
+                                 f"{_duration(left + phase.clock() - phase.start)} in all at "
+                                 f"{_rate(phase.rate() or 0)} chunks/s")
+
+        done = committed = 0
+        try:
+            while done < len(ids) and (batches is None or committed < batches):
+                part = ids[done:done + self._vector_batch()]
+                found = self.store.get_chunks(part)
+                missing = [c for c in part if c not in found]
+                if missing:
+                    raise StoreError(f"chunk {missing[0]!r} is indexed in store {self.store.location} but not "
+                                     f"stored; the store is damaged: re-ingest the documents into a new store")
+                texts = [found[c].indexed_text() for c in part]
+                phase.expect(len(texts), float(sum(map(len, texts))))
+                vectors = self._embed(texts, advance)
+                t0 = time.perf_counter()
+                with self.store.transaction():
+                    self.store.write_vectors(part, vectors)
+                report.stage_seconds["index"] += time.perf_counter() - t0
+                done += len(part)
+                committed += 1
+                report.chunks_embedded += len(part)
+                if self._on_commit is not None:
+                    self._on_commit("embed", done)
+        finally:
+            phase.close()
+
+    def _vector_batch(self) -> int:
+        """Chunks per commit of vectors (see ``BATCH_EMBED_SECONDS`` and ``BATCH_REWRITE_SHARE``)."""
+        if self._embed_rate is None:
+            return BATCH_FIRST_EMBED_CHUNKS
+        limit = min(max(int(self._embed_rate * BATCH_EMBED_SECONDS), BATCH_FIRST_EMBED_CHUNKS),
+                    BATCH_MAX_EMBED_CHUNKS)
+        stats = self.store.corpus_stats()
+        return max(limit, (stats.chunks if stats is not None else 0) // BATCH_REWRITE_SHARE)
 
     @staticmethod
     def _files(paths: Sequence[str | Path], report: IngestReport) -> tuple[list[tuple[Path, str, str]], set[str]]:
@@ -463,8 +715,9 @@ class Ingester:
         return kept
 
     def _ingest_locked(self, files: list[tuple[Path, str, str]], roots: set[str], report: IngestReport, *,
-                       sync: bool, progress: bool, embed: bool, reembed: bool) -> None:
-        """The body of ``ingest``, under the store's writer lock: load, chunk and commit in batches."""
+                       sync: bool, progress: bool, embed: bool, reembed: bool) -> bool:
+        """Phase ``index`` of ``ingest``, under the store's writer lock: load, chunk and commit in batches, new
+        chunks pending their vectors when embedding. Returns whether the ``embed`` phase should follow."""
         stats, vectors = self.store.corpus_stats(), self.store.embedding()
         if embed and not reembed and vectors is not None:
             if self.config.embedding.model:
@@ -476,33 +729,27 @@ class Ingester:
         sources = self.store.sources()
         seen: set[str] = set()
         read_ok: set[str] = set()
-        iterator: Any = files
-        if progress:
-            from tqdm import tqdm
-
-            iterator = tqdm(files, desc="ingest", unit="file", file=sys.stderr, leave=False)
         batch = _Batch()
         # vectors are computed when asked for, except for a store that holds chunks without vectors
         embedding = (embed or reembed) and (reembed or stats is None or vectors is not None or not stats.chunks)
-        first, limit = True, self._batch_limit(embedding)
+        first, limit = True, self._batch_limit()
+        new_chunks = 0  # chunks written by this phase (committed or in the open batch)
+        phase = _Phase("index", len(files), "file", bar=progress, log=self._ticker.log, every=self._ticker.every,
+                       detail=lambda: f"{new_chunks} new chunks")
         self.store.begin()
         try:
-            for file, doc_id, root in iterator:
-                self._files_done += 1
-                if self._ticker.due():
-                    self._ticker.say(f"ingest: {self._files_done}/{len(files)} files, "
-                                     f"{report.chunks_added + len(batch.chunks)} new chunks, "
-                                     f"{self._files_done / (time.perf_counter() - self._ticker.start):.1f} files/s")
-                self._file_part = 0.0
+            for file, doc_id, root in files:
                 t0 = time.perf_counter()
                 try:
                     docs = load_file(file, doc_id, limits=self._limits,
                                      hidden_slides=self.config.ingest.hidden_slides)
                 except UnsupportedFormatError as exc:
                     report.skipped.append((str(file), _one_line(str(exc))))
+                    phase.advance()
                     continue
                 except Exception as exc:  # noqa: BLE001 - one bad file never stops the batch
                     _record_failure(report, file, exc, doc_id, multi=False)
+                    phase.advance()
                     continue
                 finally:
                     t1 = time.perf_counter()
@@ -510,24 +757,25 @@ class Ingester:
                 read_ok.add(str(file.resolve()))
                 path_keyed = len(docs) == 1 and nfc(docs[0].doc_id) == doc_id
                 for n_doc, doc in enumerate(docs, start=1):
-                    self._file_part = n_doc / len(docs)
                     if len(docs) > 1 and self._ticker.due():
-                        self._ticker.say(f"ingest: {file.name}: {n_doc}/{len(docs)} documents, "
-                                         f"{report.chunks_added + len(batch.chunks)} new chunks")
+                        self._ticker.say(f"index: {file.name}: {n_doc}/{len(docs)} documents, "
+                                         f"{new_chunks} new chunks")
                     report.warnings.extend((str(file), _without_path(_one_line(w), file)) for w in doc.warnings)
+                    before = len(batch.chunks)
                     try:
                         self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report,
                                               file)
                     except Exception as exc:  # noqa: BLE001 - a cleaner/chunker/analyzer bug: this document only
                         _record_failure(report, file, exc, nfc(doc.doc_id), multi=not path_keyed)
+                    new_chunks += len(batch.chunks) - before
                     if len(batch.chunks) >= limit:  # checked per document: a corpus.jsonl is batched too
                         report.stage_seconds["chunk"] += time.perf_counter() - t1
-                        self._commit_batch(batch, report, embed=embed, reembed=reembed and first,
-                                           progress=progress)
-                        first, batch, limit = False, _Batch(), self._batch_limit(embedding)
+                        self._commit_batch(batch, report, embed=embed, reembed=reembed and first)
+                        first, batch, limit = False, _Batch(), self._batch_limit()
                         self.store.begin()
                         t1 = time.perf_counter()
                 report.stage_seconds["chunk"] += time.perf_counter() - t1
+                phase.advance()
             if sync:
                 # gone: under a given folder, not seen now, and either its file no longer exists or its file
                 # was read in this run without it (a document removed from a BEIR corpus.jsonl); a file that
@@ -540,26 +788,20 @@ class Ingester:
                 self.store.delete_documents(gone)
                 batch.deleted.extend(gone)
             if batch.touched() or (reembed and first):
-                self._commit_batch(batch, report, embed=embed, reembed=reembed and first, progress=progress)
+                self._commit_batch(batch, report, embed=embed, reembed=reembed and first)
             else:
                 self.store.commit()
         except BaseException:
             self.store.rollback()
             raise
+        finally:
+            phase.close()
+        return embedding
 
-    def _batch_limit(self, embedding: bool) -> int:
-        """Pending new chunks that trigger a commit (see ``BATCH_MIN_CHUNKS`` and ``BATCH_EMBED_SECONDS``)."""
-        stats, vectors = self.store.corpus_stats(), self.store.embedding()
-        rows = stats.chunks if stats is not None else 0
-        if not embedding:
-            return max(BATCH_MIN_CHUNKS, rows)
-        if self._embed_rate is None:
-            return BATCH_FIRST_EMBED_CHUNKS
-        limit = min(max(int(self._embed_rate * BATCH_EMBED_SECONDS), BATCH_FIRST_EMBED_CHUNKS),
-                    BATCH_MAX_EMBED_CHUNKS)
-        if vectors is not None and vectors.ann:
-            limit = max(limit, rows // 2)  # an HNSW graph is rebuilt per commit: keep those a bounded share
-        return limit
+    def _batch_limit(self) -> int:
+        """Pending new chunks that trigger a commit of the BM25 index (see ``BATCH_MIN_CHUNKS``)."""
+        stats = self.store.corpus_stats()
+        return max(BATCH_MIN_CHUNKS, stats.chunks if stats is not None else 0)
 
     def _ingest_document(self, doc: Document, root: str, path_keyed: bool, stored: dict[str, Any],
                          sources: dict[str, list[str]], seen: set[str], sig: str, batch: _Batch,
@@ -612,26 +854,24 @@ class Ingester:
         batch.reuse |= reuse
         batch.chunks.extend(chunks)
         batch.tokens.extend(tokens)
-        self._chunks_seen += len(chunks)
         (batch.updated if old is not None else batch.added).append(doc.doc_id)
 
-    def _commit_batch(self, batch: _Batch, report: IngestReport, *, embed: bool, reembed: bool,
-                      progress: bool) -> None:
-        """Index the batch as the next generation and commit it with its documents (one transaction)."""
-        t0, embed_before = time.perf_counter(), report.stage_seconds["embed"]
+    def _commit_batch(self, batch: _Batch, report: IngestReport, *, embed: bool, reembed: bool) -> None:
+        """Index the batch as the next generation and commit it with its documents (one transaction); the
+        chunks to embed are written pending (``defer``): the ``embed`` phase computes their vectors."""
+        t0 = time.perf_counter()
         self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
-        embedded = self.store.write_index(batch.removed, batch.chunks, batch.tokens, reuse=batch.reuse,
-                                          embedder=_Vectors(self, progress) if embed or reembed else None,
-                                          reembed=reembed)
+        self.store.write_index(batch.removed, batch.chunks, batch.tokens, reuse=batch.reuse,
+                               embedder=_Vectors(self) if embed or reembed else None, reembed=reembed, defer=True)
         self.store.commit()
         report.added += batch.added
         report.updated += batch.updated
         report.deleted += batch.deleted
         report.chunks_added += len(batch.chunks)
         report.chunks_removed += len(batch.removed)
-        report.chunks_embedded += embedded
-        embed_s = report.stage_seconds["embed"] - embed_before
-        report.stage_seconds["index"] += time.perf_counter() - t0 - embed_s
+        report.stage_seconds["index"] += time.perf_counter() - t0
+        if self._on_commit is not None:
+            self._on_commit("index", report.chunks_added)
 
     # ------------------------------------------------------------------ RAPTOR summaries
     def _rebuild_raptor(self) -> dict[str, Any]:
@@ -679,16 +919,16 @@ class Ingester:
                 removed = self.store.chunk_ids_of(present)
                 self.store.delete_documents(present)
                 self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
-                vectors = _Vectors(self, False) if self.store.embedding() is not None else None
+                vectors = _Vectors(self) if self.store.embedding() is not None else None
                 self.store.write_index(removed, [], [], embedder=vectors)
         return present
 
-    def _embed(self, texts: list[str], progress: bool) -> np.ndarray:
-        """Passage vectors for ``texts``, in batches (with a progress bar on stderr when asked).
+    def _embed(self, texts: list[str], advance: Callable[[int, float], None] | None = None) -> np.ndarray:
+        """Passage vectors for ``texts``: float32 ``[len(texts), dim]`` in input order, computed in batches of
+        ``config.embedding.batch_size``; ``advance(n, chars)`` hears each batch's size and characters as it is
+        done.
 
         Records the rate (chunks/s, measured after the first batch, which loads the model) for batch sizes.
-        During an ingest, a large input first hears how long its embedding will take (the rate times the
-        chunks expected from the share of the input read so far), then plain progress lines.
         """
         embedder = self.embedder()
         size = max(1, self.config.embedding.batch_size)
@@ -697,34 +937,19 @@ class Ingester:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         by_length = [texts[i] for i in order]
         starts = [int(i) for i in np.random.default_rng(0).permutation(np.arange(0, len(texts), size))]
-        batches: Any = starts
-        if progress:
-            from tqdm import tqdm
-
-            batches = tqdm(starts, desc=f"embed ({embedder.name})", unit="batch", file=sys.stderr, leave=False)
         t0 = time.perf_counter()
         parts = []
-        warm = t0  # the end of the first batch, which also loads the model: rates are measured after it
+        warm = t0  # the end of the first batch, which may also load the model: rates are measured after it
         done = first = 0
-        for n, i in enumerate(batches):
+        for n, i in enumerate(starts):
             parts.append(embedder.embed(by_length[i : i + size], kind="passage", batch_size=size))
             done += len(parts[-1])
+            if advance is not None:
+                advance(len(parts[-1]), float(sum(len(t) for t in by_length[i : i + size])))
             if n == 0:
                 warm, first = time.perf_counter(), done
                 continue
-            rate = (done - first) / max(time.perf_counter() - warm, 1e-9)
-            self._embed_rate = rate
-            if n == 1 and not self._estimated:
-                self._estimated = True
-                share = (self._files_done - 1 + self._file_part) / max(self._files_total, 1)
-                expected = self._chunks_seen / share if share > 0 else len(texts)
-                todo = max(len(texts) - done, int(expected) - self._chunks_seen + len(texts) - done)
-                if todo >= ESTIMATE_MIN_CHUNKS:
-                    self._ticker.say(f"embedding about {todo} chunks with {embedder.name}: about "
-                                     f"{_duration(todo / rate)} at {rate:.1f} chunks/s")
-            elif self._ticker.due():
-                self._ticker.say(f"embedding: {done}/{len(texts)} chunks of this batch, {rate:.1f} chunks/s, "
-                                 f"about {_duration((len(texts) - done) / rate)} left for it")
+            self._embed_rate = (done - first) / max(time.perf_counter() - warm, 1e-9)
         if len(parts) == 1 and len(texts):
             self._embed_rate = len(texts) / max(time.perf_counter() - t0, 1e-9)
         if self._stages is not None:
@@ -735,4 +960,3 @@ class Ingester:
         rows = [order[j] for start in starts for j in range(start, min(start + size, len(texts)))]
         vectors[rows] = np.vstack(parts)  # back to input order
         return vectors
-

@@ -69,12 +69,24 @@ class Retriever:
         return self.store.embedding() is not None
 
     def effective_mode(self, mode: str | None = None) -> str:
-        """The retrieval mode a search with ``mode`` runs: the configured one, ``bm25`` without embeddings."""
+        """The retrieval mode a search with ``mode`` runs: the configured one, ``bm25`` without embeddings (or
+        while no chunk has its vector yet)."""
         if mode is not None:
             return mode
-        if self.store.embedding() is None:
+        if not self.dense_coverage():
             return "bm25"
         return self.config.retrieval.mode
+
+    def dense_coverage(self) -> float | None:
+        """The share of indexed chunks the dense leg can return, in [0, 1]: 1.0 when every chunk has its vector,
+        less while an ingest is still embedding (or was stopped before it finished; the rest are found by BM25
+        only), None for a store without embeddings."""
+        info = self.store.embedding()
+        if info is None:
+            return None
+        stats = self.store.corpus_stats()
+        rows = stats.chunks if stats is not None else 0
+        return (rows - info.pending) / rows if rows else 0.0
 
     def require_index(self) -> None:
         """Raise ``StoreError`` (with how to fill it) when the store has nothing indexed."""
@@ -254,6 +266,13 @@ class Retriever:
             if explicit:
                 raise QueryError(f"mode {mode!r} needs embeddings, and store {self.store.location} has none: run "
                                  f"`openbook ingest --reembed PATH --store {self.store.location}`")
+            mode = "bm25"
+        elif mode != "bm25" and not self.dense_coverage():  # every chunk still waits for its vector
+            if mode == "dense" and explicit:
+                raise QueryError(f"mode 'dense' needs vectors, and none of the chunks of store "
+                                 f"{self.store.location} has one yet ({vectors.pending} pending): search with "
+                                 f"--mode bm25 or hybrid meanwhile, or wait for `openbook ingest` (or "
+                                 f"`openbook embed --store {self.store.location}`) to compute them")
             mode = "bm25"
         for q in queries:
             if not q or not q.strip():
@@ -495,7 +514,8 @@ class Retriever:
                 where: Sequence[str] = (), exclude_docs: Collection[str] = ()) -> dict[str, Any]:
         """What a search for ``query`` applies, for ``--json`` and the server:
         ``{"transforms": [{name, generated, note}], "hops": 1|2, "expansions": [{matched, added, source}],
-        "contextualized": bool (the store's chunks carry contexts), "raptor": [summary dicts] | None (off)}``.
+        "contextualized": bool (the store's chunks carry contexts), "raptor": [summary dicts] | None (off),
+        "dense_coverage": ``dense_coverage()`` (the share of chunks with a vector; None without embeddings)}``.
         """
         raptor = None
         if self.config.index.raptor:
@@ -503,7 +523,8 @@ class Retriever:
         local = self.store.local_index()  # only a store with a local index folder keeps contexts
         return {"transforms": list(transforms), "hops": self.config.retrieval.hops,
                 "expansions": self.query_expansions(query, roles=roles, where=where, exclude_docs=exclude_docs),
-                "contextualized": local is not None and local.has_contexts(), "raptor": raptor}
+                "contextualized": local is not None and local.has_contexts(), "raptor": raptor,
+                "dense_coverage": self.dense_coverage()}
 
     def search_transformed(self, queries: Sequence[str], k: int | None = None, *,
                            transforms: str | Sequence[str], generator: Any = None, **opts: Any

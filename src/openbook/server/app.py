@@ -154,6 +154,8 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(service.warm)
+        if config.embedding.enabled:
+            service.embed_in_background()  # chunks a stopped ingest left without a vector
         async with mcp.session_manager.run():
             yield
         await asyncio.to_thread(service.close)

@@ -7,11 +7,17 @@ one writer thread with its own ``Engine``. SQLite runs in WAL mode and an index 
 its commit (see ``openbook.store.embedded``), so readers keep answering from the previous generation while a
 write is in progress, and every reader checks the store's generation on each call: a generation committed by
 this server's writer or by another process (``openbook ingest`` in a shell) is picked up without a restart.
+
+Chunks left without a vector (an ingest stopped before its embedding phase ended) are embedded in the background
+(``embed_in_background``): one committed batch per turn of the writer thread, so uploads and deletes wait for
+one batch at most, and each batch joins the dense leg of every reader at its commit. While another process
+holds the store's writer lock, the worker waits for it (that ingest embeds its own chunks).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +29,11 @@ from ..config import Config
 from ..errors import StoreError
 
 T = TypeVar("T")
+
+BACKGROUND_RETRY_S = 10.0
+"""Seconds the background embedding worker waits while another process holds the store's writer lock."""
+
+_log = logging.getLogger("openbook.server")
 
 
 class Service:
@@ -53,6 +64,10 @@ class Service:
         self._read_pool = ThreadPoolExecutor(self.readers, thread_name_prefix="openbook-read")
         self._answer_pool = ThreadPoolExecutor(self.readers, thread_name_prefix="openbook-answer")
         self._write_pool = ThreadPoolExecutor(1, thread_name_prefix="openbook-write")
+        self._closing = threading.Event()
+        self.background: dict[str, Any] = {"running": False, "embedded": 0, "pending": None, "error": None}
+        """What the background embedding worker did: ``running``, ``embedded`` (vectors committed), ``pending``
+        (chunks still waiting after its last turn), ``error`` (the one line that stopped it, or None)."""
 
     def _engine(self) -> Engine:
         engine = getattr(self._local, "engine", None)
@@ -115,8 +130,50 @@ class Service:
         self._on_every_reader(load)
         self._on_every_reader(load, self._answer_pool)
 
+    def embed_in_background(self) -> None:
+        """Start embedding the store's pending chunks (see the module docstring): returns at once; each turn of
+        the writer thread commits one batch of vectors and queues the next turn until none is left, the service
+        closes, or an error stops it (recorded in ``background["error"]`` and logged)."""
+        if self._closing.is_set() or self.background["running"]:
+            return
+        self.background["running"] = True
+
+        def turn(engine: Engine) -> None:
+            if self._closing.is_set():
+                self.background["running"] = False
+                return
+            try:
+                if engine.store.writer_active():  # another process is writing (and embedding its own chunks)
+                    timer = threading.Timer(BACKGROUND_RETRY_S, queue)
+                    timer.daemon = True
+                    timer.start()
+                    return
+                report = engine.embed_pending(batches=1)
+            except Exception as exc:  # noqa: BLE001 - a worker's failure must not take the server down
+                self.background.update(running=False, error=f"{type(exc).__name__}: {exc}")
+                _log.warning("background embedding stopped: %s", self.background["error"])
+                return
+            self.background["embedded"] += report.chunks_embedded
+            self.background["pending"] = report.chunks_pending
+            if report.chunks_pending and report.chunks_embedded:
+                queue()
+            else:
+                self.background["running"] = False
+
+        def queue() -> None:
+            if self._closing.is_set():
+                self.background["running"] = False
+                return
+            try:
+                self._write_pool.submit(self._call, turn)
+            except RuntimeError:  # the pool shut down meanwhile
+                self.background["running"] = False
+
+        queue()
+
     def close(self) -> None:
         """Close every engine (each on its own thread) and stop the threads."""
+        self._closing.set()
 
         def close_mine() -> None:
             engine = getattr(self._local, "engine", None)

@@ -202,20 +202,28 @@ class CorpusStats:
 
 @dataclass(frozen=True)
 class EmbeddingInfo:
-    """The vectors a store holds: the embedder's name, dimension, whether vectors are unit length, and whether an
-    approximate index (HNSW) answers ``vector_top_k``."""
+    """The vectors a store holds: the embedder's name, dimension, whether vectors are unit length, whether an
+    approximate index (HNSW) answers ``vector_top_k``, and how many indexed chunks still wait for their vector.
+
+    Attributes:
+        pending: indexed chunks written without a vector (``write_index(..., defer=True)``) and not yet given one
+            by ``write_vectors``; the dense leg does not see them, BM25 does. 0 when every chunk has its vector.
+    """
 
     model: str
     dim: int
     normalized: bool
     ann: bool = False
+    pending: int = 0
 
 
 class VectorSource(Protocol):
-    """The embedder as an index write sees it (``openbook.index.embedders``)."""
+    """The embedder as an index write sees it (``openbook.index.embedders``); ``dim`` is read by deferred writes
+    (``write_index(..., defer=True)``), which record the model before any vector is computed."""
 
     name: str
     normalized: bool
+    dim: int
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         """Passage vectors, float32 ``[len(texts), dim]`` in input order (``[0, dim]`` for no texts)."""
@@ -367,7 +375,7 @@ class Store(Protocol):
     # ------------------------------------------------------------------ the index: writes
     def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
                     reuse: Collection[str] = (), embedder: VectorSource | None = None,
-                    reembed: bool = False) -> int:
+                    reembed: bool = False, defer: bool = False) -> int:
         """*Write.* Change the index: drop the rows of ``removed`` chunk ids, add ``chunks`` with their analyzed
         terms (``terms[i]`` for ``chunks[i]``, as ``Analyzer.analyze_document`` returns them, repeats kept).
         Visible to readers at ``commit``.
@@ -380,10 +388,33 @@ class Store(Protocol):
         is in ``reuse`` keep their committed vector (same id, same indexed text), the other new chunks are
         embedded (``embedder.embed_passages(chunk.indexed_text() ...)``), kept rows keep theirs; ``reembed``
         recomputes every row's vector. A store that holds rows but no vectors stays BM25-only unless ``reembed``.
+        A kept row that is pending (see below) stays pending; a new chunk in ``reuse`` whose committed row is
+        pending is not reused.
+
+        ``defer``: compute no vector here. The chunks that would be embedded (with ``reembed``: every row) are
+        indexed as *pending*: BM25 searches them at once, the dense leg once ``write_vectors`` has given them a
+        vector (``pending_vectors`` lists them, ``embedding().pending`` counts them). The model
+        (``embedder.name``, ``.dim``, ``.normalized``) is recorded now, so ``embedding()`` is not None.
 
         Returns:
-            How many vectors were computed.
+            How many vectors were computed (0 with ``defer``).
         """
+        ...
+
+    def write_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+        """*Write.* Give indexed chunks their vectors (``vectors[i]`` for ``chunk_ids[i]``, float ``[n, dim]``,
+        stored unit-normalised): a pending chunk joins the dense leg at ``commit``; a chunk that had a vector gets
+        the new one. BM25 is unchanged.
+
+        Raises:
+            StoreError: the index records no embedding model (a BM25-only store), a chunk id is not indexed (the
+                message names it), or ``vectors`` is not ``[len(chunk_ids), embedding().dim]``.
+        """
+        ...
+
+    def pending_vectors(self, limit: int | None = None) -> list[str]:
+        """Chunk ids of the committed index that wait for their vector (``write_index(..., defer=True)``), in row
+        order, at most ``limit`` of them (None: all); empty for a BM25-only store and when every chunk has one."""
         ...
 
     # ------------------------------------------------------------------ the index: reads
@@ -426,7 +457,8 @@ class Store(Protocol):
         ...
 
     def vector_top_k(self, queries: np.ndarray, k: int, visibility: Visibility) -> list[list[Hit]]:
-        """Top ``k`` chunks per query vector by cosine similarity among the chunks ``visibility`` allows.
+        """Top ``k`` chunks per query vector by cosine similarity among the chunks ``visibility`` allows that have
+        a vector (a pending chunk is never returned).
 
         Args:
             queries: float32 ``[nq, dim]`` query vectors (normalised by the store).
@@ -446,7 +478,7 @@ class Store(Protocol):
         """Stored vectors of these chunks: float32 ``[len(chunk_ids), dim]`` in the order given.
 
         Raises:
-            StoreError: no vectors stored, or an id is not indexed (its message names it).
+            StoreError: no vectors stored, or an id is not indexed or still pending (its message names it).
         """
         ...
 

@@ -44,9 +44,10 @@ class StoredVectors:
         StoreError: asked for a text it has no vector for (the source changed during the copy).
     """
 
-    def __init__(self, name: str, normalized: bool) -> None:
+    def __init__(self, name: str, normalized: bool, dim: int = 0) -> None:
         self.name = name
         self.normalized = normalized
+        self.dim = dim
         self.by_text: dict[str, np.ndarray] = {}
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -88,12 +89,13 @@ def copy_store(src: Store, dst: Store, settings: IndexSettings | None = None,
     src.configure(IndexSettings(k1=float(bm25.get("k1", 1.2)), b=float(bm25.get("b", 0.75)),
                                 analyzer=analyzer.settings(), chunking=dict(manifest.get("chunking") or {})))
     info = src.embedding()
-    vectors = StoredVectors(info.model, info.normalized) if info is not None else None
+    vectors = StoredVectors(info.model, info.normalized, info.dim) if info is not None else None
     docs = chunks = copied_vectors = 0
     with src.snapshot():
         stored = src.documents()
         ids = sorted(stored)
         links = src.versions()
+        pending = set(src.pending_vectors()) if info is not None and info.pending else set()
         with dst.write_lock():
             for start in range(0, len(ids), BATCH_DOCUMENTS):
                 batch = []
@@ -102,20 +104,24 @@ def copy_store(src: Store, dst: Store, settings: IndexSettings | None = None,
                     if doc is not None:
                         batch.append((doc, src.chunks_of(doc_id)))
                 new_chunks = [c for _, cs in batch for c in cs]
-                if vectors is not None and new_chunks:
-                    vecs = src.vectors([c.chunk_id for c in new_chunks])
+                have = [c.chunk_id for c in new_chunks if c.chunk_id not in pending]
+                vecs = src.vectors(have) if vectors is not None and have else None
+                if vecs is not None and not pending:
                     vectors.by_text = {c.indexed_text(): v for c, v in zip(new_chunks, vecs)}
                 with dst.transaction():
                     for doc, cs in batch:
                         meta = stored[doc.doc_id]
                         dst.put_document(doc, meta.root, cs, meta.content_hash)
+                    # a source with chunks still waiting for their vectors: they wait in the copy too
                     dst.write_index((), new_chunks, analyzer.analyze_batch([c.indexed_text() for c in new_chunks]),
-                                    embedder=vectors)
+                                    embedder=vectors, defer=bool(pending))
+                    if pending and vecs is not None:
+                        dst.write_vectors(have, vecs)
                     if start + BATCH_DOCUMENTS >= len(ids):
                         dst.set_versions(links)
                 docs += len(batch)
                 chunks += len(new_chunks)
-                copied_vectors += len(new_chunks) if vectors is not None else 0
+                copied_vectors += len(have) if vectors is not None else 0
                 if progress is not None:
                     progress(docs, len(ids))
     return CopyReport(documents=docs, chunks=chunks, vectors=copied_vectors,

@@ -48,6 +48,7 @@ from .filters import access_allows, acl_roles
 from .base import analyzer_mismatch_error, empty_store_error, write_transaction
 from .base import CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource, Visibility
 from .generations import CHUNK_IDS, INDEX_FORMAT, MANIFEST, GenerationWrite, LoadedIndex, write_generation
+from .generations import write_vectors_generation
 
 FORMAT_VERSION = 1
 DB_NAME = "openbook.sqlite"
@@ -107,6 +108,7 @@ class EmbeddedStore:
         self._metadata: tuple[int, dict[str, dict[str, Any]]] | None = None  # (generation, fields by doc id)
         self._fields: tuple[int, set[str]] | None = None  # (generation, metadata_fields())
         self._wrote_generation = False  # the open transaction names a new generation
+        self._committed_generation = 0  # the generation committed when the open transaction first wrote one
         self._snapshots = 0  # depth of open ``snapshot()`` blocks
         self._pinned: int | None = None  # the generation the outermost snapshot reads
         self._has_contexts: bool | None = None  # chunk_contexts table present; None: not checked yet
@@ -317,8 +319,14 @@ class EmbeddedStore:
             pass  # a reader holds an old snapshot: the next writer or the last close checkpoints
 
     def new_generation_dir(self) -> tuple[int, Path]:
-        """Number and empty folder for the next generation; stale unfinished folders are removed first."""
-        self.remove_stale_generations(keep=self.generation)
+        """Number and empty folder for the next generation; stale unfinished folders are removed first. A second
+        write in one transaction builds on the first's folder and keeps the committed generation's folder too
+        (the one a rollback, or the process dying, returns to)."""
+        if not self._wrote_generation:
+            self._committed_generation = self.generation
+            self.remove_stale_generations(keep=self.generation)
+        else:
+            self.remove_stale_generations(keep=self.generation, also=self._committed_generation)
         gen = self.generation + 1
         folder = self.generation_dir(gen)
         if folder.exists():
@@ -326,10 +334,11 @@ class EmbeddedStore:
         folder.mkdir(parents=True)
         return gen, folder
 
-    def remove_stale_generations(self, keep: int) -> None:
-        """Delete every ``gen-*`` folder except generation ``keep``."""
+    def remove_stale_generations(self, keep: int, also: int | None = None) -> None:
+        """Delete every ``gen-*`` folder except generation ``keep`` (and ``also``)."""
+        kept = {f"gen-{keep:06d}"} | ({f"gen-{also:06d}"} if also is not None else set())
         for child in self.path.glob("gen-*"):
-            if child.is_dir() and child.name != f"gen-{keep:06d}":
+            if child.is_dir() and child.name not in kept:
                 shutil.rmtree(child, ignore_errors=True)
 
     # ------------------------------------------------------------------ Store protocol: settings, info, snapshot
@@ -455,7 +464,7 @@ class EmbeddedStore:
 
     def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
                     reuse: Collection[str] = (), embedder: VectorSource | None = None,
-                    reembed: bool = False) -> int:
+                    reembed: bool = False, defer: bool = False) -> int:
         """Write the next generation (``openbook.store.generations``) and name it in the open transaction."""
         removed = set(removed)
         old = self._previous_index(removed)
@@ -466,7 +475,7 @@ class EmbeddedStore:
             return {cid: c.indexed_text() for cid, c in self.get_chunks(ids).items()}
 
         embedded = write_generation(target, old, removed, chunks, terms, reuse=set(reuse),
-                                    embedder=embedder, reembed=reembed, chunk_texts=texts)
+                                    embedder=embedder, reembed=reembed, defer=defer, chunk_texts=texts)
         self.set_meta("generation", str(gen))
         self._wrote_generation = True
         return embedded
@@ -518,7 +527,8 @@ class EmbeddedStore:
         if index is None or index.dense is None:
             return None
         d = index.dense
-        return EmbeddingInfo(model=d.model, dim=d.dim, normalized=d.normalized, ann=d.uses_ann)
+        return EmbeddingInfo(model=d.model, dim=d.dim, normalized=d.normalized, ann=d.uses_ann,
+                             pending=index.pending_count)
 
     def local_index(self) -> EmbeddedStore:
         """This store: its index is a folder of generations (``openbook.store.base.LocalIndex``)."""
@@ -547,7 +557,7 @@ class EmbeddedStore:
         if index.dense is None:
             raise StoreError(f"store {self.path} holds no vectors: run `openbook ingest --reembed PATH --store "
                              f"{self.path}`")
-        rows, scores = index.dense.search_batch(queries, k, self.visible_rows(index, visibility))
+        rows, scores = index.dense.search_batch(queries, k, index.dense_mask(self.visible_rows(index, visibility)))
         return index.hits(rows, scores, "dense")
 
     def vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
@@ -559,7 +569,39 @@ class EmbeddedStore:
             rows = index.rows_of(chunk_ids)
         except KeyError as exc:
             raise StoreError(f"chunk {exc.args[0]!r} is not indexed in store {self.path}") from None
+        if index.pending is not None:
+            waiting = [c for c, r in zip(chunk_ids, rows) if index.pending[r]]
+            if waiting:
+                raise StoreError(f"chunk {waiting[0]!r} has no vector yet in store {self.path} ({index.pending_count} "
+                                 f"chunks pending): `openbook embed --store {self.path}` computes them")
         return np.asarray(index.dense.vectors[rows], dtype=np.float32).reshape(len(rows), index.dense.dim)
+
+    def pending_vectors(self, limit: int | None = None) -> list[str]:
+        index = self.loaded()
+        if index is None or index.pending is None:
+            return []
+        rows = np.flatnonzero(index.pending)
+        return [index.chunk_id(int(r)) for r in (rows if limit is None else rows[:limit])]
+
+    def write_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Write the next generation with these vectors (``write_vectors_generation``: the BM25 files are
+        hard-linked, not rewritten) and name it in the open transaction."""
+        old = self.loaded()
+        if old is None or old.dense is None:
+            raise StoreError(f"store {self.path} records no embedding model (a BM25-only index): run `openbook "
+                             f"ingest --reembed PATH --store {self.path}` to embed it")
+        shape = np.shape(vectors)
+        if shape != (len(chunk_ids), old.dense.dim):
+            raise StoreError(f"write_vectors: vectors of shape {shape} for {len(chunk_ids)} chunks; store "
+                             f"{self.path} holds {old.dense.model} vectors of dimension {old.dense.dim}")
+        try:
+            old.rows_of(chunk_ids)
+        except KeyError as exc:
+            raise StoreError(f"chunk {exc.args[0]!r} is not indexed in store {self.path}") from None
+        gen, folder = self.new_generation_dir()
+        write_vectors_generation(GenerationWrite(folder, gen, self._settings(), {}), old, chunk_ids, vectors)
+        self.set_meta("generation", str(gen))
+        self._wrote_generation = True
 
     def _bm25_of(self, roles: Sequence[str] | None):
         index = self.require_index()

@@ -10,15 +10,25 @@ Layout of one generation (``STORE/gen-000007/``, written completely before the S
     acl.json          {ordinal: [roles]} of the documents that have an ``acl``
     bm25/             see openbook.index.sparse
     dense/            see openbook.index.dense (when embeddings are on)
+    pending.npy       bool [rows]: rows whose vector is not computed yet (see below)
 
 Rows are positions: a write keeps the previous generation's rows that were not removed, in order, then appends
 the new chunks, so BM25 ties (broken by lower row) keep insertion order. Term frequencies and vectors of kept
 rows are reused, never recomputed; only new chunks are analyzed (by the caller) and embedded.
+
+Pending vectors: a deferred write (``Store.write_index(..., defer=True)``) indexes chunks before their vectors
+exist; ``pending.npy`` (bool [rows], absent when every row has its vector) marks them, their rows in ``dense/``
+are zero and the dense leg never returns them. A generation that only adds vectors (``write_vectors_generation``)
+hard-links every file but ``dense/``, ``pending.npy`` and the manifest from the previous generation (a
+generation's files never change once written, so a link is as good as a copy) and writes those anew.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence
@@ -40,6 +50,7 @@ DOCS = "docs.json"
 ACL = "acl.json"
 BM25_DIR = "bm25"
 DENSE_DIR = "dense"
+PENDING = "pending.npy"
 STATS_VIEWS = 8
 """BM25 views with per-access statistics (``LoadedIndex.bm25_for``) kept per loaded generation; each holds two
 float32 arrays per row and, on indexes of ``_bm25_kernels.MIN_ROWS`` rows or more, one float32 per posting."""
@@ -65,6 +76,17 @@ class LoadedIndex:
         self.dense: VectorIndex | None = None
         if (folder / DENSE_DIR).is_dir():
             self.dense = VectorIndex.load(folder / DENSE_DIR)
+        self.pending: np.ndarray | None = None  # bool [rows]: no vector yet; None when every row has one
+        if self.dense is not None and (folder / PENDING).is_file():
+            self.pending = np.load(folder / PENDING)
+        self.pending_count = int(self.pending.sum()) if self.pending is not None else 0
+        """Rows without their vector yet (0 when every row has one, or the index holds no vectors)."""
+
+    def dense_mask(self, mask: np.ndarray | None) -> np.ndarray | None:
+        """``mask`` (visible rows, or None for all) without the pending rows: the rows the dense leg may return."""
+        if self.pending is None:
+            return mask
+        return ~self.pending if mask is None else mask & ~self.pending
 
     def chunk_id(self, row: int) -> str:
         return self.chunk_ids[row].decode("ascii")
@@ -163,10 +185,11 @@ class GenerationWrite:
 
 def write_generation(target: GenerationWrite, old: LoadedIndex | None, removed: Collection[str],
                      new_chunks: Sequence[Chunk], tokens: Sequence[Sequence[str]], *, reuse: Collection[str] = (),
-                     embedder: VectorSource | None = None, reembed: bool = False,
+                     embedder: VectorSource | None = None, reembed: bool = False, defer: bool = False,
                      chunk_texts: Callable[[list[str]], dict[str, str]] | None = None) -> int:
     """Write the next generation into ``target.folder``: ``old``'s rows minus ``removed`` chunk ids, then
-    ``new_chunks`` (``tokens``: their analyzed terms). See ``Store.write_index`` for the vector rules.
+    ``new_chunks`` (``tokens``: their analyzed terms). See ``Store.write_index`` for the vector rules
+    (``defer``: rows to embed are written pending).
 
     Args:
         chunk_texts: chunk id -> indexed text of kept chunks (needed when their vectors are recomputed).
@@ -192,8 +215,8 @@ def write_generation(target: GenerationWrite, old: LoadedIndex | None, removed: 
         bm25 = bm25.with_params(k1, b) if (bm25.k1, bm25.b) != (k1, b) else bm25
     else:
         bm25 = BM25Index.build(tokens, k1=k1, b=b, extra=extra)
-    dense, embedded = dense_rows(old, kept_rows, chunk_ids, new_chunks, reuse, embedder, reembed, settings,
-                                 chunk_texts)
+    dense, pending, embedded = dense_rows(old, kept_rows, chunk_ids, new_chunks, reuse, embedder, reembed, defer,
+                                          settings, chunk_texts)
     chunk_ids += [c.chunk_id for c in new_chunks]
     row_docs += [c.doc_id for c in new_chunks]
     doc_ids = list(dict.fromkeys(row_docs))
@@ -206,6 +229,8 @@ def write_generation(target: GenerationWrite, old: LoadedIndex | None, removed: 
     write_json_atomic(folder / ACL, {str(k): v for k, v in acl.items()})
     if dense is not None:
         dense.save(folder / DENSE_DIR)
+        if pending is not None:
+            np.save(folder / PENDING, pending)
     manifest = {
         "format_version": INDEX_FORMAT,
         "generation": target.generation,
@@ -214,49 +239,127 @@ def write_generation(target: GenerationWrite, old: LoadedIndex | None, removed: 
         "chunking": dict(settings.chunking),
         "rows": len(chunk_ids),
         "documents": len(doc_ids),
-        "embedding": ({"model": dense.model, "dim": dense.dim, "normalized": dense.normalized,
-                       "ann": dense.uses_ann} if dense is not None else None),
+        "embedding": _embedding_manifest(dense, pending),
     }
     write_json_atomic(folder / MANIFEST, manifest)
     return embedded
 
 
+def _embedding_manifest(dense: VectorIndex | None, pending: np.ndarray | None) -> dict[str, Any] | None:
+    if dense is None:
+        return None
+    return {"model": dense.model, "dim": dense.dim, "normalized": dense.normalized, "ann": dense.uses_ann,
+            "pending": int(pending.sum()) if pending is not None else 0}
+
+
+def _ann_threshold(settings: IndexSettings, pending: np.ndarray | None) -> int:
+    """No HNSW graph while rows are pending: their zero vectors must not enter it, and the graph would be built
+    again at every commit of vectors; exact search serves until the last vector is in."""
+    return settings.ann_threshold if pending is None else sys.maxsize
+
+
 def dense_rows(old: LoadedIndex | None, kept_rows: np.ndarray, kept_ids: list[str], new_chunks: Sequence[Chunk],
-               reuse: Collection[str], embedder: VectorSource | None, reembed: bool, settings: IndexSettings,
-               chunk_texts: Callable[[list[str]], dict[str, str]] | None) -> tuple[VectorIndex | None, int]:
-    """Vectors for the next generation and how many were computed: kept rows reuse theirs, and so do new
-    chunks in ``reuse`` (same id and indexed text as a committed row); the rest are embedded."""
+               reuse: Collection[str], embedder: VectorSource | None, reembed: bool, defer: bool,
+               settings: IndexSettings, chunk_texts: Callable[[list[str]], dict[str, str]] | None
+               ) -> tuple[VectorIndex | None, np.ndarray | None, int]:
+    """Vectors for the next generation, its pending rows (bool [rows], None when none) and how many vectors were
+    computed: kept rows keep theirs (and stay pending if they were), new chunks in ``reuse`` take the vector of
+    their committed row unless it is pending; the rest are embedded, or with ``defer`` left pending."""
     if embedder is None:
-        return None, 0
+        return None, None, 0
     old_dense = old.dense if old is not None else None
     if not reembed and old is not None and len(kept_rows) and old_dense is None:
-        return None, 0  # a BM25-only store stays so until `ingest --reembed`
+        return None, None, 0  # a BM25-only store stays so until `ingest --reembed`
     embedded = 0
+    old_pending = old.pending if old is not None and old_dense is not None else None
+    reusable: dict[str, int] = {}
     if reembed or old_dense is None:
-        kept = chunk_texts(kept_ids) if chunk_texts is not None and kept_ids else {}
-        texts = [kept[c] for c in kept_ids if c in kept]
-        kept_vecs = embedder.embed_passages(texts)
-        embedded += len(texts)
-        todo = list(range(len(new_chunks)))
-        new_vecs = np.zeros((len(new_chunks), kept_vecs.shape[1]), np.float32)
+        if defer:
+            kept_vecs = np.zeros((len(kept_ids), embedder.dim), np.float32)
+            kept_pending = np.ones(len(kept_ids), dtype=bool)
+        else:
+            kept = chunk_texts(kept_ids) if chunk_texts is not None and kept_ids else {}
+            texts = [kept[c] for c in kept_ids if c in kept]
+            kept_vecs = embedder.embed_passages(texts)
+            embedded += len(texts)
+            kept_pending = np.zeros(len(kept_vecs), dtype=bool)
     else:
         assert old is not None
         kept_vecs = np.asarray(old_dense.vectors[kept_rows], dtype=np.float32)
-        new_vecs = np.zeros((len(new_chunks), old_dense.dim), np.float32)
+        kept_pending = (np.asarray(old_pending[kept_rows]) if old_pending is not None
+                        else np.zeros(len(kept_rows), dtype=bool))
         wanted = {c.chunk_id for c in new_chunks if c.chunk_id in reuse}
-        rows = {cid: r for r, raw in enumerate(old.chunk_ids) if (cid := raw.decode("ascii")) in wanted}
-        todo = []
-        for i, c in enumerate(new_chunks):
-            if c.chunk_id in rows:
-                new_vecs[i] = old_dense.vectors[rows[c.chunk_id]]
-            else:
-                todo.append(i)
-    if todo:
+        reusable = {cid: r for r, raw in enumerate(old.chunk_ids) if (cid := raw.decode("ascii")) in wanted
+                    and not (old_pending is not None and old_pending[r])}
+    dim = kept_vecs.shape[1]
+    new_vecs = np.zeros((len(new_chunks), dim), np.float32)
+    new_pending = np.zeros(len(new_chunks), dtype=bool)
+    todo = []
+    for i, c in enumerate(new_chunks):
+        if c.chunk_id in reusable:
+            assert old_dense is not None
+            new_vecs[i] = old_dense.vectors[reusable[c.chunk_id]]
+        else:
+            todo.append(i)
+    if todo and defer:
+        new_pending[todo] = True
+    elif todo:
         computed = embedder.embed_passages([new_chunks[i].indexed_text() for i in todo])
         if new_vecs.shape[1] != computed.shape[1]:
             new_vecs = np.zeros((len(new_chunks), computed.shape[1]), np.float32)
         new_vecs[todo] = computed
         embedded += len(todo)
     vectors = np.vstack([kept_vecs, new_vecs]) if len(kept_vecs) else new_vecs
+    pending = np.concatenate([kept_pending, new_pending])
+    pending_rows = pending if pending.any() else None
     return VectorIndex.build(vectors, model=embedder.name, normalized=embedder.normalized,
-                             ann_threshold=settings.ann_threshold), embedded
+                             ann_threshold=_ann_threshold(settings, pending_rows)), pending_rows, embedded
+
+
+def write_vectors_generation(target: GenerationWrite, old: LoadedIndex, chunk_ids: Sequence[str],
+                             vectors: np.ndarray) -> None:
+    """Write the next generation into ``target.folder``: ``old`` with these chunks' vectors set (pending ones
+    no longer pending). Everything but the vectors is hard-linked from ``old`` (copied where links fail).
+
+    Raises:
+        KeyError: a chunk id is not indexed in ``old`` (the caller names it).
+        ValueError: ``old`` holds no vectors, or ``vectors`` is not ``[len(chunk_ids), dim]``.
+    """
+    if old.dense is None:
+        raise ValueError("the index holds no vectors")
+    new = np.asarray(vectors, dtype=np.float32)
+    if new.shape != (len(chunk_ids), old.dense.dim):
+        raise ValueError(f"vectors of shape {new.shape}, expected {(len(chunk_ids), old.dense.dim)}")
+    rows = old.rows_of(chunk_ids)
+    matrix = np.array(old.dense.vectors, dtype=np.float32)  # a copy: the old generation's file stays as it is
+    matrix[rows] = new
+    pending = None
+    if old.pending is not None:
+        pending = np.array(old.pending, dtype=bool)
+        pending[rows] = False
+        pending = pending if pending.any() else None
+    folder = target.folder
+    for name in (BM25_DIR, CHUNK_IDS, DOC_ORD, DOCS, ACL):
+        _link(old.folder / name, folder / name)
+    dense = VectorIndex.build(matrix, model=old.dense.model, normalized=old.dense.normalized,
+                              ann_threshold=_ann_threshold(target.settings, pending))
+    dense.save(folder / DENSE_DIR)
+    if pending is not None:
+        np.save(folder / PENDING, pending)
+    manifest = {**old.manifest, "generation": target.generation, "embedding": _embedding_manifest(dense, pending)}
+    write_json_atomic(folder / MANIFEST, manifest)
+
+
+def _link(source: Path, dest: Path) -> None:
+    """Hard-link a file, or every file of a folder, from ``source`` to ``dest``; copy where linking fails (a file
+    system without hard links)."""
+    if source.is_dir():
+        dest.mkdir(parents=True, exist_ok=True)
+        for child in source.iterdir():
+            _link(child, dest / child.name)
+        return
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copy2(source, dest)
+

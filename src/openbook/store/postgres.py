@@ -632,10 +632,11 @@ class PostgresStore:
     # ------------------------------------------------------------------ the index: writes
     def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
                     reuse: Collection[str] = (), embedder: VectorSource | None = None,
-                    reembed: bool = False) -> int:
+                    reembed: bool = False, defer: bool = False) -> int:
         """*Write.* Drop the rows of ``removed``, append ``chunks`` with their analyzed ``terms`` (in the order
         given: the insertion order that breaks score ties), and maintain df, lengths and vectors as
-        ``Store.write_index`` describes. Visible to readers at ``commit``."""
+        ``Store.write_index`` describes (a pending row is one whose ``embedding`` is NULL while the manifest
+        names a model). Visible to readers at ``commit``."""
         self._require_write()
         if len(chunks) != len(terms):
             raise StoreError(f"write_index: {len(chunks)} chunks but {len(terms)} term lists")
@@ -656,9 +657,9 @@ class PostgresStore:
             # rows analysed otherwise would stay beside the new ones; only a whole replacement (reindex) may
             raise analyzer_mismatch_error(self.location, manifest.get("analyzer"), settings.analyzer)
 
-        # vectors: which rows get one, and which must be computed
+        # vectors: which rows get one, and which must be computed (or, deferred, are left NULL: pending)
         embedded = 0
-        vectors: np.ndarray | None = None
+        vectors: list[np.ndarray | None] | None = None
         model = None
         if embedder is None:
             if old_emb:
@@ -667,27 +668,32 @@ class PostgresStore:
             pass  # a BM25-only store stays so until `ingest --reembed`
         else:
             model = embedder
-            if reembed or not old_emb:
-                embedded += self._reembed_kept(embedder)
             todo = [i for i, c in enumerate(new_ids) if c not in reused]
-            if todo:
-                computed = _unit(np.asarray(embedder.embed_passages([chunks[i].indexed_text() for i in todo]),
-                                            dtype=np.float32))
-                embedded += len(todo)
-                dim = computed.shape[1]
+            if defer:
+                dim = int(embedder.dim)
+                if reembed or (old_emb or {}).get("dim") != dim:
+                    self._set_dim(None)  # every kept row becomes pending
+                computed = None
             else:
-                dim = next(iter(reused.values())).shape[0] if reused else (old_emb or {}).get("dim", 0)
-            vectors = np.zeros((len(chunks), dim), dtype=np.float32)
-            if todo:
-                vectors[todo] = computed
-            for i, c in enumerate(new_ids):
-                if c in reused:
-                    vectors[i] = reused[c]
+                if reembed or not old_emb:
+                    embedded += self._reembed_kept(embedder)
+                computed = None
+                if todo:
+                    computed = _unit(np.asarray(embedder.embed_passages([chunks[i].indexed_text() for i in todo]),
+                                                dtype=np.float32))
+                    embedded += len(todo)
+                    dim = computed.shape[1]
+                else:
+                    dim = next(iter(reused.values())).shape[0] if reused else (old_emb or {}).get("dim", 0)
+            vectors = [reused.get(c) for c in new_ids]
+            if computed is not None:
+                for j, i in enumerate(todo):
+                    vectors[i] = computed[j]
             if dim and (not old_emb or old_emb.get("dim") != dim or reembed):
                 self._set_dim(dim)
 
         graph = self._hnsw_exists()
-        if graph and vectors is not None and len(chunks):
+        if graph and vectors is not None and any(v is not None for v in vectors):
             # a bulk ingest: drop the graph rather than insert every vector into it; rebuilt at the session's end
             if self._graph_base is None:
                 self._graph_base = kept
@@ -705,6 +711,9 @@ class PostgresStore:
         self._bump()
         has_vectors = bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM index_rows WHERE embedding IS NOT "
                                              "NULL)").fetchone()[0])
+        pending = 0
+        if model is not None:
+            pending = int(self.conn.execute("SELECT count(*) FROM index_rows WHERE embedding IS NULL").fetchone()[0])
         # the HNSW graph: kept (with this batch's vectors inserted) when it exists and is still wanted; one that is
         # wanted but missing is built by _end_session, after the whole ingest; until then readers search exactly
         ann = False
@@ -715,7 +724,12 @@ class PostgresStore:
         if model is not None and has_vectors:
             dim = int(self.conn.execute("SELECT vector_dims(embedding) FROM index_rows WHERE embedding IS NOT "
                                         "NULL LIMIT 1").fetchone()[0])
-            emb = {"model": model.name, "dim": dim, "normalized": bool(model.normalized), "ann": ann}
+            emb = {"model": model.name, "dim": dim, "normalized": bool(model.normalized), "ann": ann,
+                   "pending": pending}
+        elif model is not None and pending:  # deferred: no vector computed yet, the model is recorded
+            dim = int(getattr(model, "dim", 0) or (old_emb or {}).get("dim", 0))
+            emb = {"model": model.name, "dim": dim, "normalized": bool(model.normalized), "ann": ann,
+                   "pending": pending}
         elif has_vectors and old_emb:
             emb = {**old_emb, "ann": ann}
         else:
@@ -841,7 +855,7 @@ class PostgresStore:
         return self.conn.execute("SELECT to_regclass('openbook.index_rows_hnsw') IS NOT NULL").fetchone()[0]
 
     def _append_rows(self, chunks: Sequence[Chunk], terms: Sequence[Sequence[str]],
-                     vectors: np.ndarray | None) -> None:
+                     vectors: Sequence[np.ndarray | None] | None) -> None:
         """COPY the rows (with their vectors) and the analyzed terms; the database counts tf and df and packs
         each term's postings per block of ``BLOCK_ROWS`` rows."""
         if not chunks:
@@ -962,7 +976,7 @@ class PostgresStore:
         if not emb:
             return None
         return EmbeddingInfo(model=emb["model"], dim=int(emb["dim"]), normalized=bool(emb["normalized"]),
-                             ann=bool(emb.get("ann")))
+                             ann=bool(emb.get("ann")), pending=int(emb.get("pending", 0)))
 
     def _visibility_sql(self, visibility: Visibility, gen: int) -> tuple[str, dict[str, Any]] | None:
         """A SQL condition on ``r`` (index_rows) and ``d`` (documents) for the chunks ``visibility`` allows,
@@ -1114,10 +1128,69 @@ class PostgresStore:
             "SELECT chunk_id, embedding FROM index_rows WHERE chunk_id = ANY(%s)", (ids,))}
         out = np.zeros((len(ids), emb.dim), dtype=np.float32)
         for i, c in enumerate(ids):
-            if found.get(c) is None:
+            if c not in found:
                 raise StoreError(f"chunk {c!r} is not indexed in store {self.location}")
+            if found[c] is None:
+                raise StoreError(f"chunk {c!r} has no vector yet in store {self.location} ({emb.pending} chunks "
+                                 f"pending): `openbook embed --store {self.location}` computes them")
             out[i] = _vec(found[c])
         return out
+
+    def pending_vectors(self, limit: int | None = None) -> list[str]:
+        self._flush(read=True)
+        if self.embedding() is None:
+            return []
+        rows = self.conn.execute("SELECT chunk_id FROM index_rows WHERE embedding IS NULL ORDER BY row LIMIT %s",
+                                 (limit,)).fetchall()
+        return [r[0] for r in rows]
+
+    def write_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+        """*Write.* COPY the vectors into a staging table and set them on their rows in one UPDATE; a bulk
+        update drops the HNSW graph as a bulk ingest does (``ANN_REBUILD_FRACTION``), rebuilt at the session's
+        end."""
+        self._require_write()
+        manifest = self._manifest() or {}
+        emb = manifest.get("embedding")
+        if not emb:
+            raise StoreError(f"store {self.location} records no embedding model (a BM25-only index): run `openbook "
+                             f"ingest --reembed PATH --store {self.location}` to embed it")
+        ids = list(chunk_ids)
+        shape = np.shape(vectors)
+        if shape != (len(ids), int(emb["dim"])):
+            raise StoreError(f"write_vectors: vectors of shape {shape} for {len(ids)} chunks; store "
+                             f"{self.location} holds {emb['model']} vectors of dimension {emb['dim']}")
+        if not ids:
+            return
+        vecs = _unit(np.asarray(vectors, dtype=np.float32))
+        if self._hnsw_exists():
+            if self._graph_base is None:
+                self._graph_base = self._stats()[0]
+            self._graph_added += len(ids)
+            if self._graph_added > ANN_REBUILD_FRACTION * max(self._graph_base, 1):
+                self.conn.execute(f"DROP INDEX {HNSW_INDEX}")
+                self.conn.execute("UPDATE meta SET value = jsonb_set(value, '{embedding,ann}', 'false') "
+                                  "WHERE key = 'manifest'")
+        with self.conn.cursor() as cur:
+            cur.execute("CREATE TEMP TABLE IF NOT EXISTS stage_vectors (chunk_id text, embedding vector) "
+                        "ON COMMIT DELETE ROWS")
+            cur.execute("TRUNCATE stage_vectors")
+            with cur.copy("COPY stage_vectors FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "vector"])
+                for c, v in zip(ids, vecs):
+                    copy.write_row((c, v))
+            found = {r[0] for r in cur.execute("SELECT s.chunk_id FROM stage_vectors s JOIN index_rows r "
+                                               "ON r.chunk_id = s.chunk_id").fetchall()}
+            missing = [c for c in ids if c not in found]
+            if missing:
+                raise StoreError(f"chunk {missing[0]!r} is not indexed in store {self.location}")
+            cur.execute("UPDATE index_rows r SET embedding = s.embedding FROM stage_vectors s "
+                        "WHERE r.chunk_id = s.chunk_id")
+            cur.execute("TRUNCATE stage_vectors")
+            pending = int(cur.execute("SELECT count(*) FROM index_rows WHERE embedding IS NULL").fetchone()[0])
+        self.conn.execute("UPDATE meta SET value = jsonb_set(value, '{embedding,pending}', %s) WHERE key = "
+                          "'manifest'", (_json(pending),))
+        self._wrote_index = True
+        self._bump()
 
     def document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         terms = list(terms)

@@ -150,6 +150,8 @@ def reindex_store(store: Store, analyzer: Analyzer, settings: IndexSettings | No
             if emb else None
         say("writing the new index (atomic: the previous one stays until the commit)")
         with store.transaction():
-            store.write_index(ids, chunks, terms, reuse=ids, embedder=vectors)
-    return ReindexReport(chunks=len(chunks), vectors=len(chunks) if emb else 0, model=model, before=before,
+            # (chunks still waiting for their vectors stay pending: ``defer`` embeds nothing)
+            store.write_index(ids, chunks, terms, reuse=ids, embedder=vectors, defer=True)
+    kept = len(chunks) - int(emb.get("pending", 0)) if emb else 0  # vectors carried over (pending ones wait)
+    return ReindexReport(chunks=len(chunks), vectors=kept, model=model, before=before,
                          after=current, seconds=time.perf_counter() - t0, changed=True)
