@@ -27,6 +27,11 @@ EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun`` in English number: "1 chunk", "0 chunks", "7 chunks" (``noun`` is the singular)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 # ---------------------------------------------------------------------- shared options
 def _config(ctx: click.Context, store: str | None, extra: dict[str, Any] | None = None) -> Config:
     flags = {"store": store or ctx.obj.get("store"), **(extra or {})}
@@ -260,7 +265,8 @@ def _print_ingest_report(report: Any, store: Any, raptor_kept: bool = True) -> N
         + (f", {len(report.empty)} empty" if report.empty else "") + "; "
         f"{report.chunks_added} chunks added"
         + (f" ({report.chunks_embedded} embedded)" if report.chunks_embedded else "") + f", {report.chunks_removed} removed"
-        f"{speed}; " + (f"store {store}: {report.documents_total} documents, {report.chunks_total} chunks"
+        f"{speed}; " + (f"store {store}: {_count(report.documents_total, 'document')}, "
+                        f"{_count(report.chunks_total, 'chunk')}"
                         if store is not None else "no store")
     )
 
@@ -318,7 +324,8 @@ def stats(ctx: click.Context, roles: tuple[str, ...], public: bool, everything: 
             more = (info["all_documents"], info["all_chunks"]) != (info["documents"], info["chunks"])
             seen = " (public" + (f"; {info['all_documents']} documents, {info['all_chunks']} chunks in all: "
                                  f"--role ROLE or --all counts those under an access list" if more else "") + ")"
-        click.echo(f"store {info['store']}: {info['documents']} documents, {info['chunks']} chunks{seen}, "
+        click.echo(f"store {info['store']}: {_count(info['documents'], 'document')}, "
+                   f"{_count(info['chunks'], 'chunk')}{seen}, "
                    f"{where}{info['backend']} store, schema version {info['schema_version']}{state}")
 
 
@@ -664,19 +671,25 @@ def documents(ctx: click.Context, prefix: str, where: tuple[str, ...], roles: tu
     with _engine(cfg) as engine:
         docs = engine.documents(prefix=prefix, where=where, roles=roles)
         total = engine.stats()["documents"] if not docs and not roles and not as_json else 0
+        public = engine.stats(roles=[])["documents"] if total else 0
     if as_json:
         click.echo(json.dumps({"documents": docs}, ensure_ascii=False))
         return
     if not docs and roles:
         click.echo(f"no documents visible to roles {list(roles)}")
+    elif not docs and total and public == total:  # nothing is hidden: only the filter can be at fault
+        asked = "; ".join(([f"--prefix {prefix!r}"] if prefix else []) + [f"--where {w!r}" for w in where])
+        click.echo(f"no documents matching {asked}; the store holds {_count(total, 'document')}, none under an "
+                   f"access list (`openbook documents` lists them)")
     elif not docs and total:
         matching = " matching" if prefix or where else ""
-        click.echo(f"no public documents{matching}; the store holds {total} document(s) in all: those under an "
-                   f"access list show with --role ROLE")
+        click.echo(f"no public documents{matching}; the store holds {_count(total, 'document')} in all: those "
+                   f"under an access list show with --role ROLE")
     elif not docs:
         click.echo("no documents")
     for d in docs:
-        click.echo(f"{d['doc_id']}\t{d['title']}\t{d['updated'] or '-'}\t{d['chunks']} chunks\t{d['source']}")
+        click.echo(f"{d['doc_id']}\t{d['title']}\t{d['updated'] or '-'}\t{_count(d['chunks'], 'chunk')}\t"
+                   f"{d['source']}")
 
 
 @cli.command()
