@@ -263,7 +263,7 @@ def _print_ingest_report(report: Any, store: Any, raptor_kept: bool = True) -> N
         f"{len(report.added)} added, {len(report.updated)} updated, {len(report.unchanged)} unchanged, "
         f"{len(report.deleted)} deleted, {len(report.failed)} failed, {len(report.skipped)} skipped"
         + (f", {len(report.empty)} empty" if report.empty else "") + "; "
-        f"{report.chunks_added} chunks added"
+        f"{_count(report.chunks_added, 'chunk')} added"
         + (f" ({report.chunks_embedded} embedded)" if report.chunks_embedded else "") + f", {report.chunks_removed} removed"
         f"{speed}; " + (f"store {store}: {_count(report.documents_total, 'document')}, "
                         f"{_count(report.chunks_total, 'chunk')}"
