@@ -543,6 +543,10 @@ class Ingester:
                 self._commit_batch(batch, report, embed=embed, reembed=reembed and first, progress=progress)
             else:
                 self.store.commit()
+            if embed and not embedding and report.chunks_added:  # asked to embed, kept BM25-only: say why
+                report.notes.append("the new chunks were not embedded: this store holds chunks without vectors "
+                                    "(it was first ingested without embedding), so it stays BM25-only; "
+                                    "`openbook ingest --reembed PATH` embeds every chunk")
         except BaseException:
             self.store.rollback()
             raise
