@@ -179,6 +179,10 @@ class Engine:
         return self.ingester.ingest(paths, sync=sync, progress=progress, embed=embed, reembed=reembed,
                                     on_wait=on_wait, log=log)
 
+    def resolve(self, doc_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The stored ids each id or file path names (empty: none); see ``Ingester.resolve``."""
+        return self.ingester.resolve(doc_ids)
+
     def delete(self, doc_ids: Sequence[str], *, on_wait: Callable[[str], None] | None = None) -> list[str]:
         """Delete documents by id or by their file's path; see ``openbook.ingest.pipeline.Ingester.delete``."""
         return self.ingester.delete(doc_ids, on_wait=on_wait)

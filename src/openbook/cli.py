@@ -279,10 +279,9 @@ def delete(ctx: click.Context, doc_ids: tuple[str, ...], store: str | None) -> N
     """Delete documents by id (their path relative to the ingested folder) or by their file's path."""
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
+        named = engine.resolve(list(doc_ids))
         gone = engine.delete(list(doc_ids), on_wait=lambda line: click.echo(line, err=True))
-    from .api import nfc
-
-    missing = [d for d in doc_ids if nfc(d) not in gone and not Path(d).is_file()]
+    missing = [given for given, ids in named.items() if not ids]  # an unknown id, or a file never ingested
     click.echo(f"deleted {len(gone)} document(s)" + (f"; not found: {', '.join(missing)}" if missing else ""))
     if missing and not gone:
         ctx.exit(EXIT_ERROR)
