@@ -698,11 +698,13 @@ def documents(ctx: click.Context, prefix: str, where: tuple[str, ...], roles: tu
 @json_option
 @click.pass_context
 def show(ctx: click.Context, doc_id: str, roles: tuple[str, ...], store: str | None, as_json: bool) -> None:
-    """Show one document's metadata and chunks."""
+    """Show one document's metadata and chunks, by id or by its file's path."""
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
-        doc = engine.document(doc_id, roles=roles)
-        exists = doc is None and not roles and engine.document_exists(doc_id)
+        named = engine.resolve([doc_id])[doc_id]  # an id, or the path of a file (as `delete` reads it)
+        wanted = named[0] if len(named) == 1 else doc_id  # the messages below name what was given
+        doc = engine.document(wanted, roles=roles)
+        exists = doc is None and not roles and engine.document_exists(wanted)
     if doc is None:
         if roles:  # whether it exists under another access list is not said
             raise QueryError(f"no document {doc_id!r} visible to roles {list(roles)}; list ids with "
