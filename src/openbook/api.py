@@ -189,6 +189,10 @@ class Engine:
         return self.ingester.embed_pending(progress=progress, on_wait=on_wait, log=log, on_commit=on_commit,
                                            batches=batches)
 
+    def resolve(self, doc_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The stored ids each id or file path names (empty: none); see ``Ingester.resolve``."""
+        return self.ingester.resolve(doc_ids)
+
     def delete(self, doc_ids: Sequence[str], *, on_wait: Callable[[str], None] | None = None) -> list[str]:
         """Delete documents by id or by their file's path; see ``openbook.ingest.pipeline.Ingester.delete``."""
         return self.ingester.delete(doc_ids, on_wait=on_wait)

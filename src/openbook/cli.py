@@ -27,6 +27,11 @@ EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun`` in English number: "1 chunk", "0 chunks", "7 chunks" (``noun`` is the singular)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 # ---------------------------------------------------------------------- shared options
 def _config(ctx: click.Context, store: str | None, extra: dict[str, Any] | None = None) -> Config:
     flags = {"store": store or ctx.obj.get("store"), **(extra or {})}
@@ -297,9 +302,10 @@ def _print_ingest_report(report: Any, store: Any, raptor_kept: bool = True) -> N
         f"{len(report.added)} added, {len(report.updated)} updated, {len(report.unchanged)} unchanged, "
         f"{len(report.deleted)} deleted, {len(report.failed)} failed, {len(report.skipped)} skipped"
         + (f", {len(report.empty)} empty" if report.empty else "") + "; "
-        f"{report.chunks_added} chunks added"
+        f"{_count(report.chunks_added, 'chunk')} added"
         + (f" ({report.chunks_embedded} embedded)" if report.chunks_embedded else "") + f", {report.chunks_removed} removed"
-        f"{speed}; " + (f"store {store}: {report.documents_total} documents, {report.chunks_total} chunks"
+        f"{speed}; " + (f"store {store}: {_count(report.documents_total, 'document')}, "
+                        f"{_count(report.chunks_total, 'chunk')}"
                         if store is not None else "no store")
     )
 
@@ -312,10 +318,9 @@ def delete(ctx: click.Context, doc_ids: tuple[str, ...], store: str | None) -> N
     """Delete documents by id (their path relative to the ingested folder) or by their file's path."""
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
+        named = engine.resolve(list(doc_ids))
         gone = engine.delete(list(doc_ids), on_wait=lambda line: click.echo(line, err=True))
-    from .api import nfc
-
-    missing = [d for d in doc_ids if nfc(d) not in gone and not Path(d).is_file()]
+    missing = [given for given, ids in named.items() if not ids]  # an unknown id, or a file never ingested
     click.echo(f"deleted {len(gone)} document(s)" + (f"; not found: {', '.join(missing)}" if missing else ""))
     if missing and not gone:
         ctx.exit(EXIT_ERROR)
@@ -358,8 +363,10 @@ def stats(ctx: click.Context, roles: tuple[str, ...], public: bool, everything: 
             seen = " (public" + (f"; {info['all_documents']} documents, {info['all_chunks']} chunks in all: "
                                  f"--role ROLE or --all counts those under an access list" if more else "") + ")"
         pending = ((info.get("manifest") or {}).get("embedding") or {}).get("pending")
-        waiting = f"; {pending} chunks wait for their vectors (`openbook embed`)" if pending else ""
-        click.echo(f"store {info['store']}: {info['documents']} documents, {info['chunks']} chunks{seen}, "
+        waiting = ("; 1 chunk waits for its vector" if pending == 1 else f"; {pending} chunks wait for their vectors"
+                   ) + " (`openbook embed`)" if pending else ""
+        click.echo(f"store {info['store']}: {_count(info['documents'], 'document')}, "
+                   f"{_count(info['chunks'], 'chunk')}{seen}, "
                    f"{where}{info['backend']} store, schema version {info['schema_version']}{state}{waiting}")
 
 
@@ -705,19 +712,25 @@ def documents(ctx: click.Context, prefix: str, where: tuple[str, ...], roles: tu
     with _engine(cfg) as engine:
         docs = engine.documents(prefix=prefix, where=where, roles=roles)
         total = engine.stats()["documents"] if not docs and not roles and not as_json else 0
+        public = engine.stats(roles=[])["documents"] if total else 0
     if as_json:
         click.echo(json.dumps({"documents": docs}, ensure_ascii=False))
         return
     if not docs and roles:
         click.echo(f"no documents visible to roles {list(roles)}")
+    elif not docs and total and public == total:  # nothing is hidden: only the filter can be at fault
+        asked = "; ".join(([f"--prefix {prefix!r}"] if prefix else []) + [f"--where {w!r}" for w in where])
+        click.echo(f"no documents matching {asked}; the store holds {_count(total, 'document')}, none under an "
+                   f"access list (`openbook documents` lists them)")
     elif not docs and total:
         matching = " matching" if prefix or where else ""
-        click.echo(f"no public documents{matching}; the store holds {total} document(s) in all: those under an "
-                   f"access list show with --role ROLE")
+        click.echo(f"no public documents{matching}; the store holds {_count(total, 'document')} in all: those "
+                   f"under an access list show with --role ROLE")
     elif not docs:
         click.echo("no documents")
     for d in docs:
-        click.echo(f"{d['doc_id']}\t{d['title']}\t{d['updated'] or '-'}\t{d['chunks']} chunks\t{d['source']}")
+        click.echo(f"{d['doc_id']}\t{d['title']}\t{d['updated'] or '-'}\t{_count(d['chunks'], 'chunk')}\t"
+                   f"{d['source']}")
 
 
 @cli.command()
@@ -727,11 +740,13 @@ def documents(ctx: click.Context, prefix: str, where: tuple[str, ...], roles: tu
 @json_option
 @click.pass_context
 def show(ctx: click.Context, doc_id: str, roles: tuple[str, ...], store: str | None, as_json: bool) -> None:
-    """Show one document's metadata and chunks."""
+    """Show one document's metadata and chunks, by id or by its file's path."""
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
-        doc = engine.document(doc_id, roles=roles)
-        exists = doc is None and not roles and engine.document_exists(doc_id)
+        named = engine.resolve([doc_id])[doc_id]  # an id, or the path of a file (as `delete` reads it)
+        wanted = named[0] if len(named) == 1 else doc_id  # the messages below name what was given
+        doc = engine.document(wanted, roles=roles)
+        exists = doc is None and not roles and engine.document_exists(wanted)
     if doc is None:
         if roles:  # whether it exists under another access list is not said
             raise QueryError(f"no document {doc_id!r} visible to roles {list(roles)}; list ids with "

@@ -27,7 +27,7 @@ def test_documents_lists_ids_titles_sources_dates_and_chunks(store, capsys):
     assert leave["source"].endswith("leave-policy.md")
     assert "finance/budget.md" not in [d["doc_id"] for d in out]  # no role: public documents only
     text = run(capsys, "documents", "--store", store, "--role", "finance", "--prefix", "finance/")
-    assert text.startswith("finance/budget.md\tMarketing budget 2026\t2026-01-10\t1 chunks\t")
+    assert text.startswith("finance/budget.md\tMarketing budget 2026\t2026-01-10\t1 chunk\t")
     dated = json.loads(run(capsys, "documents", "--store", store, "--role", "staff", "--where",
                            "updated>=2025-06-01", "--json"))["documents"]
     assert "staff/parking.md" in [d["doc_id"] for d in dated] and "leave-policy.md" not in [d["doc_id"] for d in dated]
@@ -69,3 +69,32 @@ def test_no_public_documents_hints_at_role(store, capsys):
     assert run(capsys, "documents", "--prefix", "finance/", "--role", "staff", "--store", store).startswith(
         "no documents visible to roles ['staff']")
     assert json.loads(run(capsys, "documents", "--prefix", "zzz/", "--store", store, "--json")) == {"documents": []}
+
+
+@pytest.fixture(scope="module")
+def public_store(tmp_path_factory):
+    """A store of two public one-chunk documents (no access list anywhere)."""
+    from helpers.served import server_config
+    from openbook.api import Engine
+
+    root = tmp_path_factory.mktemp("cli-docs-public")
+    (root / "corpus").mkdir()
+    (root / "corpus" / "a.md").write_text("# Alpha\n\nThe alpha note.\n", encoding="utf-8")
+    (root / "corpus" / "b.md").write_text("# Beta\n\nThe beta note.\n", encoding="utf-8")
+    with Engine.open(root / "store", server_config(root / "store"), create=True) as engine:
+        engine.ingest([root / "corpus"])
+    return str(root / "store")
+
+
+def test_counts_of_one_are_singular(public_store, capsys):
+    text = run(capsys, "documents", "--prefix", "a.md", "--store", public_store)
+    assert text.startswith("a.md\tAlpha\t-\t1 chunk\t"), text
+    assert "2 documents, 2 chunks (public)" in run(capsys, "stats", "--store", public_store)
+
+
+def test_a_filter_matching_nothing_in_an_all_public_store_blames_the_filter(public_store, capsys):
+    # no document is under an access list, so pointing at --role ROLE would send the user the wrong way
+    text = run(capsys, "documents", "--prefix", "zzz/", "--store", public_store)
+    assert text.startswith("no documents matching --prefix 'zzz/'; the store holds 2 documents, none under an "
+                           "access list"), text
+    assert "--role" not in text

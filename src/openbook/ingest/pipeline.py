@@ -791,6 +791,10 @@ class Ingester:
                 self._commit_batch(batch, report, embed=embed, reembed=reembed and first)
             else:
                 self.store.commit()
+            if embed and not embedding and report.chunks_added:  # asked to embed, kept BM25-only: say why
+                report.notes.append("the new chunks were not embedded: this store holds chunks without vectors "
+                                    "(it was first ingested without embedding), so it stays BM25-only; "
+                                    "`openbook ingest --reembed PATH` embeds every chunk")
         except BaseException:
             self.store.rollback()
             raise
@@ -893,6 +897,26 @@ class Ingester:
             generator = get_generator(self.config.llm)
         return rebuild(host, generator)
 
+    def resolve(self, doc_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The stored ids each of ``doc_ids`` names: itself when it is a stored id (NFC-normalised), else the
+        documents read from the file at that path; an empty list when it names none.
+
+        Returns:
+            One entry per distinct given string, in the order given.
+        """
+        stored = self.store.documents()
+        sources = self.store.sources()
+        out: dict[str, list[str]] = {}
+        for given in doc_ids:
+            d = nfc(given)
+            if d in stored:
+                out[given] = [d]
+            elif Path(given).is_file():
+                out[given] = list(sources.get(str(Path(given).resolve()), []))
+            else:
+                out[given] = []
+        return out
+
     def delete(self, doc_ids: Sequence[str], *, on_wait: Callable[[str], None] | None = None) -> list[str]:
         """Delete documents by id (NFC-normalised), or by the path of the file they came from.
 
@@ -903,16 +927,7 @@ class Ingester:
             StoreError: the store is read-only.
         """
         with self.store.write_lock(on_wait):
-            stored = self.store.documents()
-            sources = self.store.sources()
-            present: list[str] = []
-            for given in doc_ids:
-                d = nfc(given)
-                if d in stored:
-                    present.append(d)
-                elif Path(given).is_file():
-                    present.extend(sources.get(str(Path(given).resolve()), []))
-            present = list(dict.fromkeys(present))
+            present = list(dict.fromkeys(d for ids in self.resolve(doc_ids).values() for d in ids))
             if not present:
                 return []
             with self.store.transaction():
