@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from openbook.cli import main
 
 
@@ -24,13 +26,25 @@ def test_a_path_of_a_file_never_ingested_or_already_deleted_is_not_found(tmp_pat
     main(["ingest", str(docs), "--store", kb, "--no-embed"])
     capsys.readouterr()
     code, out = delete(capsys, str(docs / "a.md"), "--store", kb)
-    assert code == 0 and out.startswith("deleted 1 document(s)") and "not found" not in out, out
+    assert code == 0 and out.startswith("deleted 1 document") and "not found" not in out, out
     code, out = delete(capsys, str(docs / "a.md"), "--store", kb)  # a second time: nothing left to delete
     assert code == 1 and f"not found: {docs / 'a.md'}" in out, out
     code, out = delete(capsys, str(stray), "--store", kb)
     assert code == 1 and f"not found: {stray}" in out, out
     code, out = delete(capsys, "b.md", str(stray), "--store", kb)  # one found, one not: named, and it succeeds
-    assert code == 0 and out.startswith("deleted 1 document(s); not found: ") and str(stray) in out, out
+    assert code == 0 and out.startswith("deleted 1 document; not found: ") and str(stray) in out, out
+    code, out = delete(capsys, "b.md", "--store", kb, "--json")  # gone already: JSON says so, and it fails
+    assert code == 1 and json.loads(out) == {"deleted": [], "not_found": ["b.md"]}, out
+
+
+def test_delete_json_names_what_it_deleted(tmp_path, capsys):
+    docs, kb = tmp_path / "docs", str(tmp_path / "kb")
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nThe alpha note.\n", encoding="utf-8")
+    main(["ingest", str(docs), "--store", kb, "--no-embed"])
+    capsys.readouterr()
+    code, out = delete(capsys, "a.md", "nope.md", "--store", kb, "--json")
+    assert code == 0 and json.loads(out) == {"deleted": ["a.md"], "not_found": ["nope.md"]}, out
 
 
 def test_show_takes_the_files_path_as_delete_does(tmp_path, capsys):

@@ -313,15 +313,21 @@ def _print_ingest_report(report: Any, store: Any, raptor_kept: bool = True) -> N
 @cli.command()
 @click.argument("doc_ids", nargs=-1, required=True)
 @store_option
+@json_option
 @click.pass_context
-def delete(ctx: click.Context, doc_ids: tuple[str, ...], store: str | None) -> None:
-    """Delete documents by id (their path relative to the ingested folder) or by their file's path."""
+def delete(ctx: click.Context, doc_ids: tuple[str, ...], store: str | None, as_json: bool) -> None:
+    """Delete documents by id (their path relative to the ingested folder) or by their file's path. --json
+    prints {"deleted": [ids], "not_found": [what was given]}."""
     cfg = _config(ctx, store)
     with _engine(cfg) as engine:
         named = engine.resolve(list(doc_ids))
         gone = engine.delete(list(doc_ids), on_wait=lambda line: click.echo(line, err=True))
     missing = [given for given, ids in named.items() if not ids]  # an unknown id, or a file never ingested
-    click.echo(f"deleted {len(gone)} document(s)" + (f"; not found: {', '.join(missing)}" if missing else ""))
+    if as_json:
+        click.echo(json.dumps({"deleted": sorted(gone), "not_found": missing}, ensure_ascii=False))
+    else:
+        click.echo(f"deleted {_count(len(gone), 'document')}"
+                   + (f"; not found: {', '.join(missing)}" if missing else ""))
     if missing and not gone:
         ctx.exit(EXIT_ERROR)
 
