@@ -552,10 +552,12 @@ def ask(ctx: click.Context, question: str, roles: tuple[str, ...], where: tuple[
 @cli.command()
 def embedders() -> None:
     """List the embedders openbook can use offline (the default first)."""
-    from .index.embedders import available_embedders, install_hint
+    from .index.embedders import available_embedders, install_hint, missing_packages
 
     for name, summary in available_embedders().items():
-        click.echo(f"{name:<22} {summary}\n{'':<22} install: {install_hint(name)}")
+        missing = missing_packages(name)
+        state = f"not installed ({', '.join(missing)}): {install_hint(name)}" if missing else "installed"
+        click.echo(f"{name:<22} {summary}\n{'':<22} {state}")
 
 
 # ---------------------------------------------------------------------- eval

