@@ -69,4 +69,14 @@ def test_snippet_window_holds_the_matches():
 
     text = "word " * 50 + "The client says error E-2043. I already tried. " + "tail " * 60
     snip = highlight(text, {"error", "e-2043"}, Analyzer(), width=20)
-    assert "**error**" in snip and "**E-2043.**" in snip and snip.startswith("…") and snip.endswith("…")
+    assert "**error**" in snip and "**E-2043**." in snip and snip.startswith("…") and snip.endswith("…")
+
+
+def test_a_highlight_leaves_the_punctuation_around_a_word_outside_its_marks():
+    from openbook.index.analyzer import Analyzer
+    from openbook.retrieve.snippets import highlight
+
+    analyzer = Analyzer()
+    snip = highlight('Install Jekyll. Then run ("jekyll serve") or "bundle exec jekyll".',
+                     set(analyzer.analyze("jekyll")), analyzer)
+    assert snip == 'Install **Jekyll**. Then run ("**jekyll** serve") or "bundle exec **jekyll**".', snip

@@ -11,13 +11,23 @@ from ..index.analyzer import Analyzer
 __all__ = ["highlight", "strip_emphasis"]
 
 _WORD_RE = re.compile(r"\S+")
+_EDGES_RE = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)  # punctuation around a word stays outside its marks
+
+
+def _marked(word: str) -> str:
+    """``word`` wrapped in ``**``, its leading and trailing punctuation left outside (``**Jekyll**.``)."""
+    m = _EDGES_RE.match(word)
+    if m is None or not m[2]:
+        return f"**{word}**"
+    return f"{m[1]}**{m[2]}**{m[3]}"
 
 
 def highlight(text: str, query_terms: Collection[str], analyzer: Analyzer, width: int = 40,
               format: str = "") -> str:
     """A window of about ``width`` words of ``text`` around the densest run of query terms.
 
-    Words whose analyzer terms meet ``query_terms`` are wrapped in ``**``. Leading/trailing ``…`` mark a cut.
+    Words whose analyzer terms meet ``query_terms`` are wrapped in ``**``, the punctuation around them outside
+    the marks. Leading/trailing ``…`` mark a cut.
     CJK words (no spaces) are highlighted whole when any of their bigrams matches. ``format``: the loader name of
     the text's document (``Chunk.format``); Markdown text loses its own emphasis markers first, which would
     collide with the highlight marks, other text is kept as written (``openbook.emphasis``).
@@ -50,6 +60,6 @@ def highlight(text: str, query_terms: Collection[str], analyzer: Analyzer, width
     for i in range(lo, hi):
         s, e = words[i]
         w = text[s:e]
-        parts.append(f"**{w}**" if hit[i] else w)
+        parts.append(_marked(w) if hit[i] else w)
     out = " ".join(parts)
     return ("… " if lo > 0 else "") + out + (" …" if hi < n else "")
