@@ -64,4 +64,8 @@ def test_the_server_embeds_pending_chunks_in_the_background(tmp_path):
         stored = engine.store.vectors(ids)
         chunks = engine.store.get_chunks(ids)
         fresh = engine.embedder().embed([chunks[c].indexed_text() for c in ids[:8]], kind="passage")
-    np.testing.assert_allclose(stored[:8], fresh, atol=1e-5)  # the vectors of these chunks' own texts
+    # the vectors of these chunks' own texts: the 4-bit engine's output moves by about 1e-3 with the batch a
+    # text is embedded in (its padding), so each stored vector is checked to be its own text's, by cosine
+    sims = np.asarray(stored[:8]) @ np.asarray(fresh).T
+    assert (np.diag(sims) > 0.999).all(), np.diag(sims)
+    assert (sims.argmax(axis=1) == np.arange(8)).all()
