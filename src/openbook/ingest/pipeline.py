@@ -545,16 +545,17 @@ class Ingester:
                         report.raptor = self._rebuild_raptor()
                 except KeyboardInterrupt:
                     report.interrupted = True
-                    report.documents_total, report.chunks_total = self.store.count()
-                    report.chunks_pending = self._pending_count()
-                    report.seconds = time.perf_counter() - start
-                    raise IngestInterrupted(report) from None
+                    raise IngestInterrupted(self._totals(report, start)) from None
         finally:
             self._ticker, self._stages, self._on_commit = _Ticker(None), None, None
             if self._situator is not None:
                 report.contextualize = self._situator.stats.to_dict()
                 self._situator.close()
                 self._situator = None
+        return self._totals(report, start)
+
+    def _totals(self, report: IngestReport, start: float) -> IngestReport:
+        """``report`` with the store's document, chunk and pending-vector totals and the seconds since ``start``."""
         report.documents_total, report.chunks_total = self.store.count()
         report.chunks_pending = self._pending_count()
         report.seconds = time.perf_counter() - start
@@ -594,16 +595,10 @@ class Ingester:
                     self._embed_pending_locked(report, progress, batches)
                 except KeyboardInterrupt:
                     report.interrupted = True
-                    report.documents_total, report.chunks_total = self.store.count()
-                    report.chunks_pending = self._pending_count()
-                    report.seconds = time.perf_counter() - start
-                    raise IngestInterrupted(report) from None
+                    raise IngestInterrupted(self._totals(report, start)) from None
         finally:
             self._ticker, self._stages, self._on_commit = _Ticker(None), None, None
-        report.documents_total, report.chunks_total = self.store.count()
-        report.chunks_pending = self._pending_count()
-        report.seconds = time.perf_counter() - start
-        return report
+        return self._totals(report, start)
 
     def _embed_pending_locked(self, report: IngestReport, progress: bool, batches: int | None = None) -> None:
         """Phase ``embed``, under the writer lock: every pending chunk's vector, committed batch by batch (at most
