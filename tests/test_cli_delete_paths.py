@@ -16,15 +16,24 @@ def delete(capsys, *args: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def test_a_path_of_a_file_never_ingested_or_already_deleted_is_not_found(tmp_path, capsys):
+NOTES = {"a.md": "# Alpha\n\nThe alpha note.\n", "b.md": "# Beta\n\nThe beta note.\n"}
+
+
+def ingested(tmp_path, capsys, names=("a.md",)):
+    """A BM25 store ``kb`` of the ``NOTES`` named, ingested from the folder ``docs``: ``(docs, kb)``."""
     docs, kb = tmp_path / "docs", str(tmp_path / "kb")
     docs.mkdir()
-    (docs / "a.md").write_text("# Alpha\n\nThe alpha note.\n", encoding="utf-8")
-    (docs / "b.md").write_text("# Beta\n\nThe beta note.\n", encoding="utf-8")
-    stray = tmp_path / "never-ingested.md"
-    stray.write_text("# Stray\n\nNot in the store.\n", encoding="utf-8")
+    for name in names:
+        (docs / name).write_text(NOTES[name], encoding="utf-8")
     main(["ingest", str(docs), "--store", kb, "--no-embed"])
     capsys.readouterr()
+    return docs, kb
+
+
+def test_a_path_of_a_file_never_ingested_or_already_deleted_is_not_found(tmp_path, capsys):
+    docs, kb = ingested(tmp_path, capsys, ("a.md", "b.md"))
+    stray = tmp_path / "never-ingested.md"
+    stray.write_text("# Stray\n\nNot in the store.\n", encoding="utf-8")
     code, out = delete(capsys, str(docs / "a.md"), "--store", kb)
     assert code == 0 and out.startswith("deleted 1 document") and "not found" not in out, out
     code, out = delete(capsys, str(docs / "a.md"), "--store", kb)  # a second time: nothing left to delete
@@ -38,21 +47,13 @@ def test_a_path_of_a_file_never_ingested_or_already_deleted_is_not_found(tmp_pat
 
 
 def test_delete_json_names_what_it_deleted(tmp_path, capsys):
-    docs, kb = tmp_path / "docs", str(tmp_path / "kb")
-    docs.mkdir()
-    (docs / "a.md").write_text("# Alpha\n\nThe alpha note.\n", encoding="utf-8")
-    main(["ingest", str(docs), "--store", kb, "--no-embed"])
-    capsys.readouterr()
+    docs, kb = ingested(tmp_path, capsys)
     code, out = delete(capsys, "a.md", "nope.md", "--store", kb, "--json")
     assert code == 0 and json.loads(out) == {"deleted": ["a.md"], "not_found": ["nope.md"]}, out
 
 
 def test_show_takes_the_files_path_as_delete_does(tmp_path, capsys):
-    docs, kb = tmp_path / "docs", str(tmp_path / "kb")
-    docs.mkdir()
-    (docs / "a.md").write_text("# Alpha\n\nThe alpha note.\n", encoding="utf-8")
-    main(["ingest", str(docs), "--store", kb, "--no-embed"])
-    capsys.readouterr()
+    docs, kb = ingested(tmp_path, capsys)
     main(["show", str(docs / "a.md"), "--store", kb])
     assert capsys.readouterr().out.startswith("a.md — Alpha\n")
 
