@@ -26,13 +26,12 @@ MAX_DENSE_RANK = 3
 """Only a chunk the dense leg ranks among its first ``MAX_DENSE_RANK`` is imputed: across languages the cosines
 run lower than within one, so a chunk of another script that still ranks among the very best is about the
 question; an unrelated one (a menu in a mixed corpus, ranked 7th for a password question) is left as plain RRF
-ranks it. Not calibrated on public data: no public set mixes scripts. How often it could fire was measured on
-2026-12-01 by running ``Retriever._blind_to_bm25`` with the limit raised to 10 and reading the rank of the dense
-leg's first cross-script chunk, one ``search`` per question: HotpotQA dev 500, none in 500 questions; CMRC 2018
-dev (the seed-7 sample and 300 calibration questions) 10 of 500, 1 within the first 3, and its answers are the
-same with 0, 3 or 10 (8 of 10 contain gold each time); the development labs: Marrowgate 4 of 40 at ranks 2-3 (the
-Chinese guide for English questions, and English pages for Chinese ones), Skyladder 1 of 40 at rank 8. So 3 rests
-on the lab cases and an unrelated menu ranked 7th."""
+ranks it. Not fitted: no public set mixes scripts, so public data cannot choose the bound. On the public sets it
+makes no difference: running ``Retriever._blind_to_bm25`` with the limit raised to 10 (2026-12-01, one ``search``
+per question), HotpotQA dev 500 has no cross-script chunk among the dense leg's first ten for any of its 500
+questions, and CMRC 2018 dev (the seed-7 sample and 300 other questions) 10 of 500, one within the first 3, with the
+same answers at a limit of 0, 3 or 10 (8 of the 10 contain gold each time). The value is a hand-set bound, to be
+fitted once a public mixed-script set exists, or the imputation removed if it never earns its place there."""
 
 SAMPLE_CHARS = 2000
 """A chunk's script is read on its first characters (a chunk's text is a few hundred words)."""
