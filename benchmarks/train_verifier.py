@@ -46,11 +46,13 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from fit_answerer import (FIT_SEED, article_split, corpus_texts, full_store, qa_fit_questions,  # noqa: E402
+from fit_answerer import (FIT_SEED, article_split, auc, corpus_texts, full_store, qa_fit_questions,  # noqa: E402
                           squad_fit_questions, squad_questions, swap_negative)
 
 from openbook.chunking import split_sentences  # noqa: E402
@@ -144,12 +146,10 @@ def pairs(args: argparse.Namespace, config: Config) -> list[dict]:
 
 
 def _auc(scores: list[float], labels: list[int]) -> float:
-    pos = [s for s, y in zip(scores, labels) if y == 1]
-    neg = [s for s, y in zip(scores, labels) if y == 0]
-    if not pos or not neg:
-        return float("nan")
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
+    """``fit_answerer.auc`` of the scores of label 1 against those of label 0."""
+    pos = np.array([x for x, y in zip(scores, labels) if y == 1])
+    neg = np.array([x for x, y in zip(scores, labels) if y == 0])
+    return auc(pos, neg)
 
 
 def _model_dir() -> Path:
