@@ -141,11 +141,14 @@ def cli(ctx: click.Context, config_path: str | None, store: str | None) -> None:
               help="Build RAPTOR hierarchical cluster summaries after the ingest (searched beside the chunks).")
 @click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="The LLM for --contextualize/--raptor.")
 @click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
+@click.option("--ray", "ray", default=None, metavar="auto|ADDRESS",
+              help="Load, chunk and embed as Ray tasks on a cluster (needs the distributed extra); this process "
+                   "writes the store.")
 @json_option
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
            reembed: bool, embedder: str | None, contextualize: bool | None, raptor: bool | None, llm: str | None,
-           base_url: str | None, as_json: bool) -> None:
+           base_url: str | None, ray: str | None, as_json: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, CSV/TSV, PDF, reST, DOCX, PPTX, EPUB, man pages, any of the
     text formats gzip-compressed, BEIR corpus.jsonl); recursive; embeds new chunks."""
     from .api import IngestInterrupted, store_exists
@@ -179,7 +182,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
                 report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty(),
                                        embed=False if no_embed else None, reembed=reembed,
                                        on_wait=lambda line: click.echo(line, err=True),
-                                       log=lambda line: click.echo(line, err=True))
+                                       log=lambda line: click.echo(line, err=True), ray=ray)
             except IngestInterrupted as exc:
                 report, interrupted = exc.report, True
     except OpenbookError:
