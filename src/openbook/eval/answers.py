@@ -711,8 +711,9 @@ def write_refusal_curve(results: Sequence[QAResult], path: Path, title: str,
     Returns:
         ``path`` (parent folders created).
     """
-    import matplotlib
+    from .._extras import require
 
+    matplotlib = require("matplotlib", "eval", "The refusal-threshold plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
