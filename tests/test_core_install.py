@@ -14,8 +14,10 @@ import ast
 import importlib.metadata
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -48,9 +50,9 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
 """The top-level import names of each extra's packages (and of what they bring that openbook imports itself)."""
 HIDDEN = sorted({m for modules in EXTRA_MODULES.values() for m in modules})
 
-SITECUSTOMIZE = f'''
+SITECUSTOMIZE = '''
 import sys
-HIDDEN = frozenset({HIDDEN!r})
+HIDDEN = frozenset({hidden!r})
 
 class _Hide:
     """Wraps one import finder: a hidden package is not found."""
@@ -66,6 +68,17 @@ class _Hide:
 
 sys.meta_path[:] = [_Hide(f) for f in sys.meta_path]
 '''
+
+
+def hiding_env(folder: Path, hidden: list[str]) -> dict[str, str]:
+    """The environment of a process (and of the processes it starts) that cannot import ``hidden``: a
+    ``sitecustomize`` written in ``folder``, first on ``PYTHONPATH``, before this checkout's ``src``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(SITECUSTOMIZE.replace("{hidden!r}", repr(sorted(hidden))),
+                                             encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(REPO / "src")])}
+    env.pop("OPENBOOK_STORE", None)
+    return env
 
 
 def _requirement_name(requirement: str) -> str:
@@ -125,9 +138,7 @@ def test_every_import_is_a_core_dependency_or_hidden_by_the_core_test():
 def core(tmp_path_factory):
     """(run, folder): ``run(*args)`` runs the CLI in a process that cannot import any extra's packages."""
     root = tmp_path_factory.mktemp("core")
-    hide = root / "hide"
-    hide.mkdir()
-    (hide / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    env = hiding_env(root / "hide", HIDDEN)
     docs = root / "docs"
     docs.mkdir()
     (docs / "retention.md").write_text(
@@ -141,8 +152,6 @@ def core(tmp_path_factory):
         "north lot, level two.</p></main></body></html>", encoding="utf-8")
     write_pdf(docs / "manual.pdf", [["The scanner warms up for two minutes before the first page."]])
     docx_with_body(docs / "memo.docx", [b"The canteen opens at eight."])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hide), str(REPO / "src")])}
-    env.pop("OPENBOOK_STORE", None)
 
     def run(*args: str, code: str | None = None) -> subprocess.CompletedProcess:
         command = [sys.executable, "-c", code] if code else [sys.executable, "-m", "openbook", *args]
@@ -185,3 +194,47 @@ def test_core_server_command_names_the_server_extra(core):
     r = run("serve", "--store", "kb")
     assert r.returncode == 1
     assert r.stderr.strip() == "error: openbook serve needs the server extra: pip install 'openbook[server]'"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_server_skips_an_upload_whose_extra_is_missing_with_the_hint(tmp_path):
+    """The server with every extra but pdf: an uploaded PDF is reported skipped with the one-line hint, the
+    Markdown file beside it lands."""
+    import httpx
+
+    port = _free_port()
+    # (cryptography stays: the server extra brings it too, for mcp's JWT support)
+    env = hiding_env(tmp_path / "hide", [m for m in EXTRA_MODULES["pdf"] if m != "cryptography"])
+    pdf = write_pdf(tmp_path / "manual.pdf", [["The scanner warms up for two minutes."]])
+    log = tmp_path / "serve.log"
+    with open(log, "w", encoding="utf-8") as err:
+        server = subprocess.Popen([sys.executable, "-m", "openbook", "serve", "--store", str(tmp_path / "kb"),
+                                   "--port", str(port), "--no-embed"], cwd=tmp_path, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    client.get("/v1/models")
+                    break
+                except httpx.TransportError:
+                    assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+                    time.sleep(0.2)
+            r = client.post("/v1/ingest", files=[("files", ("manual.pdf", pdf.read_bytes(), "application/pdf")),
+                                                 ("files", ("notes.md", b"# Notes\n\nThe canteen closes at three.\n",
+                                                            "text/markdown"))])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert r.status_code == 200, r.text
+    report = r.json()
+    assert report["added"] == ["notes.md"]
+    [(path, reason)] = report["skipped"]
+    assert path.endswith("manual.pdf")
+    assert reason.endswith("PDF support needs the pdf extra: pip install 'openbook[pdf]'")
