@@ -103,6 +103,21 @@ def test_every_extra_is_declared_and_all_installs_them():
     assert set(EXTRA_MODULES) - {"other"} <= set(extras)
 
 
+def test_require_names_the_extra_in_one_line():
+    import pickle
+
+    from openbook._extras import require
+    from openbook.errors import MissingExtraError
+
+    assert require("json", "eval", "JSON").loads("[1]") == [1]
+    with pytest.raises(MissingExtraError) as caught:
+        require("openbook_no_such_package.sub", "pdf", "PDF support")
+    assert str(caught.value) == "PDF support needs the pdf extra: pip install 'openbook[pdf]'"
+    assert caught.value.extra == "pdf"
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert (str(again), again.extra) == (str(caught.value), "pdf")
+
+
 def _third_party_imports() -> dict[str, str]:
     """Top-level import name -> the first ``file:line`` importing it, for every absolute import in the package
     (function bodies included) that is neither the standard library nor openbook."""

@@ -43,7 +43,7 @@ class MissingExtraError(OpenbookError):
         super().__init__(message)
         self.extra = extra
 
-    def __reduce__(self):  # picklable: the ingest worker process sends it back to its parent
+    def __reduce__(self):  # picklable across processes despite the second constructor argument
         return type(self), (str(self), self.extra)
 
 
