@@ -697,6 +697,8 @@ def quickstart(ctx: click.Context) -> None:
         cfg = load_config(ctx.obj.get("config_path"), environ=None, flags={"store": tmp})
         with Engine.open(tmp, cfg, create=True) as engine:
             report = engine.ingest([sample_dir])
+            for note in report.notes:  # BM25 only, without the embed extra
+                click.echo(f"note: {note}", err=True)
             click.echo(f"Ingested {len(report.added)} sample documents ({report.chunks_total} chunks) "
                        f"into a temporary store.\n")
             for question in ("How many days of annual leave do full-time employees get?",
@@ -793,9 +795,12 @@ def show(ctx: click.Context, doc_id: str, roles: tuple[str, ...], store: str | N
 def serve(ctx: click.Context, store: str | None, host: str, port: int, no_embed: bool, llm: str | None,
           base_url: str | None, max_upload_mb: float, readers: int | None, sample: bool) -> None:
     """Serve the HTTP API (/v1), the web page (/), MCP (/mcp) and /v1/chat/completions."""
+    from .server import KeyStore, require_server
+
+    require_server("openbook serve")
     import uvicorn
 
-    from .server import KeyStore, create_app
+    from .server import create_app
     from .server.app import loopback_name
 
     cfg = _config(ctx, store, {**_llm_flags(llm, base_url), "embedding.enabled": False if no_embed else None})
@@ -918,7 +923,9 @@ def keys_revoke(ctx: click.Context, name: str, store: str | None) -> None:
 @click.pass_context
 def mcp_command(ctx: click.Context, store: str | None, llm: str | None, base_url: str | None) -> None:
     """MCP server over stdio (tools search and ask, documents as resources); roles from $OPENBOOK_API_KEY."""
-    from .server import KeyStore
+    from .server import KeyStore, require_server
+
+    require_server("openbook mcp")
     from .server.keys import AuthError
     from .server.mcp_tools import build_mcp
     from .server.service import Service

@@ -154,8 +154,13 @@ _PIECE_CACHE_LIMIT = 500_000  # whitespace-separated pieces ("cells,", "(1.01–
 
 
 def _word_segments(run: str) -> list[str]:
-    """Words of a run of a script written without spaces, by ICU's dictionary word break iterator."""
-    from icu4py.breakers import WordBreaker
+    """Words of a run of a script written without spaces, by ICU's dictionary word break iterator.
+
+    Raises:
+        MissingExtraError: icu4py (the ``intl`` extra) is not installed."""
+    from .._extras import require
+
+    WordBreaker = require("icu4py.breakers", "intl", "Splitting Thai, Lao, Khmer or Burmese text into words").WordBreaker
 
     return [s for s in WordBreaker(run, "root") if regex.search(r"\w", s)]
 

@@ -302,7 +302,8 @@ def _build_ann(vectors: np.ndarray, settings: AnnSettings) -> Any:
     except ImportError as exc:
         raise IndexError_(
             f"an ANN index is needed above the configured ann_threshold ({vectors.shape[0]} vectors) but "
-            "usearch is not installed; install it with: pip install usearch (or raise [embedding] ann_threshold)"
+            "usearch (the embed extra) is not installed: pip install 'openbook[embed]' (or raise [embedding] "
+            "ann_threshold)"
         ) from exc
     index = Index(ndim=vectors.shape[1], metric="cos", dtype="f32", connectivity=settings.connectivity,
                   expansion_add=settings.expansion_add, expansion_search=settings.expansion_search)
@@ -315,7 +316,8 @@ def _load_ann(file: Path, settings: AnnSettings, *, view: bool) -> Any:
     try:
         from usearch.index import Index
     except ImportError as exc:
-        raise IndexError_(f"{file} is a usearch index but usearch is not installed: pip install usearch") from exc
+        raise IndexError_(f"{file} is a usearch index but usearch (the embed extra) is not installed: "
+                          f"pip install 'openbook[embed]'") from exc
     if not file.is_file():
         raise IndexError_(f"{file} is missing; rebuild the dense index with `{REEMBED_COMMAND}`")
     index = Index.restore(str(file), view=view)

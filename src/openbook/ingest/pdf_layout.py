@@ -543,10 +543,7 @@ def analyse_pages(path: Path, n_pages: int) -> tuple[list[list[str] | None], lis
                     logger.debug("could not lay out page %d of %s: %s", i + 1, path, exc)
     if not wanted:
         return result, headings
-    try:
-        import pdfplumber
-    except ImportError:  # pragma: no cover - a dependency; without it pypdf's text is used as is
-        return result, headings
+    import pdfplumber  # the pdf extra, required by pdf.load_pdf
     try:
         with pdfplumber.open(str(path)) as pdf:
             for i in wanted:

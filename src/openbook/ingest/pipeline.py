@@ -32,6 +32,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .._extras import hint
 from ..chunking import chunk_document, chunker_revision
 from ..config import Config
 from ..errors import IngestError, StoreError, UnsupportedFormatError
@@ -468,6 +469,22 @@ class Ingester:
         info = self.store.embedding()
         return embedder_for(self.config.embedding.model, info.model if info is not None else None)
 
+    def _embeds_by_default(self, report: IngestReport) -> bool:
+        """Whether an ingest that was not told embeds: ``config.embedding.enabled``, unless no model is configured
+        and the embedder the store would use cannot run (its packages, the ``embed`` extra, are missing): then
+        False, with a note naming the extra. A configured model that cannot run fails when it is loaded."""
+        if not self.config.embedding.enabled:
+            return False
+        if self.config.embedding.model:
+            return True
+        from ..index.embedders import DEFAULT_EMBEDDER, missing_packages
+
+        info = self.store.embedding()
+        if not missing_packages(info.model if info is not None else DEFAULT_EMBEDDER):
+            return True
+        report.notes.append(f"BM25 only: {hint('embedding', 'embed')}")
+        return False
+
     def _pipeline_signature(self) -> str:
         """Settings that change chunks or index terms: a change re-processes every document."""
         sig: dict[str, Any] = {"chunking": asdict(self.config.chunking), "analyzer": self.analyzer.settings()}
@@ -499,8 +516,10 @@ class Ingester:
             sync: also delete stored documents under these folders whose files are gone.
             progress: show one progress bar per phase on stderr.
             embed: embed new and changed chunks with ``config.embedding.model`` (default
-                ``config.embedding.enabled``). Chunks whose text did not change keep their stored vectors. A
-                store that already holds chunks but no vectors stays BM25-only until ``reembed``.
+                ``config.embedding.enabled``, except that with no model configured and the embedder's packages
+                (the ``embed`` extra) not installed the ingest is BM25-only and one line of ``notes`` says so).
+                Chunks whose text did not change keep their stored vectors. A store that already holds chunks
+                but no vectors stays BM25-only until ``reembed``.
             reembed: (re)compute the vectors of every chunk with ``config.embedding.model`` (every chunk is
                 pending from the first commit until its new vector is committed).
             on_wait: hears one line when another process is writing to the store (this call then waits).
@@ -526,7 +545,7 @@ class Ingester:
             IngestInterrupted: Ctrl-C; batches committed before it are kept (the next run resumes).
         """
         report = IngestReport()
-        embed = self.config.embedding.enabled if embed is None else embed
+        embed = self._embeds_by_default(report) if embed is None else embed
         files, roots = self._files(paths, report)
         files = self._outside_store(paths, files, report)
         self._ticker = _Ticker(log, PROGRESS_EVERY_S if not progress else float("inf"))
