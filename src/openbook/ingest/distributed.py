@@ -29,6 +29,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from .._extras import require
 from ..chunking import chunk_document
 from ..config import ChunkingConfig
 from ..errors import IngestError
@@ -37,7 +38,6 @@ from ..types import Chunk, Document
 from . import load_file
 from .limits import ParseLimits
 
-RAY_EXTRA_HINT = "ingest on Ray needs the distributed extra: pip install 'openbook[distributed]'"
 MAX_RETRIES = 3
 """Times a task is re-run after its worker process or node dies (Ray's ``max_retries``)."""
 
@@ -108,16 +108,14 @@ class RayRunner:
     this machine belongs to, else a local one started for this ingest).
 
     Raises:
-        IngestError: Ray is not installed (``RAY_EXTRA_HINT``) or the cluster cannot be reached.
+        MissingExtraError: Ray is not installed (the ``distributed`` extra).
+        IngestError: the cluster cannot be reached.
     """
 
     distributed = True
 
     def __init__(self, address: str = "auto", in_flight: int | None = None) -> None:
-        try:
-            import ray
-        except ImportError:
-            raise IngestError(RAY_EXTRA_HINT) from None
+        ray = require("ray", "distributed", "Ingest on Ray")
         self._ray = ray
         self._started = False
         if not ray.is_initialized():

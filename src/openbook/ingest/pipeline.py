@@ -538,8 +538,8 @@ class Ingester:
             ``skipped``; documents without text are ``empty``.
 
         Raises:
-            IngestError: a given path does not exist; ``ray`` is given and Ray is not installed or the cluster
-                cannot be reached.
+            IngestError: a given path does not exist; the ``ray`` cluster cannot be reached.
+            MissingExtraError: ``ray`` is given and Ray (the ``distributed`` extra) is not installed.
             ModelMismatchError: the store was embedded with another model (use ``reembed``).
             StoreError: the store is read-only.
             IngestInterrupted: Ctrl-C; batches committed before it are kept (the next run resumes).
