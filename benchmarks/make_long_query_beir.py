@@ -14,7 +14,8 @@ sentences hold at least ``--min-words`` words, sorted by id, ``random.Random(--s
 
 With ``--requests`` the source's own judged queries (``--split``) are kept with their qrels and corpus, each
 wrapped in one of ``REQUESTS``, the phrasings of a request to a library (chosen by the SHA-1 of the query id; one
-of them upper case, as LISA's queries are written): the words around the topic are what a long request adds.
+of them upper case, as LISA's queries are written; two with the pronoun "I" inside a clause and contractions):
+the words around the topic are what a long request adds.
 
     PYTHONPATH=src python benchmarks/make_long_query_beir.py ../shared/datasets/scifact /tmp/scifact_long
     PYTHONPATH=src python benchmarks/make_long_query_beir.py ../shared/datasets/cranfield /tmp/cranfield_req --requests
@@ -41,6 +42,8 @@ REQUESTS = (
     "{q}. I need articles about this, especially any surveys or reviews.",
     "Information on {q}, and also on the methods used to study it.",
     "I AM LOOKING FOR MATERIAL ON {Q}. ANY ASPECT OF THE SUBJECT WOULD BE OF INTEREST.",
+    "Papers I have missed on {q}: I've read the older surveys and would like recent work.",
+    "Also I would like anything on {q}; we're especially interested in experiments.",
 )
 
 
