@@ -18,7 +18,8 @@ def docs_engine(root: Path, docs: Mapping[str, str], *, embedding: bool, store: 
     for name, text in docs.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
-    engine = Engine.open(root / "store" if store is None else store, Config().with_overrides({"embedding.enabled": embedding}), create=True)
+    config = Config().with_overrides({"embedding.enabled": embedding})
+    engine = Engine.open(root / "store" if store is None else store, config, create=True)
     assert engine.ingest([folder]).ok
     return engine
 
