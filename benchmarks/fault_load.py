@@ -30,7 +30,8 @@ process with httpx drives it:
 Afterwards, with a key holding ``staff`` and ``finance``: every acknowledged and not deleted note is listed once in
 ``GET /v1/documents``, its marker's search finds exactly its own chunks (no stale or duplicate chunk) and its
 text and access list are the acknowledged ones; every acknowledged delete, every refused upload and the second
-key's attempts are absent; the lab's documents are all there. A breach is any ``staff`` response (search hits,
+key's attempts are absent; the lab's documents are all there. Files left in the server's uploads folder without a
+document (originals of an upload the kill interrupted) are counted, not failed: no caller was told they are stored. A breach is any ``staff`` response (search hits,
 answer passages and citations, answer text) naming a document the ``staff`` role may not read, or containing a
 finance note's marker. A request's latency is one attempt's, from send to the whole response; each endpoint has a
 bound (``--bound``) that no attempt may exceed (a slower one is a timeout failure: a hang). The script prints a
@@ -340,7 +341,8 @@ async def killer(run: Run, server: Server, uploads: list[Path], kill_now: asynci
 
 
 # ---------------------------------------------------------------------- the checks afterwards
-async def verify(run: Run, url: str, admin: str, staff: str, lab_ids: set[str], restricted_lab: set[str]) -> dict:
+async def verify(run: Run, url: str, admin: str, staff: str, lab_ids: set[str], restricted_lab: set[str],
+                 uploads: list[Path]) -> dict:
     out: dict[str, Any] = {}
     async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {admin}"}, timeout=120) as c:
         listed = [d["doc_id"] for d in (await c.get("/v1/documents")).json()["documents"]]
@@ -383,6 +385,7 @@ async def verify(run: Run, url: str, admin: str, staff: str, lab_ids: set[str], 
             if counts.get(name, 0) > 1 or len(set(hits) - {name}) or (hits and counts.get(name, 0) == 0):
                 unknown_dup.append(name)
         lab_missing = sorted(lab_ids - set(listed))
+        originals = {p.name for u in uploads if u.is_dir() for p in u.iterdir() if p.is_file()}
     # the access rule, once more at rest: staff searches for every finance marker
     async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {staff}"}, timeout=120) as c:
         for m in sorted(run.finance_markers):
@@ -396,6 +399,7 @@ async def verify(run: Run, url: str, admin: str, staff: str, lab_ids: set[str], 
                refused_but_present=present_refused, lab_missing=lab_missing,
                killed_upload={"notes": len(run.unknown), "present_after": unknown_present,
                               "duplicated": unknown_dup},
+               originals_without_document=len(originals - set(listed)),
                access_breaches=breaches)
     return out
 
@@ -462,7 +466,8 @@ def run_backend(backend: str, args: argparse.Namespace, questions: list[str]) ->
         load_avg = os.getloadavg()[0]
         wall = asyncio.run(load(run, server, tokens, uploads, args, questions))
         load_avg = max(load_avg, os.getloadavg()[0])
-        checks = asyncio.run(verify(run, server.url, tokens["admin"], tokens["staff"], lab_ids, restricted_lab))
+        checks = asyncio.run(verify(run, server.url, tokens["admin"], tokens["staff"], lab_ids, restricted_lab,
+                                     uploads))
         log = (tmp / "server.log").read_text(errors="replace")
     finally:
         if server is not None:
@@ -546,6 +551,7 @@ def main() -> None:
               f"{len(c['duplicated']) + len(c['killed_upload']['duplicated'])} | {len(c['wrong_content'])} | "
               f"{len(c['deleted_but_present']) + len(c['refused_but_present'])} | "
               f"{c['killed_upload']['present_after']} / {c['killed_upload']['notes']} | {len(c['access_breaches'])} |")
+        print(f"\nfiles in the uploads folder without a document: {c['originals_without_document']}")
         found = problems(r)
         bad |= bool(found)
         print("\n" + ("checks: all passed" if not found else "checks FAILED:\n- " + "\n- ".join(found)))
