@@ -16,7 +16,7 @@ process with httpx drives it:
   rule that holds keeps it from them), the rest are the lab's questions and public uploads' markers.
 - one writer key (roles ``staff`` and ``finance``, ``--write``) uploading one new Markdown note per request through
   ``POST /v1/ingest``, each with a word of its own (its marker); every third note has ``acl: [finance]``; every
-  fourth acknowledged note is deleted again (``DELETE /v1/documents/{id}``); every fifth round also tries a note
+  fourth round also deletes an acknowledged note (``DELETE /v1/documents/{id}``); every fifth round tries a note
   with ``acl: [hr]``, a role the key lacks (it must be refused with 403, and never be stored).
 - a second write key with the ``staff`` role only, trying now and then to upload a public note under the name of an
   acknowledged finance note (it must be refused: a key cannot replace a document it may not read).
