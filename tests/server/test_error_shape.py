@@ -46,6 +46,12 @@ def test_the_schema_documents_the_error_shape_and_the_streams_on_every_operation
     assert set(schema["components"]["schemas"]["ErrorDetail"]["required"]) == {"type", "message", "code"}
     for name in ("POST /v1/ask", "POST /v1/chat/completions"):
         assert "text/event-stream" in operations[name]["responses"]["200"]["content"], name
+    # the key scheme is stated, on every operation that checks a key (all but the liveness and model list)
+    assert schema["components"]["securitySchemes"]["apiKey"] == {
+        "type": "http", "scheme": "bearer", "description": schema["components"]["securitySchemes"]["apiKey"]
+        ["description"]}
+    keyed = {name for name, op in operations.items() if op.get("security") == [{"apiKey": []}]}
+    assert keyed == set(operations) - {"GET /v1/health", "GET /v1/models"}
 
 
 def test_a_body_that_is_not_json_an_unknown_path_and_an_unserved_method_answer_in_the_error_shape(served):

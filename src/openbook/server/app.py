@@ -35,9 +35,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Sequence
 
-from fastapi import Depends, FastAPI, Query, Request, UploadFile
+from fastapi import Depends, FastAPI, Query, Request, Security, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import Headers
@@ -132,6 +133,12 @@ CHAT_EVENTS: dict[str, Any] = {
         _ERROR_REF]})]}},
 }
 """The schema of each event of ``/v1/chat/completions``' stream."""
+
+
+BEARER = HTTPBearer(auto_error=False, scheme_name="apiKey", description=(
+    "An API key (`openbook keys add NAME --role ROLE`), sent as `Authorization: Bearer KEY`. Required on a server "
+    "whose store has keys; a server without keys serves callers on loopback without one (public documents)."))
+"""The API-key scheme as the OpenAPI schema states it; ``KeyStore.principal_from_headers`` does the checking."""
 
 
 def _sse_response(events: dict[str, Any]) -> dict[int | str, dict[str, Any]]:
@@ -287,7 +294,7 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
                             status_code=422)
 
     # ------------------------------------------------------------------ who is asking
-    def principal(request: Request) -> Principal:
+    def principal(request: Request, _: HTTPAuthorizationCredentials | None = Security(BEARER)) -> Principal:
         try:
             return keys.principal_from_headers(request.headers)
         except ConfigError as exc:  # a damaged key file: fail closed, as a server fault, not a bad request
