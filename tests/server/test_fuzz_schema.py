@@ -66,12 +66,17 @@ def fuzzed(tmp_path_factory) -> Iterator[tuple[Served, _Faults]]:
 def api_schema(request, fuzzed) -> schemathesis.BaseSchema:
     served, _ = fuzzed
     headers = {"Authorization": f"Bearer {served.tokens[request.param]}"} if request.param in served.tokens else {}
-    config = schemathesis.Config.from_dict({
+    return schemathesis.openapi.from_url(f"{served.url}/openapi.json", config=_config(headers), headers=headers)
+
+
+def _config(headers: dict[str, str], stateful: bool = False) -> schemathesis.Config:
+    """Bounded, reproducible generation with the checks' expectations of this API (see the comments)."""
+    return schemathesis.Config.from_dict({
         "seed": 2026,
         "headers": headers,
         "request-timeout": 60,
         "generation": {"max-examples": EXAMPLES},
-        "phases": {"stateful": {"enabled": False}},
+        "phases": {"stateful": {"enabled": stateful}},
         # a request the schema allows may still be refused for what it means (400: an empty query, a filter
         # that does not parse, a mode the store cannot serve); never with 422, the status of a schema mismatch
         "checks": {"positive_data_acceptance": {"expected-statuses": ACCEPTED}},
@@ -79,7 +84,6 @@ def api_schema(request, fuzzed) -> schemathesis.BaseSchema:
         "operations": [{"include-name": "POST /v1/ingest",
                         "checks": {"positive_data_acceptance": {"expected-statuses": [*ACCEPTED, "413", "422"]}}}],
     })
-    return schemathesis.openapi.from_url(f"{served.url}/openapi.json", config=config, headers=headers)
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")
@@ -129,3 +133,16 @@ def _by_call() -> dict[tuple[str, str], Counter[int]]:
     for (who, op, status), n in TALLY.items():
         calls.setdefault((who, op), Counter())[status] += n
     return calls
+
+
+def test_linked_calls_in_sequence_keep_their_contract(fuzzed):
+    """Schemathesis's stateful phase as the writer: sequences that follow the schema's links (an upload, a search
+    or the document list, then showing or deleting the document whose id it returned), with the checks that need
+    a sequence (a deleted document is gone, a created one is there) besides every single-call check."""
+    served, faults = fuzzed
+    headers = {"Authorization": f"Bearer {served.tokens['writer']}"}
+    api = schemathesis.openapi.from_url(f"{served.url}/openapi.json", config=_config(headers, stateful=True),
+                                         headers=headers)
+    api.as_state_machine().run(settings=settings(max_examples=8, stateful_step_count=4, deadline=None,
+                                                 suppress_health_check=list(HealthCheck)))
+    assert not faults.records, [faults.format(r) for r in faults.records]

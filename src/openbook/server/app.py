@@ -141,6 +141,14 @@ BEARER = HTTPBearer(auto_error=False, scheme_name="apiKey", description=(
 """The API-key scheme as the OpenAPI schema states it; ``KeyStore.principal_from_headers`` does the checking."""
 
 
+def _document_links(doc_id: str) -> dict[int | str, dict[str, Any]]:
+    """The 200 response's OpenAPI links: the document whose id is at ``doc_id`` (a runtime expression) in the
+    body can be shown and deleted (so API tools can chain the calls)."""
+    return {200: {"links": {
+        "ShowDocument": {"operationId": "show_document", "parameters": {"doc_id": doc_id}},
+        "DeleteDocument": {"operationId": "delete_document", "parameters": {"doc_id": doc_id}}}}}
+
+
 def _sse_response(events: dict[str, Any]) -> dict[int | str, dict[str, Any]]:
     """The extra 200 content of an operation that answers with Server-Sent Events when asked to stream."""
     return {200: {"content": {"text/event-stream": {"schema": events}}}}
@@ -318,7 +326,8 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
         return info | {"keys_required": keys.required, "you": {"name": who.name, "roles": list(who.roles),
                                                               "write": who.write}}
 
-    @app.post("/v1/search", summary="Ranked passages (the shape of `openbook search --json`)")
+    @app.post("/v1/search", summary="Ranked passages (the shape of `openbook search --json`)",
+              responses=_document_links("$response.body#/hits/0/doc_id"))
     async def search(req: SearchRequest, who: Principal = Depends(principal)) -> dict[str, Any]:
         return await service.read(search_json, req.query, req.k, req.where, who.roles, req.mode)
 
@@ -334,24 +343,27 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
                        lambda piece: _sse("token", {"text": piece}),
                        lambda exc: _sse("error", error_json(exc)))
 
-    @app.get("/v1/documents", summary="Documents the caller may read (`openbook documents --json`)")
+    @app.get("/v1/documents", summary="Documents the caller may read (`openbook documents --json`)",
+             responses=_document_links("$response.body#/documents/0/doc_id"))
     async def documents(prefix: str = "", where: list[str] = Query(default_factory=list),
                         who: Principal = Depends(principal)) -> dict[str, Any]:
         return await service.read(documents_json, prefix, where, who.roles)
 
-    @app.get("/v1/documents/{doc_id:path}", summary="One document with its chunks (`openbook show --json`)")
+    @app.get("/v1/documents/{doc_id:path}", summary="One document with its chunks (`openbook show --json`)",
+             operation_id="show_document")
     async def document(doc_id: str, who: Principal = Depends(principal)) -> dict[str, Any]:
         doc = await service.read(document_json, doc_id, who.roles)
         if doc is None:
             raise ApiError(404, "NotFound", f"no document {doc_id!r}: list ids with GET /v1/documents")
         return doc
 
-    @app.delete("/v1/documents/{doc_id:path}", summary="Delete a document")
+    @app.delete("/v1/documents/{doc_id:path}", summary="Delete a document", operation_id="delete_document")
     async def delete(doc_id: str, who: Principal = Depends(writer)) -> dict[str, Any]:
         uploads = (service.local / UPLOADS).resolve()
         return {"deleted": await service.write(_delete_visible, doc_id, who.roles, uploads)}
 
-    @app.post("/v1/ingest", summary="Upload files; the report of `openbook ingest --json`")
+    @app.post("/v1/ingest", summary="Upload files; the report of `openbook ingest --json`",
+              responses=_document_links("$response.body#/added/0"))
     async def ingest(files: list[UploadFile], who: Principal = Depends(writer)) -> JSONResponse:
         folder = (service.local / UPLOADS).resolve()
         incoming = folder / ".incoming"
