@@ -130,6 +130,34 @@ def test_unclosed_markup_loads_in_linear_time(tmp_path, piece):
     assert _time.perf_counter() - start < 10
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["#", "# ", "|", " ", "\t", ":", "-", "---", "a", "\n"]), max_size=30).map("".join))
+def test_linear_heading_and_table_patterns_equal_the_patterns_they_replace(text):
+    from openbook.ingest.markdown import _HEADING, _TABLE_SEPARATOR, _heading_title
+
+    heading = _re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", _re.MULTILINE)
+    separator = _re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
+    old, new = heading.search(text), _HEADING.search(text)
+    assert (old[1].strip() if old else None) == (_heading_title(new) if new else None)
+    for line in text.split("\n"):
+        assert bool(separator.match(line)) == bool(_TABLE_SEPARATOR.match(line)), line
+
+
+@pytest.mark.parametrize("body", [
+    "\n".join("  " * i + "- item" for i in range(1200)) + "\n",  # a list nested 1,200 levels (1.4 MB)
+    "# a" + " " * 200_000 + "b\n",  # a heading with a long run of spaces
+    "| a | b |\n" + " " * 200_000 + "|---|---|x\n",
+], ids=["nested-list", "heading-spaces", "table-spaces"])
+def test_deeply_indented_lines_and_long_space_runs_load_in_linear_time(tmp_path, body):
+    # each took minutes: two patterns split a run of spaces between two of their parts in every way
+    path = tmp_path / "a.md"
+    path.write_text(body, encoding="utf-8")
+    start = _time.perf_counter()
+    (doc,) = load_file(path, "a.md")
+    assert _time.perf_counter() - start < 10
+    assert doc.text.strip()
+
+
 @pytest.mark.parametrize("body, code", [
     # a ```` block holds ``` lines: the link after them is still code (the loader used to close it there)
     ("````md\n```\n[a](http://a.example)\n```\n[b](http://b.example)\n````", "all"),

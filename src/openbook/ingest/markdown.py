@@ -45,7 +45,9 @@ from .text import access_warning, find_access, header_roles
 # Every pattern here runs in time linear in the text: a bracket, quote or parenthesis class never crosses another
 # opener of its kind or a line end, and an open...close pattern runs only up to its last close (``_sub_closed``,
 # ``_html_headings``). 100 kB of unclosed "[", "![", "<!--", "<table" or "<h1>" took 30-60 s each, quadratically
-# more for a larger file (a writer's upload held the server's writer thread).
+# more for a larger file (a writer's upload held the server's writer thread). Nor do two runs of the same class
+# meet without a character between them that only one may take (``[ \t]*\|?[ \t]*``): a deeply indented line
+# (a list nested hundreds of levels) is split between them in every way, quadratically.
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _COMMENT_CLOSE = re.compile(r"-->")
 _IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()\n]*\)|!\[([^\[\]]*)\]\[[^\[\]\n]*\]")
@@ -69,7 +71,7 @@ _BLOCK_TAGS = frozenset(
 )
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _BULLET = re.compile(r"^([ \t]*)[*+][ \t]+", re.MULTILINE)
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_HEADING = re.compile(r"^#{1,6}[ \t]+([^\n]+)", re.MULTILINE)  # the title: _heading_title(match)
 # Site-generator markup (Jekyll's Liquid, Kramdown's attribute lists and extensions): not text a reader sees.
 _LIQUID_HIGHLIGHT = re.compile(r"\{%-?[ \t]*highlight[ \t]+([\w+#.-]+)[^%\n]*%\}[ \t]*\n?(.*?)\n?[ \t]*"
                                r"\{%-?[ \t]*endhighlight[ \t]*-?%\}", re.DOTALL)
@@ -79,7 +81,7 @@ _LIQUID_COMMENT_CLOSE = re.compile(r"\{%-?[ \t]*endcomment[ \t]*-?%\}")
 _KRAMDOWN_COMMENT = re.compile(r"\{::comment\}.*?\{:/comment\}", re.DOTALL)
 _KRAMDOWN_COMMENT_CLOSE = re.compile(r"\{:/comment\}")
 _TEMPLATE_MARK = re.compile(r"\{%-?[^%\n]*-?%\}|\{\{[^{}\n]*\}\}|\{::?[^{}\n]*\}|\{:/[^{}\n]*\}")
-_TABLE_SEPARATOR = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
+_TABLE_SEPARATOR = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+(?:\|[ \t]*)?$")
 
 
 def _sub_closed(pattern: re.Pattern[str], close: re.Pattern[str], repl: Any, text: str) -> str:
@@ -179,6 +181,13 @@ def _tag_boundary(m: re.Match[str], line_start: int) -> str:
     if name == "li":
         return "" if m[0].startswith("</") else "\n- "
     return "\n\n" if name in _BLOCK_TAGS else " "
+
+
+def _heading_title(match: re.Match[str]) -> str:
+    """The text of an ATX heading line matched by ``_HEADING``, without its closing ``#`` sequence and spaces
+    (in linear time: a regular expression's lazy text before ``[ \t#]*$`` is quadratic in a run of spaces)."""
+    text = match[1]
+    return (text.rstrip(" \t#") or text[:1]).strip()
 
 
 def _normalise_lines(text: str) -> str:
@@ -291,7 +300,7 @@ def load_markdown(path: Path, doc_id: str) -> Document:
     title = str(front.get("title") or "").strip()
     if not title:
         m = _HEADING.search(text)
-        title = m[1].strip() if m else title_from_path(path)
+        title = _heading_title(m) if m else title_from_path(path)
     return Document(
         doc_id=doc_id,
         text=text,

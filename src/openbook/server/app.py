@@ -12,8 +12,10 @@ CORS preflight, and without keys the local server trusts anonymous callers); and
 only requests addressed to a loopback name (``Host``: localhost, 127.0.0.1, [::1]), so a site whose DNS name is
 re-pointed at 127.0.0.1 cannot read it either (DNS rebinding). Clients that are not browsers send no ``Origin``.
 
-Errors keep the CLI's one-line messages: the body is ``{"error": {"type": "QueryError", "message": "..."}}``
-(the OpenAI error shape, so OpenAI clients show it too) with the status from ``STATUS``.
+Errors keep the CLI's one-line messages: every error response's body is ``ErrorBody``,
+``{"error": {"type": "QueryError", "message": "...", "code": "QueryError"}}`` (the OpenAI error shape, so OpenAI
+clients show it too), with the status from ``STATUS``, and the OpenAPI schema says so for every operation. A
+message never holds the server's own paths (the store's folder is named ``STORE``).
 """
 
 from __future__ import annotations
@@ -28,17 +30,20 @@ import threading
 import time
 import uuid
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Sequence
 
-from fastapi import Depends, FastAPI, Query, Request, UploadFile
+from fastapi import Depends, FastAPI, Query, Request, Security, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import Headers
-from starlette.routing import Route
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 from urllib.parse import urlsplit
 
 from ..api import Engine
@@ -54,6 +59,7 @@ STATUS: list[tuple[type[Exception], int]] = [
     (ModelMismatchError, 409), (StoreError, 503), (GenerationError, 502), (MissingExtraError, 501),
     (OpenbookError, 500),
 ]
+_STATUSES = {int(s) for s in HTTPStatus}
 UPLOADS = "uploads"
 MODEL_NAME = "openbook"
 log = logging.getLogger("openbook.server")
@@ -72,9 +78,93 @@ class ApiError(Exception):
         self.status, self.kind = status, kind
 
 
-def error_body(exc: Exception) -> dict[str, Any]:
+class ErrorDetail(BaseModel):
+    type: str = Field(description="The kind of error: an openbook error class (QueryError, ConfigError, ...), "
+                                  "AuthError, ValidationError, Forbidden, NotFound, TooLarge, BadFilename, ...")
+    message: str = Field(description="One line: what was wrong, and how to fix it.")
+    code: str = Field(description="A machine-readable code (the OpenAI error shape's): the type, or "
+                                  "invalid_request for a request that does not match the schema.")
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response (4xx and 5xx)."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    "4XX": {"model": ErrorBody, "description": "The request was refused: a bad request or filter (400), no or an "
+                                               "unknown key (401), not allowed (403), not found (404), too large "
+                                               "(413), an unsupported file type (415), a request that does not "
+                                               "match this schema (422), a store built by another model (409)"},
+    "5XX": {"model": ErrorBody, "description": "The LLM failed (502), or the store or key file cannot be read (503)"},
+}
+"""The error responses every operation documents (``ErrorBody``), for FastAPI's ``responses``."""
+
+
+def _json_data(schema: dict[str, Any]) -> dict[str, Any]:
+    """An event's ``data``: JSON text holding a value of ``schema``."""
+    return {"type": "string", "contentMediaType": "application/json", "contentSchema": schema}
+
+
+_ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
+ASK_EVENTS: dict[str, Any] = {
+    "description": "One Server-Sent Event of an answer asked with `stream: true`: `token` events (a piece of the "
+                   "answer's text), then one `answer` event (the JSON answer, as without `stream`), or an `error` "
+                   "event (ErrorBody) instead",
+    "oneOf": [
+        {"type": "object", "required": ["event", "data"], "properties": {
+            "event": {"const": "token"},
+            "data": _json_data({"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}})}},
+        {"type": "object", "required": ["event", "data"], "properties": {
+            "event": {"const": "answer"}, "data": _json_data({"type": "object"})}},
+        {"type": "object", "required": ["event", "data"], "properties": {
+            "event": {"const": "error"}, "data": _json_data(_ERROR_REF)}},
+    ],
+}
+"""The schema of each event of ``/v1/ask``'s stream (OpenAPI 3.1: a ``text/event-stream`` schema is one event)."""
+
+CHAT_EVENTS: dict[str, Any] = {
+    "description": "One Server-Sent Event of a chat completion asked with `stream: true` (OpenAI's stream): "
+                   "`chat.completion.chunk` objects, or an ErrorBody, then `[DONE]`",
+    "type": "object", "required": ["data"],
+    "properties": {"data": {"anyOf": [{"const": "[DONE]"}, _json_data({"anyOf": [
+        {"type": "object", "required": ["object", "choices"],
+         "properties": {"object": {"const": "chat.completion.chunk"}, "choices": {"type": "array"}}},
+        _ERROR_REF]})]}},
+}
+"""The schema of each event of ``/v1/chat/completions``' stream."""
+
+
+BEARER = HTTPBearer(auto_error=False, scheme_name="apiKey", description=(
+    "An API key (`openbook keys add NAME --role ROLE`), sent as `Authorization: Bearer KEY`. Required on a server "
+    "whose store has keys; a server without keys serves callers on loopback without one (public documents)."))
+"""The API-key scheme as the OpenAPI schema states it; ``KeyStore.principal_from_headers`` does the checking."""
+
+
+def _document_links(doc_id: str) -> dict[int | str, dict[str, Any]]:
+    """The 200 response's OpenAPI links: the document whose id is at ``doc_id`` (a runtime expression) in the
+    body can be shown and deleted (so API tools can chain the calls)."""
+    return {200: {"links": {
+        "ShowDocument": {"operationId": "show_document", "parameters": {"doc_id": doc_id}},
+        "DeleteDocument": {"operationId": "delete_document", "parameters": {"doc_id": doc_id}}}}}
+
+
+def _sse_response(events: dict[str, Any]) -> dict[int | str, dict[str, Any]]:
+    """The extra 200 content of an operation that answers with Server-Sent Events when asked to stream."""
+    return {200: {"content": {"text/event-stream": {"schema": events}}}}
+
+
+def error_body(exc: Exception, hide: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """``ErrorBody`` of ``exc``, each ``(path, name)`` of ``hide`` replaced in the message (server paths)."""
     kind = exc.kind if isinstance(exc, ApiError) else type(exc).__name__
-    return {"error": {"type": kind, "message": str(exc), "code": kind}}
+    return {"error": {"type": kind, "message": _hidden(str(exc), hide), "code": kind}}
+
+
+def _hidden(text: str, hide: Sequence[tuple[str, str]]) -> str:
+    for path, name in hide:
+        text = text.replace(path, name)
+    return text
 
 
 def _sse(event: str, data: Any) -> str:
@@ -122,7 +212,8 @@ class ChatRequest(BaseModel):
     """OpenAI chat-completions request; sampling fields a client sends (temperature, ...) are accepted and ignored."""
 
     model_config = ConfigDict(extra="allow")
-    model: str
+    model: str = Field(description=f"The model: {MODEL_NAME!r} (another name is 404 model_not_found).",
+                       examples=[MODEL_NAME])
     messages: list[ChatMessage]
     stream: bool = False
 
@@ -161,24 +252,45 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
             yield
         await asyncio.to_thread(service.close)
 
-    app = FastAPI(title="openbook", version="1", lifespan=lifespan,
+    app = FastAPI(title="openbook", version="1", lifespan=lifespan, responses=ERROR_RESPONSES,
                   description="Answers from your own documents, with citations or an honest refusal.")
     app.add_middleware(_BrowserGuard, keys=keys)
     app.state.service = service
     app.state.keys = keys
 
     # ------------------------------------------------------------------ errors
+    hide = _private_paths(service)
+
+    def error_json(exc: Exception) -> dict[str, Any]:
+        return error_body(exc, hide)
+
     @app.exception_handler(OpenbookError)
     async def _openbook_error(_: Request, exc: OpenbookError) -> JSONResponse:
-        return JSONResponse(error_body(exc), status_code=status_for(exc))
+        return JSONResponse(error_json(exc), status_code=status_for(exc))
 
     @app.exception_handler(AuthError)
     async def _auth_error(_: Request, exc: AuthError) -> JSONResponse:
-        return JSONResponse(error_body(exc), status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return JSONResponse(error_json(exc), status_code=401, headers={"WWW-Authenticate": "Bearer"})
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse(error_body(exc), status_code=exc.status)
+        return JSONResponse(error_json(exc), status_code=exc.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Starlette's and FastAPI's own refusals (a body that is not JSON, an unknown path, a method a path does
+        # not serve), in the same shape as every other error
+        kind = "".join(HTTPStatus(exc.status_code).phrase.title().split()) if exc.status_code in _STATUSES \
+            else "HTTPError"
+        message, headers = f"{exc.detail}", dict(exc.headers or {})
+        if exc.status_code == 405:
+            # Starlette names the methods of the first route with this path only; a path served by several
+            # routes (GET and DELETE /v1/documents/{doc_id}) allows the methods of them all
+            allowed = _methods_at(app.router.routes, request.scope)
+            headers["Allow"] = ", ".join(allowed)
+            message = f"{request.method} is not served at {request.url.path}: use {' or '.join(allowed)}"
+        return JSONResponse(error_json(ApiError(exc.status_code, kind, message)), status_code=exc.status_code,
+                            headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -191,11 +303,11 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
                             status_code=422)
 
     # ------------------------------------------------------------------ who is asking
-    def principal(request: Request) -> Principal:
+    def principal(request: Request, _: HTTPAuthorizationCredentials | None = Security(BEARER)) -> Principal:
         try:
             return keys.principal_from_headers(request.headers)
         except ConfigError as exc:  # a damaged key file: fail closed, as a server fault, not a bad request
-            raise ApiError(503, "ConfigError", str(exc)) from None
+            raise ApiError(503, "ConfigError", str(exc)) from None  # (error_json hides the file's path)
 
     def writer(who: Principal = Depends(principal)) -> Principal:
         if not who.write:
@@ -215,11 +327,13 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
         return info | {"keys_required": keys.required, "you": {"name": who.name, "roles": list(who.roles),
                                                               "write": who.write}}
 
-    @app.post("/v1/search", summary="Ranked passages (the shape of `openbook search --json`)")
+    @app.post("/v1/search", summary="Ranked passages (the shape of `openbook search --json`)",
+              responses=_document_links("$response.body#/hits/0/doc_id"))
     async def search(req: SearchRequest, who: Principal = Depends(principal)) -> dict[str, Any]:
         return await service.read(search_json, req.query, req.k, req.where, who.roles, req.mode)
 
-    @app.post("/v1/ask", summary="A cited answer or a refusal (`openbook ask --json`); SSE with stream: true")
+    @app.post("/v1/ask", summary="A cited answer or a refusal (`openbook ask --json`); SSE with stream: true",
+              responses=_sse_response(ASK_EVENTS))
     async def ask(req: AskRequest, request: Request, who: Principal = Depends(principal)) -> Any:
         history = [t.model_dump() for t in req.history]
         if not req.stream:
@@ -228,26 +342,29 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
                                                                 req.mode, history, on_token),
                        lambda result: _sse("answer", result),
                        lambda piece: _sse("token", {"text": piece}),
-                       lambda exc: _sse("error", error_body(exc)))
+                       lambda exc: _sse("error", error_json(exc)))
 
-    @app.get("/v1/documents", summary="Documents the caller may read (`openbook documents --json`)")
+    @app.get("/v1/documents", summary="Documents the caller may read (`openbook documents --json`)",
+             responses=_document_links("$response.body#/documents/0/doc_id"))
     async def documents(prefix: str = "", where: list[str] = Query(default_factory=list),
                         who: Principal = Depends(principal)) -> dict[str, Any]:
         return await service.read(documents_json, prefix, where, who.roles)
 
-    @app.get("/v1/documents/{doc_id:path}", summary="One document with its chunks (`openbook show --json`)")
+    @app.get("/v1/documents/{doc_id:path}", summary="One document with its chunks (`openbook show --json`)",
+             operation_id="show_document")
     async def document(doc_id: str, who: Principal = Depends(principal)) -> dict[str, Any]:
         doc = await service.read(document_json, doc_id, who.roles)
         if doc is None:
             raise ApiError(404, "NotFound", f"no document {doc_id!r}: list ids with GET /v1/documents")
         return doc
 
-    @app.delete("/v1/documents/{doc_id:path}", summary="Delete a document")
+    @app.delete("/v1/documents/{doc_id:path}", summary="Delete a document", operation_id="delete_document")
     async def delete(doc_id: str, who: Principal = Depends(writer)) -> dict[str, Any]:
         uploads = (service.local / UPLOADS).resolve()
         return {"deleted": await service.write(_delete_visible, doc_id, who.roles, uploads)}
 
-    @app.post("/v1/ingest", summary="Upload files; the report of `openbook ingest --json`")
+    @app.post("/v1/ingest", summary="Upload files; the report of `openbook ingest --json`",
+              responses=_document_links("$response.body#/added/0"))
     async def ingest(files: list[UploadFile], who: Principal = Depends(writer)) -> JSONResponse:
         folder = (service.local / UPLOADS).resolve()
         incoming = folder / ".incoming"
@@ -280,7 +397,12 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
         finally:
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
-        return JSONResponse(report, status_code=200 if report["ok"] else 422)
+        if report["ok"]:
+            return JSONResponse(report)
+        # nothing could be ingested: an error (ErrorBody) that carries the report, as the CLI's exit code 1 does
+        why = "; ".join(reason for _, reason in report["failed"])
+        failure = IngestError(f"no file could be ingested: {why}")
+        return JSONResponse(report | error_json(failure), status_code=status_for(failure))
 
     # ------------------------------------------------------------------ OpenAI-compatible
     @app.get("/v1/models", summary="OpenAI-compatible model list (one model: openbook)")
@@ -288,7 +410,8 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
         return {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "created": 0,
                                             "owned_by": "openbook"}]}
 
-    @app.post("/v1/chat/completions", summary="OpenAI-compatible chat: answers with [n] markers and sources")
+    @app.post("/v1/chat/completions", summary="OpenAI-compatible chat: answers with [n] markers and sources",
+              responses=_sse_response(CHAT_EVENTS))
     async def chat(req: ChatRequest, request: Request, who: Principal = Depends(principal)) -> Any:
         from .chat import ChatChunks, chat_completion, split_conversation
 
@@ -302,11 +425,12 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
         chunks = ChatChunks(cid, created)
         return _stream(request, lambda on_token: service.answer(answer_json, question, (), who.roles, None,
                                                                 history, on_token),
-                       chunks.final, chunks.token, chunks.error, done="data: [DONE]\n\n")
+                       chunks.final, chunks.token, lambda exc: chunks.error(error_json(exc)),
+                       done="data: [DONE]\n\n")
 
     # ------------------------------------------------------------------ MCP and the page
     mcp_route = next(r for r in mcp_app.routes if getattr(r, "path", None) == "/mcp")
-    app.router.routes.append(Route("/mcp", endpoint=_Guarded(mcp_route.app, keys), methods=["GET", "POST",
+    app.router.routes.append(Route("/mcp", endpoint=_Guarded(mcp_route.app, keys, hide), methods=["GET", "POST",
                                                                                                "DELETE"]))
     static = resources.files("openbook.server") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
@@ -414,6 +538,23 @@ def _readable_by(path: Path, name: str, roles: Sequence[str], config: Config) ->
     return all(visible(d.metadata, roles) for d in docs)
 
 
+def _methods_at(routes: Sequence[Any], scope: Any) -> list[str]:
+    """The HTTP methods that ``routes`` serve at the path of the request ``scope``, sorted."""
+    return sorted({m for r in routes if getattr(r, "methods", None) and r.matches(scope)[0] != Match.NONE
+                   for m in r.methods})
+
+
+def _private_paths(service: Service) -> list[tuple[str, str]]:
+    """The server's own locations an error message may name, each with the word callers see instead (``STORE``),
+    longest first: the store (a folder, or a database URL, which may hold a password) and its local folder."""
+    names = {str(service.store), str(service.local), str(Path(service.local).resolve())}
+    if isinstance(service.store, Path):
+        names.add(str(service.store.resolve()))
+    # (a relative folder's name is a word a message may use for something else: only absolute paths and URLs)
+    return sorted(((n, "STORE") for n in names if n and (Path(n).is_absolute() or "://" in n)),
+                  key=lambda pair: -len(pair[0]))
+
+
 def _without_folder(value: Any, folder: Path) -> Any:
     """``value`` (a report: dicts, lists, strings) with ``folder``'s absolute path taken out of every string, so
     that a caller sees an uploaded file by its name (``plan.md``), never the server's own paths."""
@@ -476,16 +617,21 @@ def _delete_visible(engine: Engine, doc_id: str, roles: Sequence[str], uploads: 
 
 
 class _Guarded:
-    """The MCP endpoint behind the same API-key check as the REST API (401 before any MCP message)."""
+    """The MCP endpoint behind the same API-key check as the REST API (401 before any MCP message; 503 when the
+    key file cannot be read, as on the REST API). ``hide``: the server's paths to keep out of messages."""
 
-    def __init__(self, app: Any, keys: KeyStore) -> None:
-        self.app, self.keys = app, keys
+    def __init__(self, app: Any, keys: KeyStore, hide: Sequence[tuple[str, str]] = ()) -> None:
+        self.app, self.keys, self.hide = app, keys, hide
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
             self.keys.principal_from_headers(Headers(scope=scope))
         except AuthError as exc:
-            await JSONResponse(error_body(exc), status_code=401)(scope, receive, send)
+            await JSONResponse(error_body(exc), status_code=401, headers={"WWW-Authenticate": "Bearer"})(
+                scope, receive, send)
+            return
+        except ConfigError as exc:  # a damaged key file: fail closed
+            await JSONResponse(error_body(exc, self.hide), status_code=503)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -514,6 +660,14 @@ class _BrowserGuard:
     def __init__(self, app: Any, keys: KeyStore) -> None:
         self.app, self.keys = app, keys
 
+    def _keys_required(self) -> bool:
+        """Whether the server requires keys; True when the key file cannot be read (fail closed: the request's
+        key check then answers 503, saying what is wrong with the file)."""
+        try:
+            return self.keys.required
+        except ConfigError:
+            return True
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = Headers(scope=scope)
@@ -526,7 +680,7 @@ class _BrowserGuard:
             if origin is not None and (origin == "null" or urlsplit(origin).netloc.lower() not in served):
                 why = (f"a browser request from another site ({origin}) is not served: use the page this server "
                        f"serves, or a client that is not a browser")
-            elif not self.keys.required and not loopback_name(_host_name(host)):
+            elif not self._keys_required() and not loopback_name(_host_name(host)):
                 why = (f"this server has no API keys and answers only requests addressed to localhost or "
                        f"127.0.0.1, not {host!r}; create keys with `openbook keys add` to serve other names")
             if why is not None:

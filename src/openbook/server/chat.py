@@ -70,5 +70,6 @@ class ChatChunks:
         tail = self._event({"content": f"\n\nSources:\n{sources}"}) if sources else ""
         return tail + self._event({}, "stop", **_extras(result))
 
-    def error(self, exc: Exception) -> str:
-        return f"data: {json.dumps({'error': {'type': type(exc).__name__, 'message': str(exc)}})}\n\n"
+    def error(self, body: dict[str, Any]) -> str:
+        """An event holding an error response's body (``{"error": {"type", "message", "code"}}``)."""
+        return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
