@@ -51,7 +51,7 @@ from ..config import Config
 from ..errors import (ConfigError, GenerationError, IngestError, MissingExtraError, ModelMismatchError, OpenbookError,
                       QueryError, StoreError, UnsupportedFormatError)
 from .keys import AuthError, KeyStore, Principal
-from .service import Service
+from .service import UPLOADS, Service
 from .shapes import answer_json, document_json, documents_json, search_json
 
 STATUS: list[tuple[type[Exception], int]] = [
@@ -60,7 +60,6 @@ STATUS: list[tuple[type[Exception], int]] = [
     (OpenbookError, 500),
 ]
 _STATUSES = {int(s) for s in HTTPStatus}
-UPLOADS = "uploads"
 MODEL_NAME = "openbook"
 log = logging.getLogger("openbook.server")
 

@@ -36,6 +36,32 @@ BACKGROUND_RETRY_S = 10.0
 _log = logging.getLogger("openbook.server")
 
 
+UPLOADS = "uploads"
+"""The folder (in ``Service.local``) that keeps uploaded originals; ``.incoming`` in it stages uploads."""
+
+
+def sweep_uploads(engine: Engine, folder: Path) -> int:
+    """Remove what a stopped server left in the uploads ``folder``: the staged files in ``.incoming``, and the
+    originals no stored document names as its source (an upload moved in but killed before its commit, which no
+    caller was told was stored). Runs under the store's writer lock; returns the number of files removed."""
+    if not folder.is_dir():
+        return 0
+    removed = 0
+    with engine.store.write_lock():
+        held = set(engine.store.sources())
+        for path in sorted(folder.iterdir()):
+            if path.is_file() and not path.name.startswith(".") and str(path.resolve()) not in held:
+                path.unlink(missing_ok=True)
+                removed += 1
+        incoming = folder / ".incoming"
+        if incoming.is_dir():
+            for path in incoming.iterdir():
+                if path.is_file():
+                    path.unlink(missing_ok=True)
+                    removed += 1
+    return removed
+
+
 class Service:
     """Runs engine calls off the event loop: ``await service.read(fn, ...)`` calls ``fn(engine, ...)`` on a
     reader thread, ``await service.answer(fn, ...)`` on an answerer thread, ``await service.write(fn, ...)`` on
@@ -57,7 +83,11 @@ class Service:
         self.local = local_folder(store)  # keys and uploaded originals live here (the store folder when embedded)
         self.config = config
         self.readers = readers or min(4, os.cpu_count() or 1)
-        Engine.open(self.store, config, create=True).close()
+        with Engine.open(self.store, config, create=True) as engine:
+            swept = sweep_uploads(engine, self.local / UPLOADS)
+        if swept:
+            _log.info("removed %d uploaded file%s that no document holds (an upload stopped before its commit)",
+                      swept, "" if swept == 1 else "s")
         self._local = threading.local()
         self._engines: list[Engine] = []
         self._engines_lock = threading.Lock()
