@@ -500,7 +500,7 @@ def test_negative_filters_keep_documents_without_the_field(tmp_path):
 
 
 def test_loader_warnings_are_reported_once_per_line(tmp_path, docs, monkeypatch):
-    import openbook.ingest.pipeline as api
+    import openbook.ingest.distributed as api  # the ingest's loader runs there (LocalRunner)
 
     real = api.load_file
 

@@ -112,12 +112,13 @@ import signal, sys, time
 # would see the ingest finish; a terminal's Ctrl-C is what they mean)
 signal.signal(signal.SIGINT, signal.default_int_handler)
 import openbook.ingest.pipeline as api
+import openbook.ingest.distributed as runner
 from openbook.cli import main
-real = api.load_file
+real = runner.load_file
 def slow(path, doc_id, **options):
     time.sleep(0.04)
     return real(path, doc_id, **options)
-api.load_file = slow
+runner.load_file = slow  # the loader the ingest runs (LocalRunner)
 api.BATCH_MIN_CHUNKS = 10  # commit every 10 chunks so a short test sees several batches
 main(["ingest", sys.argv[1], "--store", sys.argv[2], "--no-embed"])
 """
