@@ -5,6 +5,7 @@ On disk the index is a folder of plain files::
     vectors.npy      float32 [rows, dim], every row L2-normalised (row i = chunk i of the store's chunk order)
     dense.json       manifest: format, model, dim, rows, normalized, metric, ann (null or its settings)
     dense.usearch    HNSW graph (usearch), only when rows >= ann_threshold
+    codes.f16.npy    float16 [rows, dim], precision "f16" only: the vectors rounded to half precision
     codes.int8.npy   int8 [rows, dim], precision "int8" only: each row scaled so its largest component is +-127
     norms.int8.npy   float32 [rows], precision "int8" only: the L2 norm of each row of codes.int8.npy
     codes.binary.npy uint8 [rows, ceil(dim / 8)], precision "binary" only: the sign bits (``np.packbits(x > 0)``)
@@ -15,9 +16,9 @@ measures its recall@10 against exact search. A query embedded by another model t
 ``ModelMismatchError``.
 
 Precision (``PRECISIONS``) decides what a search scans, or what the HNSW graph holds: ``f32`` the float32 vectors
-themselves; ``int8`` one signed byte per component (a quarter of the bytes); ``binary`` one bit per component (a
-32nd). With ``int8`` and ``binary`` the quantized codes choose ``OVERSAMPLE[precision]`` times ``k`` candidates
-(cosine on the int8 codes; Hamming distance on the bits), which are rescored with the float32 rows of
+themselves; ``f16`` half-precision floats (half the bytes); ``int8`` one signed byte per component (a quarter of the bytes); ``binary`` one bit per component (a
+32nd). With ``f16``, ``int8`` and ``binary`` the codes choose ``OVERSAMPLE[precision]`` times ``k`` candidates
+(cosine on the f16 or int8 codes; Hamming distance on the bits), which are rescored with the float32 rows of
 ``vectors.npy`` (memory-mapped: only the candidates' rows are read), so scores stay exact cosines. The float32
 vectors remain on disk as the source of every later generation: a precision changes what must be in memory, not
 what is kept. ``benchmarks/vector_precision.py`` measures recall@10 against exact float32 search and the bytes
@@ -46,14 +47,14 @@ UNIT_TOLERANCE = 1e-6
 """A row whose L2 norm is within this of 1 counts as unit length and is stored as given (float32 rounding leaves
 a normalised 384-dim row within about 1.2e-7 of 1)."""
 _BLOCK_ROWS = 65_536  # rows scored per matrix product in exact search (bounds memory at nq * 65536 floats)
-PRECISIONS = ("f32", "int8", "binary")
+PRECISIONS = ("f32", "f16", "int8", "binary")
 """Vector precisions a dense index can search with (see the module docstring)."""
-OVERSAMPLE = {"f32": 1, "int8": 4, "binary": 10}
+OVERSAMPLE = {"f32": 1, "f16": 2, "int8": 4, "binary": 10}
 """Candidates per wanted hit that the quantized codes pick for rescoring with float32 (int8: 4, binary: 10, the
 usual range for rescored quantization, e.g. Qdrant's and Weaviate's; ``benchmarks/vector_precision.py`` measures
-the recall@10 they give)."""
-CODE_FILES = {"int8": ("codes.int8.npy", "norms.int8.npy"), "binary": ("codes.binary.npy",)}
-_USEARCH_DTYPE = {"f32": ("f32", "cos"), "int8": ("i8", "cos"), "binary": ("b1", "hamming")}
+the recall@10 they give; f16: 2)."""
+CODE_FILES = {"f16": ("codes.f16.npy",), "int8": ("codes.int8.npy", "norms.int8.npy"), "binary": ("codes.binary.npy",)}
+_USEARCH_DTYPE = {"f32": ("f32", "cos"), "f16": ("f16", "cos"), "int8": ("i8", "cos"), "binary": ("b1", "hamming")}
 
 
 @dataclass(frozen=True)
@@ -302,6 +303,8 @@ class VectorIndex:
                 # negated Hamming distance, one query at a time (bounds memory at rows * bytes per row)
                 scores = np.stack([-np.bitwise_count(block ^ b).sum(axis=1, dtype=np.int32) for b in bits]
                                   ).astype(np.float32)
+            elif self.precision == "f16":
+                scores = q @ np.asarray(self._codes[0][start:stop], dtype=np.float32).T
             else:
                 block = np.asarray(self._codes[0][start:stop], dtype=np.float32)
                 scores = (q @ block.T) / np.maximum(np.asarray(self._codes[1][start:stop]), 1e-12)
@@ -393,12 +396,14 @@ def quantize(vectors: np.ndarray, precision: str) -> tuple[np.ndarray, ...]:
 
     ``int8``: each row multiplied by ``127 / max |component|`` and rounded (scalar quantization per row; a
     row's cosine with any vector survives the scaling), with the codes' L2 norms as float32 ``[rows]``.
-    ``binary``: the sign bits, ``np.packbits(vectors > 0, axis=1)``, uint8 ``[rows, ceil(dim / 8)]``.
+    ``f16``: float16 ``[rows, dim]``. ``binary``: the sign bits, ``np.packbits(vectors > 0, axis=1)``, uint8 ``[rows, ceil(dim / 8)]``.
     """
     if precision == "f32":
         return ()
     if precision == "binary":
         return (np.packbits(np.asarray(vectors) > 0, axis=1),)
+    if precision == "f16":
+        return (np.asarray(vectors, dtype=np.float16),)
     out = np.empty(np.shape(vectors), dtype=np.int8)
     norms = np.empty(out.shape[0], dtype=np.float32)
     for start in range(0, out.shape[0], _BLOCK_ROWS):
@@ -411,8 +416,9 @@ def quantize(vectors: np.ndarray, precision: str) -> tuple[np.ndarray, ...]:
 
 
 def _ann_queries(q: np.ndarray, precision: str) -> np.ndarray:
-    """Unit queries ``[nq, dim]`` in the graph's dtype: int8 codes (``quantize``) or packed sign bits."""
-    return q if precision == "f32" else quantize(q, precision)[0]
+    """Unit queries ``[nq, dim]`` in the graph's dtype: float32 (usearch casts it to f16), int8 codes
+    (``quantize``) or packed sign bits."""
+    return q if precision in ("f32", "f16") else quantize(q, precision)[0]
 
 
 def _build_ann(vectors: np.ndarray, settings: AnnSettings, precision: str = "f32", dim: int | None = None) -> Any:
