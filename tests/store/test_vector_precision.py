@@ -285,3 +285,14 @@ def test_cli_ingest_records_the_precision(tmp_path):
         reopened.close()
     result = runner.invoke(cli, ["ingest", str(folder), "--store", str(store), "--vector-precision", "int4"])
     assert result.exit_code != 0 and "int4" in result.output
+
+
+@pytest.mark.parametrize("precision", ["f32", "int8", "binary"])
+def test_one_query_through_the_hnsw_graph(precision):
+    # a single query comes back from usearch as ``Matches``, a batch as ``BatchMatches``: both are read
+    data = np.random.default_rng(4).standard_normal((600, DIM)).astype(np.float32)
+    index = VectorIndex.build(data, model="m", normalized=True, ann_threshold=0, precision=precision)
+    assert index.uses_ann
+    one, _ = index.search_batch(data[7], 10)
+    batch, _ = index.search_batch(data[6:8], 10)
+    assert one.shape == (1, 10) and one[0, 0] == 7 and one[0].tolist() == batch[1].tolist()

@@ -329,7 +329,8 @@ class VectorIndex:
         want = wanted if mask is None else min(self.rows, math.ceil(wanted * self.rows / allowed * 2) + 10)
         matches = self._ann.search(_ann_queries(q, self.precision), min(want, self.rows), exact=False)
         keys = np.asarray(matches.keys, dtype=np.int64).reshape(q.shape[0], -1)
-        counts = np.asarray(matches.counts).reshape(-1)
+        # one query comes back as usearch ``Matches`` (no ``counts``), several as ``BatchMatches``
+        counts = np.asarray(matches.counts).reshape(-1) if hasattr(matches, "counts") else np.array([len(matches)])
         out_ids = np.empty((q.shape[0], k), dtype=np.int64)
         out_scores = np.empty((q.shape[0], k), dtype=np.float32)
         for i in range(q.shape[0]):
