@@ -296,3 +296,24 @@ def test_one_query_through_the_hnsw_graph(precision):
     one, _ = index.search_batch(data[7], 10)
     batch, _ = index.search_batch(data[6:8], 10)
     assert one.shape == (1, 10) and one[0, 0] == 7 and one[0].tolist() == batch[1].tolist()
+
+
+def test_a_copy_keeps_the_source_precision(tmp_path, postgresql_location, corpus):
+    from openbook.store.copy import copy_store
+
+    docs, queries = corpus
+    source = _open(str(tmp_path / "src"), _settings("binary"))
+    try:
+        _write(source, docs[:60])
+        for location in (str(tmp_path / "dst"), postgresql_location):
+            target = open_store(location, create=True)
+            try:
+                copy_store(source, target)
+                assert target.embedding().precision == "binary"
+                hits = target.vector_top_k(queries[:3], 5, Visibility())
+                assert [[h.chunk_id for h in hs] for hs in hits] == \
+                    [[h.chunk_id for h in hs] for hs in source.vector_top_k(queries[:3], 5, Visibility())]
+            finally:
+                target.close()
+    finally:
+        source.close()
