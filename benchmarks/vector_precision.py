@@ -2,6 +2,7 @@
 query latency; the embedded store's dense index and the PostgreSQL store's HNSW graph.
 
     python benchmarks/vector_precision.py synthetic [--rows 1000000] [--ann-rows 50000] [--queries 100]
+                                                    [--exact f32,f16,int8,binary]
     python benchmarks/vector_precision.py scifact --vectors DIR | --docs N
     python benchmarks/vector_precision.py postgres [--rows 20000] [--vectors DIR]
 
@@ -125,12 +126,13 @@ def measure(data: np.ndarray, queries: np.ndarray, want: np.ndarray, precision: 
             "rss_growth_mib": round(child["rss_growth_kb"] / 1024, 1), "build_s": round(build, 1)}
 
 
-def run_all(data: np.ndarray, queries: np.ndarray, ann_rows: int, label: str) -> list[dict]:
+def run_all(data: np.ndarray, queries: np.ndarray, ann_rows: int, label: str,
+            precisions: tuple[str, ...] = PRECISIONS) -> list[dict]:
     results = []
     with tempfile.TemporaryDirectory(prefix="openbook-precision-") as tmp:
         work = Path(tmp)
         want = exact_top(data, queries)
-        for precision in PRECISIONS:
+        for precision in precisions:
             results.append(measure(data, queries, want, precision, False, work))
             print(label, json.dumps(results[-1]), flush=True)
         if ann_rows:
@@ -235,6 +237,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--ann-rows", type=int, default=50_000)
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--exact", default=",".join(PRECISIONS),
+                        help="precisions measured with exact search (comma-separated); HNSW measures all")
     parser.add_argument("--vectors", default="", help="folder with scifact_docs.npy and scifact_queries.npy")
     parser.add_argument("--docs", type=int, default=5183, help="scifact: documents to embed without --vectors")
     parser.add_argument("--save", default="", help="scifact: where to write the computed vectors")
@@ -243,7 +247,7 @@ def main() -> None:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     if args.part == "synthetic":
         data, queries = clustered(args.rows, args.queries)
-        results = run_all(data, queries, args.ann_rows, "synthetic")
+        results = run_all(data, queries, args.ann_rows, "synthetic", tuple(args.exact.split(",")))
     elif args.part == "scifact":
         data, queries = scifact_vectors(args)
         results = run_all(data, queries, data.shape[0], "scifact")

@@ -295,6 +295,10 @@ class VectorIndex:
                          ) -> tuple[np.ndarray, np.ndarray]:
         """Every allowed row scored on its codes; the best ``OVERSAMPLE`` times ``k`` rescored with float32."""
         want = min(allowed, k * OVERSAMPLE[self.precision])
+        if mask is None and self.precision in ("f16", "int8"):
+            scan = _usearch_exact(self._codes[0], q, want, self.precision)
+            if scan is not None:
+                return self._rescore(q, k, scan)
         best_ids = np.empty((q.shape[0], 0), dtype=np.int64)
         best_scores = np.empty((q.shape[0], 0), dtype=np.float32)
         bits = np.packbits(q > 0, axis=1) if self.precision == "binary" else None
@@ -314,11 +318,14 @@ class VectorIndex:
                 scores[:, ~mask[start:stop]] = -np.inf
             ids = np.broadcast_to(np.arange(start, stop, dtype=np.int64), scores.shape)
             best_ids, best_scores = _top_k(np.hstack([best_ids, ids]), np.hstack([best_scores, scores]), want)
+        return self._rescore(q, k, [ids[np.isfinite(sc)] for ids, sc in zip(best_ids, best_scores)])
+
+    def _rescore(self, q: np.ndarray, k: int, candidates: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, the best ``k`` of its candidate rows by exact float32 cosine."""
         out_ids = np.empty((q.shape[0], k), dtype=np.int64)
         out_scores = np.empty((q.shape[0], k), dtype=np.float32)
-        for i in range(q.shape[0]):
-            rows = np.sort(best_ids[i][np.isfinite(best_scores[i])])
-            out_ids[i], out_scores[i] = (a[0] for a in self._exact_subset(q[i : i + 1], k, rows))
+        for i, rows in enumerate(candidates):
+            out_ids[i], out_scores[i] = (a[0] for a in self._exact_subset(q[i : i + 1], k, np.sort(rows)))
         return out_ids, out_scores
 
     def _exact_subset(self, q: np.ndarray, k: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -416,6 +423,20 @@ def quantize(vectors: np.ndarray, precision: str) -> tuple[np.ndarray, ...]:
         norms[start : start + block.shape[0]] = np.linalg.norm(out[start : start + block.shape[0]].astype(
             np.float32), axis=1)
     return out, norms
+
+
+def _usearch_exact(codes: np.ndarray, q: np.ndarray, want: int, precision: str) -> list[np.ndarray] | None:
+    """The ``want`` rows of f16 or int8 ``codes`` nearest each unit query by cosine, by usearch's exact SIMD scan
+    (one thread; several times faster than converting the codes to float32 for a matrix product); None when
+    usearch is not installed."""
+    try:
+        from usearch.index import search
+    except ImportError:
+        return None
+    probe = q.astype(np.float16) if precision == "f16" else quantize(q, precision)[0]
+    matches = search(codes, probe if q.shape[0] > 1 else probe[0], want, "cos", exact=True, threads=1)
+    keys = np.asarray(matches.keys, dtype=np.int64).reshape(q.shape[0], -1)
+    return [row[row < codes.shape[0]] for row in keys]
 
 
 def _ann_queries(q: np.ndarray, precision: str) -> np.ndarray:

@@ -657,6 +657,7 @@ class PostgresStore:
         settings = self._settings()
         manifest = self._manifest() or {}
         old_emb = manifest.get("embedding")
+        precision = self._precision(old_emb)  # before any vector is computed: int8 is refused at once
         new_ids = [c.chunk_id for c in chunks]
         reused: dict[str, np.ndarray] = {}
         reuse_set = set(reuse)
@@ -706,7 +707,6 @@ class PostgresStore:
             if dim and (not old_emb or old_emb.get("dim") != dim or reembed):
                 self._set_dim(dim)
 
-        precision = self._precision(old_emb)
         graph = self._hnsw_exists()
         if graph and precision != (old_emb or {}).get("precision", "f32"):
             self.conn.execute(f"DROP INDEX {HNSW_INDEX}")  # re-indexed at the new precision by _end_session
