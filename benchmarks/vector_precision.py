@@ -2,7 +2,7 @@
 query latency; the embedded store's dense index and the PostgreSQL store's HNSW graph.
 
     python benchmarks/vector_precision.py synthetic [--rows 1000000] [--ann-rows 50000] [--queries 100]
-                                                    [--exact f32,f16,int8,binary]
+                                                    [--exact f32,f16,int8,binary] [--ann f32,f16,int8,binary]
     python benchmarks/vector_precision.py scifact --vectors DIR | --docs N
     python benchmarks/vector_precision.py postgres [--rows 20000] [--vectors DIR]
 
@@ -127,7 +127,7 @@ def measure(data: np.ndarray, queries: np.ndarray, want: np.ndarray, precision: 
 
 
 def run_all(data: np.ndarray, queries: np.ndarray, ann_rows: int, label: str,
-            precisions: tuple[str, ...] = PRECISIONS) -> list[dict]:
+            precisions: tuple[str, ...] = PRECISIONS, graphs: tuple[str, ...] = PRECISIONS) -> list[dict]:
     results = []
     with tempfile.TemporaryDirectory(prefix="openbook-precision-") as tmp:
         work = Path(tmp)
@@ -138,7 +138,7 @@ def run_all(data: np.ndarray, queries: np.ndarray, ann_rows: int, label: str,
         if ann_rows:
             sub = data[:ann_rows]
             want = exact_top(sub, queries)
-            for precision in PRECISIONS:
+            for precision in graphs:
                 results.append(measure(sub, queries, want, precision, True, work))
                 print(label, json.dumps(results[-1]), flush=True)
     return results
@@ -238,7 +238,9 @@ def main() -> None:
     parser.add_argument("--ann-rows", type=int, default=50_000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--exact", default=",".join(PRECISIONS),
-                        help="precisions measured with exact search (comma-separated); HNSW measures all")
+                        help="precisions measured with exact search (comma-separated)")
+    parser.add_argument("--ann", default=",".join(PRECISIONS),
+                        help="precisions measured with the HNSW graph (comma-separated)")
     parser.add_argument("--vectors", default="", help="folder with scifact_docs.npy and scifact_queries.npy")
     parser.add_argument("--docs", type=int, default=5183, help="scifact: documents to embed without --vectors")
     parser.add_argument("--save", default="", help="scifact: where to write the computed vectors")
@@ -247,7 +249,8 @@ def main() -> None:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     if args.part == "synthetic":
         data, queries = clustered(args.rows, args.queries)
-        results = run_all(data, queries, args.ann_rows, "synthetic", tuple(args.exact.split(",")))
+        results = run_all(data, queries, args.ann_rows, "synthetic", tuple(p for p in args.exact.split(",") if p),
+                          tuple(p for p in args.ann.split(",") if p))
     elif args.part == "scifact":
         data, queries = scifact_vectors(args)
         results = run_all(data, queries, data.shape[0], "scifact")

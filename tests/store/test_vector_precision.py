@@ -317,3 +317,22 @@ def test_a_copy_keeps_the_source_precision(tmp_path, postgresql_location, corpus
                 target.close()
     finally:
         source.close()
+
+
+def test_binary_codes_are_centred_so_a_shared_direction_does_not_drown_the_bits():
+    # learned embeddings share a common direction; the sign bits are taken about the rows' mean
+    rng = np.random.default_rng(1)
+    centres = rng.standard_normal((100, DIM)).astype(np.float32)
+    data = centres[rng.integers(0, 100, 5_050)] + rng.standard_normal((5_050, DIM)).astype(np.float32)
+    data += 4.0 * rng.standard_normal(DIM).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    queries, data = data[:50], data[50:]
+    want, _ = VectorIndex.build(data, model="m", normalized=True, ann_threshold=10**9).search_batch(queries, 10)
+    index = VectorIndex.build(data, model="m", normalized=True, ann_threshold=10**9, precision="binary")
+    got, _ = index.search_batch(queries, 10)
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(got, want)]) >= 0.9
+    def agreement(bits: np.ndarray) -> float:  # share of equal bits between rows, over 200 pairs
+        u = np.unpackbits(bits[:400], axis=1)
+        return float((u[:200] == u[200:]).mean())
+
+    assert agreement(np.packbits(data > 0, axis=1)) > 0.8 > 0.6 > agreement(index._codes[0])

@@ -8,7 +8,9 @@ On disk the index is a folder of plain files::
     codes.f16.npy    float16 [rows, dim], precision "f16" only: the vectors rounded to half precision
     codes.int8.npy   int8 [rows, dim], precision "int8" only: each row scaled so its largest component is +-127
     norms.int8.npy   float32 [rows], precision "int8" only: the L2 norm of each row of codes.int8.npy
-    codes.binary.npy uint8 [rows, ceil(dim / 8)], precision "binary" only: the sign bits (``np.packbits(x > 0)``)
+    codes.binary.npy uint8 [rows, ceil(dim / 8)], precision "binary" only: the sign bits of each row minus the
+                     centre (``np.packbits(x - centre > 0)``)
+    centre.binary.npy float32 [dim], precision "binary" only: the mean of the rows when the codes were made
 
 Search is cosine similarity (the dot product of unit vectors). Below ``ann_threshold`` rows it is exact (a matrix
 product, in blocks of rows); above it a usearch HNSW graph answers, and ``benchmarks/embedders.py scifact``
@@ -16,8 +18,10 @@ measures its recall@10 against exact search. A query embedded by another model t
 ``ModelMismatchError``.
 
 Precision (``PRECISIONS``) decides what a search scans, or what the HNSW graph holds: ``f32`` the float32 vectors
-themselves; ``f16`` half-precision floats (half the bytes); ``int8`` one signed byte per component (a quarter of the bytes); ``binary`` one bit per component (a
-32nd). With ``f16``, ``int8`` and ``binary`` the codes choose ``OVERSAMPLE[precision]`` times ``k`` candidates
+themselves; ``f16`` half-precision floats (half the bytes); ``int8`` one signed byte per component (a quarter
+of the bytes); ``binary`` one bit per component (a 32nd), the sign of the component's difference from the rows'
+mean: learned embeddings share a common direction (e5's rows are all within a narrow cone), so the raw signs
+agree on most bits for any two texts, and centring first is what makes the Hamming distance rank. With ``f16``, ``int8`` and ``binary`` the codes choose ``OVERSAMPLE[precision]`` times ``k`` candidates
 (cosine on the f16 or int8 codes; Hamming distance on the bits), which are rescored with the float32 rows of
 ``vectors.npy`` (memory-mapped: only the candidates' rows are read), so scores stay exact cosines. The float32
 vectors remain on disk as the source of every later generation: a precision changes what must be in memory, not
@@ -55,7 +59,7 @@ OVERSAMPLE = {"f32": 1, "f16": 2, "int8": 4, "binary": 20}
 the int8 codes alone, 0.99 of the exact top 10 are found, 1.0 with 2x or 4x rescored; binary finds 0.96 at 10x,
 0.97 at 20x, 0.99 at 40x; f16 1.0 at 1x."""
 CODE_FILES = {"f16": ("codes.f16.npy",), "int8": ("codes.int8.npy", "norms.int8.npy"),
-              "binary": ("codes.binary.npy",)}
+              "binary": ("codes.binary.npy", "centre.binary.npy")}
 _USEARCH_DTYPE = {"f32": ("f32", "cos"), "f16": ("f16", "cos"), "int8": ("i8", "cos"), "binary": ("b1", "hamming")}
 
 
@@ -214,7 +218,7 @@ class VectorIndex:
             except (OSError, ValueError) as exc:
                 raise IndexError_(f"cannot read the {precision} codes of the dense index in {folder}: {exc}; "
                                   f"rebuild it with `{REEMBED_COMMAND}`") from exc
-            if codes[-1].shape[0] != vectors.shape[0]:
+            if not name.startswith("centre.") and codes[-1].shape[0] != vectors.shape[0]:
                 raise IndexError_(f"{folder / name} holds {codes[-1].shape[0]} rows, {VECTORS_FILE} "
                                   f"{vectors.shape[0]}; rebuild it with `{REEMBED_COMMAND}`")
         ann = None
@@ -301,7 +305,7 @@ class VectorIndex:
                 return self._rescore(q, k, scan)
         best_ids = np.empty((q.shape[0], 0), dtype=np.int64)
         best_scores = np.empty((q.shape[0], 0), dtype=np.float32)
-        bits = np.packbits(q > 0, axis=1) if self.precision == "binary" else None
+        bits = _ann_queries(q, self.precision, self._codes) if self.precision == "binary" else None
         for start in range(0, self.rows, _BLOCK_ROWS):
             stop = min(self.rows, start + _BLOCK_ROWS)
             if bits is not None:
@@ -336,7 +340,7 @@ class VectorIndex:
         allowed = self.rows if mask is None else int(mask.sum())
         wanted = k * OVERSAMPLE[self.precision]
         want = wanted if mask is None else min(self.rows, math.ceil(wanted * self.rows / allowed * 2) + 10)
-        matches = self._ann.search(_ann_queries(q, self.precision), min(want, self.rows), exact=False)
+        matches = self._ann.search(_ann_queries(q, self.precision, self._codes), min(want, self.rows), exact=False)
         keys = np.asarray(matches.keys, dtype=np.int64).reshape(q.shape[0], -1)
         # one query comes back as usearch ``Matches`` (no ``counts``), several as ``BatchMatches``
         counts = np.asarray(matches.counts).reshape(-1) if hasattr(matches, "counts") else np.array([len(matches)])
@@ -401,17 +405,25 @@ def check_precision(precision: str) -> None:
                           f"([embedding] vector_precision, or `openbook ingest --vector-precision`)")
 
 
-def quantize(vectors: np.ndarray, precision: str) -> tuple[np.ndarray, ...]:
+def quantize(vectors: np.ndarray, precision: str, centre: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """The code arrays of ``CODE_FILES[precision]`` for float32 ``[rows, dim]`` vectors; ``()`` for ``f32``.
 
     ``int8``: each row multiplied by ``127 / max |component|`` and rounded (scalar quantization per row; a
     row's cosine with any vector survives the scaling), with the codes' L2 norms as float32 ``[rows]``.
-    ``f16``: float16 ``[rows, dim]``. ``binary``: the sign bits, ``np.packbits(vectors > 0, axis=1)``, uint8 ``[rows, ceil(dim / 8)]``.
+    ``f16``: float16 ``[rows, dim]``. ``binary``: the sign bits of the rows minus ``centre`` (their mean when
+    None), ``np.packbits(vectors - centre > 0, axis=1)``, uint8 ``[rows, ceil(dim / 8)]``, and the centre, float32
+    ``[dim]``.
     """
     if precision == "f32":
         return ()
     if precision == "binary":
-        return (np.packbits(np.asarray(vectors) > 0, axis=1),)
+        array = np.asarray(vectors)
+        if centre is None:
+            centre = (np.einsum("ij->j", array, dtype=np.float64) / max(array.shape[0], 1)).astype(np.float32)
+        bits = np.empty((array.shape[0], (array.shape[1] + 7) // 8), dtype=np.uint8)
+        for start in range(0, array.shape[0], _BLOCK_ROWS):
+            bits[start : start + _BLOCK_ROWS] = np.packbits(array[start : start + _BLOCK_ROWS] - centre > 0, axis=1)
+        return bits, np.asarray(centre, dtype=np.float32)
     if precision == "f16":
         return (np.asarray(vectors, dtype=np.float16),)
     out = np.empty(np.shape(vectors), dtype=np.int8)
@@ -439,10 +451,12 @@ def _usearch_exact(codes: np.ndarray, q: np.ndarray, want: int, precision: str) 
     return [row[row < codes.shape[0]] for row in keys]
 
 
-def _ann_queries(q: np.ndarray, precision: str) -> np.ndarray:
+def _ann_queries(q: np.ndarray, precision: str, codes: tuple[np.ndarray, ...] = ()) -> np.ndarray:
     """Unit queries ``[nq, dim]`` in the graph's dtype: float32 (usearch casts it to f16), int8 codes
-    (``quantize``) or packed sign bits."""
-    return q if precision in ("f32", "f16") else quantize(q, precision)[0]
+    (``quantize``) or packed sign bits about the index's centre (``codes[1]``)."""
+    if precision in ("f32", "f16"):
+        return q
+    return quantize(q, precision, codes[1] if precision == "binary" else None)[0]
 
 
 def _build_ann(vectors: np.ndarray, settings: AnnSettings, precision: str = "f32", dim: int | None = None) -> Any:
