@@ -232,13 +232,20 @@ def test_postgresql_graph_is_built_on_the_quantized_expression_and_used(postgres
         definition = store.conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'index_rows_hnsw'"
                                         ).fetchone()[0]
         assert "binary_quantize" in definition and "bit_hamming_ops" in definition
+        # the codes are taken about the vectors' mean, recorded for the queries
+        centre = store._graph_centre(-1)
+        mean = np.mean(store.vectors([c.chunk_id for c in store_chunks(store, [])]), axis=0)
+        np.testing.assert_allclose(np.array(json.loads(centre)), mean, atol=1e-5)
         # the search's ORDER BY matches the index expression, so the planner can scan the graph
+        from openbook.store.postgres import _graph_operand
+
+        graph = _graph_operand("binary", DIM, "r.embedding", with_ops=False, centre=centre)
+        probe = _graph_operand("binary", DIM, "%s::vector", with_ops=False, centre=centre)
         with store.conn.transaction():
             store.conn.execute("SET LOCAL enable_seqscan = off")
             plan = "\n".join(r[0] for r in store.conn.execute(
-                "EXPLAIN SELECT r.row FROM openbook.index_rows r WHERE r.embedding IS NOT NULL ORDER BY "
-                "(binary_quantize(r.embedding)::bit(384)) <~> binary_quantize(%s::vector)::bit(384) LIMIT 100",
-                (queries[0],)).fetchall())
+                f"EXPLAIN SELECT r.row FROM openbook.index_rows r WHERE r.embedding IS NOT NULL ORDER BY "
+                f"{graph} <~> {probe} LIMIT 100", (queries[0],)).fetchall())
         assert "index_rows_hnsw" in plan
     finally:
         store.close()

@@ -47,7 +47,9 @@ Vector precision (``IndexSettings.vector_precision``, recorded as the manifest's
 ``embedding`` column always holds the float32 vectors; the precision decides what the HNSW graph, the part that
 must stay in memory, is built on (``PG_PRECISIONS``): ``f32`` the column itself (``vector_cosine_ops``), ``f16``
 the expression ``embedding::halfvec(dim)`` (``halfvec_cosine_ops``), ``binary`` ``binary_quantize(embedding)::
-bit(dim)`` (``bit_hamming_ops``). With ``f16`` and ``binary`` the graph picks ``OVERSAMPLE`` times ``k``
+bit(dim)`` (``bit_hamming_ops``), taken about the vectors' mean when the graph is built (meta
+``graph_centre``; learned embeddings share a direction that would set most bits alike in every vector). With
+``f16`` and ``binary`` the graph picks ``OVERSAMPLE`` times ``k``
 candidates and they are re-ranked by the exact cosine of the column, pgvector's documented recipe. pgvector has
 no int8 type, so ``int8`` is refused here (``f16`` halves the graph's vectors, ``binary`` divides them by 32).
 Exact search (below ``ann_threshold``) scans the float32 column whatever the precision. Another precision than
@@ -57,6 +59,7 @@ the recorded one drops the graph at the next index write; it is built again at t
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from contextlib import contextmanager
 from typing import Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Sequence
@@ -776,6 +779,15 @@ class PostgresStore:
                              f"vector_precision, or `openbook ingest --vector-precision`)")
         return precision
 
+    def _graph_centre(self, gen: int) -> str | None:
+        """The mean vector the binary HNSW graph's codes are taken about, as pgvector text (cached per
+        generation); None for a graph built without one."""
+        def read() -> str | None:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'graph_centre'").fetchone()
+            return None if row is None else str(row[0])
+
+        return self._cached("graph_centre", gen, read)
+
     def _end_session(self) -> None:
         """After an ingest (the writer lock released, or a commit without it): build the HNSW graph when the index
         holds ``ann_threshold`` rows with vectors and has none (a new store that grew past the threshold, or a
@@ -804,8 +816,14 @@ class PostgresStore:
                 self.conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(
                     sql.Literal(f"{min(need, ANN_BUILD_MEMORY_MAX) // 1024}kB")))
             if not self._hnsw_exists():
+                centre = None
+                if emb.get("precision") == "binary":  # the sign bits are taken about the vectors' mean
+                    centre = self.conn.execute("SELECT avg(embedding)::text FROM index_rows WHERE embedding IS "
+                                               "NOT NULL").fetchone()[0]
+                    self.conn.execute("INSERT INTO meta VALUES ('graph_centre', %s) ON CONFLICT (key) DO UPDATE "
+                                      "SET value = EXCLUDED.value", (_json(centre),))
                 self.conn.execute(f"CREATE INDEX {HNSW_INDEX} ON index_rows USING hnsw "
-                                  f"({_graph_operand(emb.get('precision', 'f32'), dim)}) "
+                                  f"({_graph_operand(emb.get('precision', 'f32'), dim, centre=centre)}) "
                                   f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
             self.conn.execute("UPDATE meta SET value = jsonb_set(value, '{embedding,ann}', 'true') "
                               "WHERE key = 'manifest'")
@@ -1149,8 +1167,9 @@ class PostgresStore:
                     params.update(where[1])
                 if quantized:  # the graph's candidates, re-ranked by the float32 column's exact cosine
                     params["pool"] = pool
-                    graph = _graph_operand(emb.precision, emb.dim, "r.embedding", with_ops=False)
-                    probe = _graph_operand(emb.precision, emb.dim, "%(q)s", with_ops=False)
+                    centre = self._graph_centre(gen) if emb.precision == "binary" else None
+                    graph = _graph_operand(emb.precision, emb.dim, "r.embedding", with_ops=False, centre=centre)
+                    probe = _graph_operand(emb.precision, emb.dim, "%(q)s", with_ops=False, centre=centre)
                     distance = "<~>" if emb.precision == "binary" else "<=>"
                     rows = self.conn.execute(
                         f"SELECT c.row, c.chunk_id, c.doc_id, c.embedding <=> %(q)s AS dist FROM (SELECT r.row, "
@@ -1324,13 +1343,25 @@ def _vec(value: Any) -> np.ndarray:
     return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
 
 
-def _graph_operand(precision: str, dim: int, column: str = "embedding", with_ops: bool = True) -> str:
+def _graph_operand(precision: str, dim: int, column: str = "embedding", with_ops: bool = True,
+                   centre: str | None = None) -> str:
     """What the HNSW graph is built on at ``precision`` (module docstring), as SQL on ``column``; ``with_ops``
-    adds the operator class (for ``CREATE INDEX``)."""
+    adds the operator class (for ``CREATE INDEX``). ``centre``: pgvector's text of the vectors' mean, which
+    binary codes are taken about (the same literal in the index and in every query, so the planner matches them).
+
+    Raises:
+        StoreError: ``centre`` is not a vector literal.
+    """
     dim = int(dim)
+    shifted = column
+    if precision == "binary" and centre is not None:
+        if not re.fullmatch(r"\[[0-9eE+\-.,]*\]", centre):
+            raise StoreError(f"the recorded graph centre is not a vector ({centre[:40]!r}); run `openbook ingest` "
+                             f"again to rebuild the HNSW graph")
+        shifted = f"{column} - '{centre}'::vector({dim})"
     expr, ops = {"f32": (column, "vector_cosine_ops"),
                  "f16": (f"({column})::halfvec({dim})", "halfvec_cosine_ops"),
-                 "binary": (f"binary_quantize({column})::bit({dim})", "bit_hamming_ops")}[precision]
+                 "binary": (f"binary_quantize({shifted})::bit({dim})", "bit_hamming_ops")}[precision]
     if precision != "f32" and column != "%(q)s":
         expr = f"({expr})"
     return f"{expr} {ops}" if with_ops else expr
