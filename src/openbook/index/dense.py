@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,8 @@ class VectorIndex:
         if precision not in PRECISIONS:
             raise IndexError_(f"{manifest_file}: vector precision {precision!r}, this openbook reads "
                               f"{', '.join(PRECISIONS)}; rebuild it with `{REEMBED_COMMAND}`")
+        if precision != "f32":
+            _random_access(vectors)
         codes = []
         for name in CODE_FILES.get(precision, ()):
             try:
@@ -435,6 +438,20 @@ def quantize(vectors: np.ndarray, precision: str, centre: np.ndarray | None = No
         norms[start : start + block.shape[0]] = np.linalg.norm(out[start : start + block.shape[0]].astype(
             np.float32), axis=1)
     return out, norms
+
+
+def _random_access(array: np.ndarray) -> None:
+    """Tell the kernel that a memory-mapped array is read at random rows (``MADV_RANDOM``): with quantized
+    codes only the rescored candidates' float32 rows are read, and the default read-around (``read_ahead_kb``,
+    often megabytes) would page in much of the file around each one. A no-op for an array not memory-mapped or
+    where ``madvise`` is missing."""
+    handle = getattr(array, "_mmap", None)
+    advice = getattr(mmap, "MADV_RANDOM", None)
+    if handle is not None and advice is not None and hasattr(handle, "madvise"):
+        try:
+            handle.madvise(advice)
+        except OSError:
+            pass
 
 
 def _usearch_exact(codes: np.ndarray, q: np.ndarray, want: int, precision: str) -> list[np.ndarray] | None:
