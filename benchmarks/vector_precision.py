@@ -216,11 +216,14 @@ def postgres(args) -> list[dict]:
                 times.append(time.perf_counter() - t)
                 got.append([row_of[h.chunk_id] for h in hits])
             graph = store.conn.execute("SELECT pg_relation_size('openbook.index_rows_hnsw')").fetchone()[0]
+            versions = store.conn.execute("SELECT current_setting('server_version'), extversion FROM pg_extension "
+                                          "WHERE extname = 'vector'").fetchone()
             results.append({"precision": precision, "search": "hnsw", "rows": data.shape[0],
                             "recall@10": round(recall(np.asarray(got), want), 4),
                             "p50_ms": round(float(np.percentile(times, 50)) * 1000, 2),
                             "graph_mib_per_million": round(graph * 1_000_000 / data.shape[0] / 2**20, 1),
-                            "ann": store.embedding().ann, "write_and_build_s": round(build, 1)})
+                            "ann": store.embedding().ann, "write_and_build_s": round(build, 1),
+                            "postgresql": versions[0], "pgvector": versions[1]})
             print("postgres", json.dumps(results[-1]), flush=True)
             store.close()
     finally:
