@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Iterator
-
 import numpy as np
 import pytest
 

@@ -413,16 +413,17 @@ def quantize(vectors: np.ndarray, precision: str, centre: np.ndarray | None = No
 
     ``int8``: each row multiplied by ``127 / max |component|`` and rounded (scalar quantization per row; a
     row's cosine with any vector survives the scaling), with the codes' L2 norms as float32 ``[rows]``.
-    ``f16``: float16 ``[rows, dim]``. ``binary``: the sign bits of the rows minus ``centre`` (their mean when
-    None), ``np.packbits(vectors - centre > 0, axis=1)``, uint8 ``[rows, ceil(dim / 8)]``, and the centre, float32
+    ``f16``: float16 ``[rows, dim]``. ``binary``: the sign bits of the rows minus ``centre`` (the mean of the
+    non-zero rows when None), ``np.packbits(vectors - centre > 0, axis=1)``, uint8 ``[rows, ceil(dim / 8)]``, and the centre, float32
     ``[dim]``.
     """
     if precision == "f32":
         return ()
     if precision == "binary":
         array = np.asarray(vectors)
-        if centre is None:
-            centre = (np.einsum("ij->j", array, dtype=np.float64) / max(array.shape[0], 1)).astype(np.float32)
+        if centre is None:  # the mean of the non-zero rows (a pending row's zero vector adds nothing to the sum)
+            live = int(np.count_nonzero(np.einsum("ij,ij->i", array, array) > 0))
+            centre = (np.einsum("ij->j", array, dtype=np.float64) / max(live, 1)).astype(np.float32)
         bits = np.empty((array.shape[0], (array.shape[1] + 7) // 8), dtype=np.uint8)
         for start in range(0, array.shape[0], _BLOCK_ROWS):
             bits[start : start + _BLOCK_ROWS] = np.packbits(array[start : start + _BLOCK_ROWS] - centre > 0, axis=1)
