@@ -4,8 +4,9 @@ Both index one row per record, title and text joined by a line break (as ``peers
 b 0.75; bm25s runs its Lucene variant over ``bm25s.tokenize(stopwords="en")`` and PyStemmer's English stemmer (its
 documented setup), openbook its ``Analyzer`` (documents: ``analyze_document``; queries: ``search_terms``, as the engine's BM25 leg) and
 ``BM25Index``. With ``--engine-run`` a TREC run of ``openbook eval retrieval --no-embed`` (the whole engine:
-chunking, the two-hop default, expansions) is scored beside them. Prints nDCG@10 of each, the queries where
-openbook loses most, and for those the query terms of each side.
+chunking, the two-hop default, expansions) is scored beside them. Prints nDCG@10 of each, the chunked run against
+whole records by the number of chunks of a query's relevant records, the queries where openbook loses most, and
+for those the query terms of each side.
 
     PYTHONPATH=src python benchmarks/bm25_long_queries.py --dataset ../shared/datasets/cranfield
     PYTHONPATH=src python benchmarks/bm25_long_queries.py --dataset DIR --engine-run eval-results/DIR.bm25.trec
@@ -60,9 +61,11 @@ def openbook_run(ids: list[str], texts: list[str], queries: dict[str, str], k: i
             for qid, row, score in zip(queries, rows, scores)}
 
 
-def chunked_run(dataset, queries: dict[str, str], k: int) -> dict[str, list[tuple[str, float]]]:
+def chunked_run(dataset, queries: dict[str, str], k: int, chunks_of: dict[str, int] | None = None
+                ) -> dict[str, list[tuple[str, float]]]:
     """openbook's BM25 over the chunks ingest makes (``chunk_document``, ``Chunk.indexed_text``: title, then the
-    chunk), a record scoring as its best chunk, as ``eval retrieval`` collapses them."""
+    chunk), a record scoring as its best chunk, as ``eval retrieval`` collapses them. ``chunks_of``, when given,
+    is filled with each record's number of chunks."""
     import json
 
     from openbook.chunking import chunk_document
@@ -76,7 +79,10 @@ def chunked_run(dataset, queries: dict[str, str], k: int) -> dict[str, list[tupl
             obj = json.loads(line)
             doc = Document(doc_id=str(obj["_id"]), text=obj.get("text") or "", title=obj.get("title") or "",
                            source="corpus.jsonl", format="beir")
-            for chunk in chunk_document(doc):
+            chunks = chunk_document(doc)
+            if chunks_of is not None:
+                chunks_of[doc.doc_id] = len(chunks)
+            for chunk in chunks:
                 doc_of.append(doc.doc_id)
                 texts.append(chunk.indexed_text())
     analyzer = Analyzer()
@@ -124,8 +130,9 @@ def main() -> None:
     data = load_beir(args.dataset, split=args.split)
     queries = {q: t for q, t in data.queries.items() if q in data.qrels}
     ids, texts = texts_of(data)
+    chunks_of: dict[str, int] = {}
     runs = {"bm25s": bm25s_run(ids, texts, queries, 100), "openbook": openbook_run(ids, texts, queries, 100),
-            "chunks": chunked_run(data, queries, 100)}
+            "chunks": chunked_run(data, queries, 100, chunks_of)}
     if args.engine_run:
         runs["engine"] = read_trec(args.engine_run)
     scores = {name: per_query(run, data.qrels) for name, run in runs.items()}
@@ -133,6 +140,13 @@ def main() -> None:
           f"{statistics.mean(len(t.split()) for t in queries.values()):.1f} words")
     for name, s in scores.items():
         print(f"  nDCG@10 {name:<9} {statistics.mean(s.values()):.4f}")
+    by_chunks: dict[int, list[float]] = {}
+    for q in queries:  # chunked against whole records, by the most chunks among a query's relevant records
+        most = max((chunks_of.get(d, 0) for d, g in data.qrels[q].items() if g > 0), default=0)
+        by_chunks.setdefault(most, []).append(scores["chunks"][q] - scores["openbook"][q])
+    for most, d in sorted(by_chunks.items()):
+        print(f"  chunks - openbook, relevant records of at most {most} chunks: {len(d)} queries, "
+              f"mean {statistics.mean(d):+.4f}")
     diff = {q: scores["openbook"][q] - scores["bm25s"][q] for q in queries}
     print(f"  openbook - bm25s per query: {sum(d > 1e-9 for d in diff.values())} better, "
           f"{sum(d < -1e-9 for d in diff.values())} worse, {sum(abs(d) <= 1e-9 for d in diff.values())} equal")

@@ -31,11 +31,21 @@ def test_readme_setup_commands_are_the_ones_ci_runs():
     # .ci/run runs README's two set-up commands as written there (it adds only its failure messages)
     setup = README.read_text(encoding="utf-8").split("## Set up on a fresh machine", 1)[1]
     blocks = _code_blocks(setup, "bash")[:2]
-    assert blocks[0].strip() == "pip install -e . && openbook quickstart"
+    # the main job runs hybrid (the embed extra), and the tests get every extra
+    assert blocks[0].strip() == "pip install -e '.[embed]' && openbook quickstart"
+    assert "pip install -e '.[all,test]'" in blocks[1]
     ci_lines = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
     for block in blocks:
         for command in block.strip().splitlines():
             assert any(line == command or line.startswith(command + " ||") for line in ci_lines), command
+
+
+def test_readme_lists_every_extra():
+    # the table of extras under "The core and the extras" names each extra pyproject.toml declares
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    section = README.read_text(encoding="utf-8").split("### The core and the extras", 1)[1].split("\n## ", 1)[0]
+    listed = {name for row in re.findall(r"^\| (.+?) \|", section, re.M) for name in re.findall(r"`(\w+)`", row)}
+    assert listed == set(extras) - {"test", "bench"}
 
 
 def test_readme_links_resolve():

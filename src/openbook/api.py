@@ -177,10 +177,11 @@ class Engine:
                embed: bool | None = None, reembed: bool = False,
                on_wait: Callable[[str], None] | None = None,
                log: Callable[[str], None] | None = None,
-               on_commit: Callable[[str, int], None] | None = None) -> "IngestReport":
+               on_commit: Callable[[str, int], None] | None = None,
+               ray: str | None = None) -> "IngestReport":
         """Ingest files and folders; see ``openbook.ingest.pipeline.Ingester.ingest``."""
         return self.ingester.ingest(paths, sync=sync, progress=progress, embed=embed, reembed=reembed,
-                                    on_wait=on_wait, log=log, on_commit=on_commit)
+                                    on_wait=on_wait, log=log, on_commit=on_commit, ray=ray)
 
     def embed_pending(self, *, progress: bool = False, on_wait: Callable[[str], None] | None = None,
                       log: Callable[[str], None] | None = None,

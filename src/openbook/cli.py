@@ -144,11 +144,14 @@ def cli(ctx: click.Context, config_path: str | None, store: str | None) -> None:
               help="Build RAPTOR hierarchical cluster summaries after the ingest (searched beside the chunks).")
 @click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="The LLM for --contextualize/--raptor.")
 @click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
+@click.option("--ray", "ray", default=None, metavar="auto|ADDRESS",
+              help="Load, chunk and embed as Ray tasks on a cluster (needs the distributed extra); this process "
+                   "writes the store.")
 @json_option
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
            reembed: bool, embedder: str | None, vector_precision: str | None, contextualize: bool | None,
-           raptor: bool | None, llm: str | None, base_url: str | None, as_json: bool) -> None:
+           raptor: bool | None, llm: str | None, base_url: str | None, ray: str | None, as_json: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, CSV/TSV, PDF, reST, DOCX, PPTX, EPUB, man pages, any of the
     text formats gzip-compressed, BEIR corpus.jsonl); recursive; embeds new chunks."""
     from .api import IngestInterrupted, store_exists
@@ -183,7 +186,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
                 report = engine.ingest(list(paths), sync=sync, progress=not as_json and sys.stderr.isatty(),
                                        embed=False if no_embed else None, reembed=reembed,
                                        on_wait=lambda line: click.echo(line, err=True),
-                                       log=lambda line: click.echo(line, err=True))
+                                       log=lambda line: click.echo(line, err=True), ray=ray)
             except IngestInterrupted as exc:
                 report, interrupted = exc.report, True
     except OpenbookError:
@@ -698,6 +701,8 @@ def quickstart(ctx: click.Context) -> None:
         cfg = load_config(ctx.obj.get("config_path"), environ=None, flags={"store": tmp})
         with Engine.open(tmp, cfg, create=True) as engine:
             report = engine.ingest([sample_dir])
+            for note in report.notes:  # BM25 only, without the embed extra
+                click.echo(f"note: {note}", err=True)
             click.echo(f"Ingested {len(report.added)} sample documents ({report.chunks_total} chunks) "
                        f"into a temporary store.\n")
             for question in ("How many days of annual leave do full-time employees get?",
@@ -794,9 +799,12 @@ def show(ctx: click.Context, doc_id: str, roles: tuple[str, ...], store: str | N
 def serve(ctx: click.Context, store: str | None, host: str, port: int, no_embed: bool, llm: str | None,
           base_url: str | None, max_upload_mb: float, readers: int | None, sample: bool) -> None:
     """Serve the HTTP API (/v1), the web page (/), MCP (/mcp) and /v1/chat/completions."""
+    from .server import KeyStore, require_server
+
+    require_server("openbook serve")
     import uvicorn
 
-    from .server import KeyStore, create_app
+    from .server import create_app
     from .server.app import loopback_name
 
     cfg = _config(ctx, store, {**_llm_flags(llm, base_url), "embedding.enabled": False if no_embed else None})
@@ -919,7 +927,9 @@ def keys_revoke(ctx: click.Context, name: str, store: str | None) -> None:
 @click.pass_context
 def mcp_command(ctx: click.Context, store: str | None, llm: str | None, base_url: str | None) -> None:
     """MCP server over stdio (tools search and ask, documents as resources); roles from $OPENBOOK_API_KEY."""
-    from .server import KeyStore
+    from .server import KeyStore, require_server
+
+    require_server("openbook mcp")
     from .server.keys import AuthError
     from .server.mcp_tools import build_mcp
     from .server.service import Service

@@ -4,6 +4,7 @@ The tree::
 
     OpenbookError
     ├── ConfigError          bad or unknown configuration key, bad value
+    ├── MissingExtraError    a feature's optional packages are not installed; names the ``pip install`` extra
     ├── IngestError          a file could not be read or parsed (reported, batch continues)
     │   └── UnsupportedFormatError   not a failure: a file openbook does not read (type, binary); a skip
     ├── ChunkingError
@@ -28,6 +29,22 @@ class OpenbookError(Exception):
 
 class ConfigError(OpenbookError):
     """A configuration file, environment variable or flag is unknown or has a bad value."""
+
+
+class MissingExtraError(OpenbookError):
+    """A feature needs packages of an optional extra that are not installed. The message is one line naming the
+    feature and the command: ``PDF support needs the pdf extra: pip install 'openbook[pdf]'``.
+
+    Attributes:
+        extra: the extra's name (``pdf``, ``embed``, ...).
+    """
+
+    def __init__(self, message: str, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
+
+    def __reduce__(self):  # picklable across processes despite the second constructor argument
+        return type(self), (str(self), self.extra)
 
 
 class IngestError(OpenbookError):

@@ -538,13 +538,18 @@ def chinese_words(text: str) -> list[str]:
 
     Used to tell a CJK bigram inside a word from one across two words (``answer.extractive.term_weights``); the
     index itself cuts CJK text into bigrams. jieba's dictionaries load on the first call (about 1 s).
+
+    Raises:
+        MissingExtraError: jieba (the ``intl`` extra) is not installed.
     """
     import logging
     import warnings
 
+    from ._extras import require
+
     with warnings.catch_warnings():  # jieba 0.42 imports pkg_resources, which newer setuptools deprecates
         warnings.simplefilter("ignore")
-        import jieba
+        jieba = require("jieba", "intl", "Finding Chinese word boundaries")
         import jieba.posseg
 
         jieba.setLogLevel(logging.WARNING)

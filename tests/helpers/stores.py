@@ -9,15 +9,17 @@ from openbook.api import Engine
 from openbook.config import Config
 
 
-def docs_engine(root: Path, docs: Mapping[str, str], *, embedding: bool) -> Engine:
-    """Write ``docs`` (relative path -> text) under ``root/docs``, ingest them into a new store at ``root/store``
-    (``embedding``: with the default embedder, a hybrid store; else BM25 only), and return the open engine (the
-    caller closes it). Fails the test if ingest fails."""
+def docs_engine(root: Path, docs: Mapping[str, str], *, embedding: bool, store: str | Path | None = None) -> Engine:
+    """Write ``docs`` (relative path -> text) under ``root/docs``, ingest them into a new store at ``store``
+    (default ``root/store``; or a URL, e.g. the ``postgresql_location`` fixture's) (``embedding``: with the default
+    embedder, a hybrid store; else BM25 only), and return the open engine (the caller closes it). Fails the test if
+    ingest fails."""
     folder = root / "docs"
     for name, text in docs.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
-    engine = Engine.open(root / "store", Config().with_overrides({"embedding.enabled": embedding}), create=True)
+    config = Config().with_overrides({"embedding.enabled": embedding})
+    engine = Engine.open(root / "store" if store is None else store, config, create=True)
     assert engine.ingest([folder]).ok
     return engine
 

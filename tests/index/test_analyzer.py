@@ -185,6 +185,24 @@ def test_a_search_drops_the_pronoun_i_and_keeps_a_letter_or_numeral_i():
     assert Analyzer(stopwords=False).search_terms("I am") == ["i", "am"]
 
 
+def test_a_search_drops_the_pronoun_i_before_its_verb_and_the_tails_of_contractions():
+    search = Analyzer().search_terms
+    # inside a clause, the pronoun is told by a verb that agrees with it
+    assert search("Papers I have missed on flutter") == ["paper", "have", "miss", "flutter"]
+    assert search("Also I would like theory") == ["also", "would", "like", "theori"]
+    assert search("IN PARTICULAR I NEED RESULTS") == ["particular", "need", "result"]
+    # a letter or numeral after a noun takes a third-person verb, or is the subject of an inverted question
+    assert search("haplogroup I increases risk") == ["haplogroup", "i", "increas", "risk"]
+    assert search("Did Henry I have children?") == ["did", "henri", "i", "have", "child"]
+    assert search("Why did Henry I need an heir") == ["did", "henri", "i", "need", "heir"]
+    assert search("What did Elizabeth I do?") == ["did", "elizabeth", "i", "do"]
+    # the tails of we're, I've, they'll are no words; "re" of re-entry is one
+    assert search("I've read it; we're sure they'll like it") == ["read", "we", "sure", "like"]
+    assert search("WE\u2019RE AFTER RE-ENTRY") == ["we", "after", "re", "entri"]
+    assert Analyzer().analyze("we're") == ["we", "re"]  # analyze keeps them, documents index them
+    assert "re" in Analyzer().analyze_document("we're")
+
+
 def test_symbol_suffixed_language_names_are_terms():
     a = Analyzer()
     assert a.analyze("C# and F# and C++ and J#") == ["c#", "c", "f#", "f", "c++", "c", "j#", "j"]

@@ -104,7 +104,7 @@ def test_lucene_idf_positive():
 def test_compiled_kernel_equals_numpy_path(scifact_sample, monkeypatch):
     from openbook.index import _bm25_kernels as kernels
 
-    assert kernels.HAVE_NUMBA  # numba is a declared dependency: the fast path must be the one tested
+    assert kernels.HAVE_NUMBA  # the accelerate extra (README command 2): the fast path must be the one tested
     monkeypatch.setattr(kernels, "MIN_ROWS", 0)  # the sample is small: force the compiled kernel
     a, toks = scifact_sample
     idx = BM25Index.build(toks)

@@ -48,6 +48,9 @@ def write_layout_pdf(path: Path, pages: list[list[tuple]], width: int = 612, hei
     """Write a PDF whose pages are lists of drawing items; returns ``path``.
 
     Items: ``("text", x, y, string)`` draws Helvetica 10 pt text with its baseline at (x, y);
+    ``("row", y, [(x, string), ...])`` draws the strings on one baseline in a single text object (a PDF that
+    writes a two-column page row by row); ``("tjrow", y, [(x, string), ...])`` the same as one ``TJ`` string
+    in Courier 10 pt whose kerning jumps across the gutter;
     ``("line", x0, y0, x1, y1)`` strokes a ruling line; ``("image",)`` paints an 8x8 grey image over the
     page (a scanned page). Coordinates are PDF points from the bottom-left corner.
     """
@@ -56,6 +59,7 @@ def write_layout_pdf(path: Path, pages: list[list[tuple]], width: int = 612, hei
         b"<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 "
         b"/Length 64 >>\nstream\n" + bytes(range(64, 128)) + b"\nendstream"
     )
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier /Encoding /WinAnsiEncoding >>")
     page_ids = []
     for items in pages:
         ops = []
@@ -63,6 +67,22 @@ def write_layout_pdf(path: Path, pages: list[list[tuple]], width: int = 612, hei
             if item[0] == "text":
                 _, x, y, string = item
                 ops.append(f"BT /F1 10 Tf {x} {y} Td ({_escape(string)}) Tj ET")
+            elif item[0] == "row":  # one text object across the page: ("row", y, [(x, string), ...])
+                _, y, parts = item
+                moves, at = [], 0
+                for x, string in parts:
+                    moves.append(f"{x - at} {y if at == 0 else 0} Td ({_escape(string)}) Tj")
+                    at = x
+                ops.append("BT /F1 10 Tf " + " ".join(moves) + " ET")
+            elif item[0] == "tjrow":  # one string with kerning jumps, Courier 10 pt (6 pt a character)
+                _, y, parts = item
+                array, end = [], parts[0][0]
+                for x, string in parts:
+                    if x != end:
+                        array.append(str(-round((x - end) * 100)))  # thousandths of the 10 pt text size
+                    array.append(f"({_escape(string)})")
+                    end = x + 6 * len(string)
+                ops.append(f"BT /F2 10 Tf {parts[0][0]} {y} Td [{' '.join(array)}] TJ ET")
             elif item[0] == "line":
                 _, x0, y0, x1, y1 = item
                 ops.append(f"0.5 w {x0} {y0} m {x1} {y1} l S")
@@ -71,7 +91,7 @@ def write_layout_pdf(path: Path, pages: list[list[tuple]], width: int = 612, hei
         stream = "\n".join(ops).encode("latin-1")
         page_ids.append(len(objects) + 1)
         objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {width} {height}] /Resources << /Font << /F1 3 0 R >>"
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {width} {height}] /Resources << /Font << /F1 3 0 R /F2 5 0 R >>"
             f" /XObject << /Im1 4 0 R >> >> /Contents {len(objects) + 2} 0 R >>".encode()
         )
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")

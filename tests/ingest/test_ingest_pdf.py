@@ -160,6 +160,64 @@ def test_two_columns_read_in_order(tmp_path):
     assert doc.text.index("A Title That Spans") < order[0]
 
 
+_PUMP = ("The primary pump must be checked at the start of every shift and the intake valve must be primed "
+         "before each shift begins so that the line never runs dry during the morning load. Operators record "
+         "the pressure in the log book and report any reading below the marked range to the duty engineer.")
+_BADGE = ("Badge renewals happen every twelve months and the security office sends a reminder four weeks "
+          "before the old badge expires. A lost badge is reported the same day, and a temporary pass is issued "
+          "at the front desk while the new one is printed, which usually takes two working days.")
+
+
+def _two_column_rows(width: int, right_x: int, kind: str = "row") -> list[tuple]:
+    import textwrap
+
+    left, right = textwrap.wrap(_PUMP, width), textwrap.wrap(_BADGE, width)
+    items = [("text", 150, 750, "Plant Notes for the Week and the Month Ahead")]
+    for i in range(max(len(left), len(right))):
+        parts = [(x, side[i]) for x, side in ((60, left), (right_x, right)) if i < len(side)]
+        items.append((kind, 700 - 13 * i, parts))
+    return items
+
+
+@pytest.mark.parametrize("width, right_x, kind", [(50, 330, "row"), (28, 230, "row"), (40, 320, "tjrow"),
+                                                  (34, 290, "tjrow")])
+def test_two_columns_written_row_by_row_are_read_column_by_column(tmp_path, width, right_x, kind):
+    # each row holds a line of both columns in one text object (so pypdf reads across the gutter), or in one
+    # string whose kerning jumps the gutter (pdfium gives it as one text segment); at 28 characters the
+    # columns are narrow and an empty margin lies right of the right column
+    items = _two_column_rows(width, right_x, kind)
+    doc = load_file(write_layout_pdf(tmp_path / "notes.pdf", [items]), "notes.pdf")[0]
+    flat = " ".join(doc.text.split())
+    assert " ".join(_PUMP.split()) in flat and " ".join(_BADGE.split()) in flat, doc.text
+    assert flat.index("duty engineer") < flat.index("Badge renewals")
+
+
+def test_hanging_indent_labels_are_not_a_gutter(tmp_path):
+    # a right column of references whose labels hang left of the text, beside a gutter too narrow to count:
+    # the strip between labels and text must not split the page, so each label stays with its reference
+    import textwrap
+
+    items = []
+    left = textwrap.wrap(_PUMP + " " + _PUMP, 50)
+    for i, line in enumerate(left):
+        items.append(("text", 50, 700 - 12 * i, line))
+    y = 700
+    refs = []
+    for k in range(6):
+        label = f"[Ref{k}]"
+        lines = textwrap.wrap(f"A. Author{k} and B. Writer, a study of pumps and valves in plant number {k}, "
+                              f"Journal of Plant Engineering, vol. {k + 3}, 2015.", 32)
+        refs.append((label, lines[0]))
+        items.append(("text", 302, y, label))
+        for line in lines:
+            items.append(("text", 345, y, line))
+            y -= 12
+    doc = load_file(write_layout_pdf(tmp_path / "refs.pdf", [items]), "refs.pdf")[0]
+    flat = " ".join(doc.text.split())
+    for label, first in refs:
+        assert f"{label} {first}" in flat, doc.text
+
+
 def _ruled_table(rows, top=700):
     items, xs = [], [60, 200, 340, 480]
     for i, row in enumerate(rows):

@@ -430,6 +430,17 @@ def test_idf_and_document_frequency_for_roles_count_what_they_may_see(filled, co
     np.testing.assert_allclose(filled.idf(terms, roles=roles), expected, rtol=1e-9)
 
 
+@pytest.mark.parametrize("roles", [None, ["staff"]])
+def test_a_term_no_document_can_hold_is_counted_as_absent(filled, roles):
+    """A term with a NUL character (no analyzer writes one; PostgreSQL text cannot hold one) is asked like any
+    term the index lacks: df 0, that term's idf, no BM25 hit, and no error."""
+    odd = ["\x00", "cell\x00protein"]
+    kw = {} if roles is None else {"roles": roles}
+    assert filled.document_frequency([*odd, "cell"], **kw).tolist()[:2] == [0, 0]
+    np.testing.assert_allclose(filled.idf(odd, **kw), filled.idf(["zzzunknownzzz"] * 2, **kw), rtol=1e-12)
+    assert filled.bm25_top_k([weighted_terms(odd)], 5, Visibility.of(roles=roles or ())) == [[]]
+
+
 def test_access_rule_on_roles(filled, corpus):
     public = visible_docs(filled, Visibility())
     staff = visible_docs(filled, Visibility.of(roles=["Staff"]))

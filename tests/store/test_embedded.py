@@ -273,3 +273,30 @@ def test_a_search_during_a_first_ingest_says_an_ingest_is_running(tmp_path):
     finally:
         holder.kill()
         holder.communicate()
+
+
+def test_a_reader_whose_generation_is_removed_while_it_loads_reads_the_next_one(tmp_path, monkeypatch):
+    """A reader that has begun loading generation N's files when a writer commits N+1 (which removes N's folder)
+    loads N+1 instead of failing."""
+    from openbook.index.sparse import BM25Index
+
+    store = tmp_path / "store"
+    writer = Engine.open(store, BM25, create=True)
+    assert writer.ingest([folder(tmp_path, "first", 3, "alpha")]).ok
+    reader = Engine.open(store, BM25)
+    later = folder(tmp_path, "second", 2, "bravo", stem="m")
+    real_load = BM25Index.load.__func__
+    committed = []
+
+    def load_after_a_commit(cls, path, mmap=True):
+        if not committed:  # the reader has read generation N's manifest; N+1 commits now
+            committed.append(True)
+            assert writer.ingest([later]).ok
+            assert not Path(path).exists()  # N's folder is gone
+        return real_load(cls, path, mmap)
+
+    monkeypatch.setattr(BM25Index, "load", classmethod(load_after_a_commit))
+    hits = reader.search("bravo", k=5)
+    assert committed and {h.doc_id for h in hits} == {"m0.md", "m1.md"}
+    reader.close()
+    writer.close()

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .._extras import hint
 from ..config import LLMConfig
 from ..errors import GenerationError
 from ..question import question_language
@@ -129,7 +130,7 @@ def tokenizer_from_gguf(path: str | Path) -> Any:
     try:
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     except ImportError:
-        raise GenerationError("counting tokens needs the tokenizers package: pip install tokenizers") from None
+        raise GenerationError(hint("counting prompt tokens", "llm")) from None
     meta = read_gguf_metadata(path, ["tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.merges"])
     if meta.get("tokenizer.ggml.model") != "gpt2" or "tokenizer.ggml.merges" not in meta:
         raise GenerationError(f"{path}: no GPT-2 style BPE tokenizer in this GGUF file")

@@ -704,15 +704,24 @@ def refusal_curve(results: Sequence[QAResult], thresholds: Sequence[float]) -> t
     return answered, refused
 
 
+def _plotting() -> Any:
+    """matplotlib, or ``MissingExtraError`` naming the ``eval`` extra."""
+    from .._extras import require
+
+    return require("matplotlib", "eval", "The refusal curve of eval answers")
+
+
 def write_refusal_curve(results: Sequence[QAResult], path: Path, title: str,
                         threshold: float | None = None) -> Path:
     """Plot answered positives and refused negatives over the decision threshold, per language, as a PNG.
 
     Returns:
         ``path`` (parent folders created).
-    """
-    import matplotlib
 
+    Raises:
+        MissingExtraError: matplotlib (the ``eval`` extra) is not installed.
+    """
+    matplotlib = _plotting()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
@@ -826,12 +835,16 @@ def run_qa_eval(dataset: Path, store: str | Path | None, config: Config, sample:
 
     Raises:
         EvaluationError: bad dataset folder, question ids or negatives mode, or nothing ingested.
+        MissingExtraError: the refusal curve is to be written and matplotlib (the ``eval`` extra) is not
+            installed; raised before anything runs.
         StoreError, IngestError, GenerationError: from the engine.
     """
     from openbook.api import Engine
 
     from .beir import load_beir
 
+    if out_dir is not None and not config.llm.backend:
+        _plotting()
     if negatives not in NEGATIVE_MODES:
         raise EvaluationError(f"unknown negatives mode {negatives!r}; choose one of {', '.join(NEGATIVE_MODES)}")
     absent_groups([], groups)  # a bad count fails before the ingest

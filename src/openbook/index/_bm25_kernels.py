@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None  # numba is a declared dependency
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None  # the accelerate extra
 MIN_ROWS = 50_000  # indexes with fewer rows are scored by numpy: cheaper than loading numba for one query
 
 _compiled: Callable[..., int] | None = None

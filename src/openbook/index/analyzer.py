@@ -41,9 +41,12 @@ Steps, in order:
    (``_asked_tokens``): a lone ``I`` (any case;
    ``I'm``, ``I've`` count as ``I``) that opens a clause, at the start, after clause punctuation, or after a word
    that a clause's subject follows (a conjunction, an interrogative, an auxiliary inverted in a question:
-   ``_SUBJECT_FOLLOWS``). "I am interested in ..." says who asks, not what about, and a query's ``i`` would
-   match the letter of every "i.e." and "part I". A letter or numeral after a noun stays a term: "complex I",
-   "type I", "Alexander I". An apostrophe followed by one final letter (``patient's``, ``don't``) is a clitic and
+   ``_SUBJECT_FOLLOWS``), or that is followed by a verb agreeing with it (``_PRONOUN_VERBS``: "papers I have
+   missed", "Also I would like"; not in an inverted question, "Did Henry I have children?"); and the tails of the
+   contractions ``'re``, ``'ve``, ``'ll`` ("we're", "they'll"). "I am interested in ..." says who asks, not what
+   about, and a query's ``i`` would match the letter of every "i.e." and "part I", its ``re`` every "re-entry".
+   A letter or numeral after a noun stays a term: "complex I", "type I", "Alexander I", "haplogroup I
+   increases". An apostrophe followed by one final letter (``patient's``, ``don't``) is a clitic and
    is removed; other one-letter words are terms (``vitamin D``, ``T cells``, ``C``), as in Lucene's analyzers.
 5. **Accent folding and stemming.** Words without digits are stemmed with the Snowball stemmer (PyStemmer); in
    English, the plural of an acronym without a vowel loses its ``s`` first (``DVDs`` -> ``dvd``, ``SNPs`` ->
@@ -98,9 +101,20 @@ _SUBJECT_FOLLOWS = frozenset(
     "whether once after before what which who whom whose when where why how can could should would shall will may "
     "might must do does did am is are was were have has had".split()
 )
+# Words after which a lone "I" is the pronoun, its verb: the forms that agree with a first-person subject and never
+# with a letter or numeral after a noun ("haplogroup I increases", "Elizabeth I opened": third person), and
+# "would" of "I would like". Read only outside an inverted question ("Did Henry I have children?"), and with the
+# contracted "I've" and "I'll".
+_PRONOUN_VERBS = frozenset(
+    "am have need want wish think believe hope know like prefer require seek mean feel wonder would ve ll".split()
+)
+_INVERTING = frozenset("do does did can could will would shall should may might must is are was were has have had "
+                       "am".split())  # an auxiliary that opens a question puts its subject after it
+_CONTRACTED = frozenset({"re", "ve", "ll"})  # the tails of we're, I've, they'll: no words of their own
 _FUNCTION_ABBREVIATIONS = frozenset({"i.e", "e.g"})  # "that is", "for example": function words, as tokens
 _CLAUSE_PUNCTUATION = frozenset(".!?;:,([{\"\u201c\u2014\u2013")
 _LAST_WORD_RE = re.compile(r"(\w+)\W*$")
+_WORD_RE = re.compile(r"\w+")
 
 # Lucene EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
 ENGLISH_STOP_WORDS = frozenset(
@@ -154,8 +168,13 @@ _PIECE_CACHE_LIMIT = 500_000  # whitespace-separated pieces ("cells,", "(1.01–
 
 
 def _word_segments(run: str) -> list[str]:
-    """Words of a run of a script written without spaces, by ICU's dictionary word break iterator."""
-    from icu4py.breakers import WordBreaker
+    """Words of a run of a script written without spaces, by ICU's dictionary word break iterator.
+
+    Raises:
+        MissingExtraError: icu4py (the ``intl`` extra) is not installed."""
+    from .._extras import require
+
+    WordBreaker = require("icu4py.breakers", "intl", "Splitting Thai, Lao, Khmer or Burmese text into words").WordBreaker
 
     return [s for s in WordBreaker(run, "root") if regex.search(r"\w", s)]
 
@@ -223,8 +242,9 @@ class Analyzer:
         return terms
 
     def search_terms(self, text: str) -> list[str]:
-        """The terms a search request is scored by: ``analyze(text)`` without the pronoun *I* where it is one and
-        the abbreviations "i.e." and "e.g." (``_asked_tokens``; step 4 of the module docstring), unless nothing
+        """The terms a search request is scored by: ``analyze(text)`` without the pronoun *I* where it is one, the
+        tails of contractions (``'re``, ``'ve``, ``'ll``) and the abbreviations "i.e." and "e.g." (``_asked_tokens``;
+        step 4 of the module docstring), unless nothing
         else remains. Equal to ``analyze`` with ``stopwords=False``. An empty list only for text without any word.
         """
         if not self.stopwords:
@@ -348,14 +368,24 @@ class Analyzer:
 
 def _asked_tokens(text: str, tokens: Iterable[re.Match[str]]) -> list[str]:
     """The tokens of a query (``text`` normalised as ``Analyzer._normalized`` does; ``tokens`` its token matches,
-    in order) without the pronoun *I* and the abbreviations "i.e." and "e.g.": a token ``i`` is the pronoun when it
-    opens a clause, at the start, after clause punctuation (``_CLAUSE_PUNCTUATION``) or after a word of
-    ``_SUBJECT_FOLLOWS`` (a clitic is already gone: "I'm" is ``i``); after any other word it is a letter or numeral
-    ("complex I") and stays, as does an ``i`` joined to other characters ("IGF-I", "E.I.")."""
+    in order) without the pronoun *I*, the tails of contractions and the abbreviations "i.e." and "e.g.".
+
+    A token ``i`` is the pronoun when it opens a clause, at the start, after clause punctuation
+    (``_CLAUSE_PUNCTUATION``) or after a word of ``_SUBJECT_FOLLOWS`` (a clitic is already gone: "I'm" is ``i``),
+    or when the next token is a verb that agrees with it (``_PRONOUN_VERBS``: "papers I have missed", "Also I
+    would like") in a clause that is not an inverted question (one opening with an auxiliary, after an
+    interrogative or not: "Did Henry I have children?"). Otherwise it is a letter or numeral ("complex I",
+    "haplogroup I increases") and stays, as does an ``i`` joined to other characters ("IGF-I", "E.I."). A token
+    ``re``, ``ve`` or ``ll`` right after an apostrophe that follows a letter is the tail of a contraction
+    ("we're", "I've", "they'll"), which the clitic rule (one letter) leaves, and is dropped."""
+    matches = list(tokens)
     out = []
-    for m in tokens:
+    for n, m in enumerate(matches):
         token = m.group()
         if token in _FUNCTION_ABBREVIATIONS:
+            continue
+        if token in _CONTRACTED and m.start() >= 2 and text[m.start() - 1] in "'\u2019" \
+                and text[m.start() - 2].isalpha():
             continue
         if token == "i":
             before = text[max(0, m.start() - 40):m.start()].rstrip()
@@ -364,8 +394,21 @@ def _asked_tokens(text: str, tokens: Iterable[re.Match[str]]) -> list[str]:
             word = _LAST_WORD_RE.search(before)
             if word is not None and word.group(1) in _SUBJECT_FOLLOWS:
                 continue
+            if n + 1 < len(matches) and matches[n + 1].group() in _PRONOUN_VERBS \
+                    and not _inverted_clause(text, m.start()):
+                continue
         out.append(token)
     return out
+
+
+def _inverted_clause(text: str, at: int) -> bool:
+    """Whether the clause of ``text`` holding offset ``at`` is an inverted question up to there: its first word,
+    or its second after an interrogative, is an auxiliary (``_INVERTING``)."""
+    start = max((text.rfind(c, 0, at) for c in _CLAUSE_PUNCTUATION), default=-1) + 1
+    words = _WORD_RE.findall(text, start, at)
+    if words and words[0] in QUESTION_WORDS:
+        words = words[1:]
+    return bool(words) and words[0] in _INVERTING
 
 
 class _TermCache(dict):

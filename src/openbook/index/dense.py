@@ -485,7 +485,8 @@ def _build_ann(vectors: np.ndarray, settings: AnnSettings, precision: str = "f32
     except ImportError as exc:
         raise IndexError_(
             f"an ANN index is needed above the configured ann_threshold ({vectors.shape[0]} vectors) but "
-            "usearch is not installed; install it with: pip install usearch (or raise [embedding] ann_threshold)"
+            "usearch (the embed extra) is not installed: pip install 'openbook[embed]' (or raise [embedding] "
+            "ann_threshold)"
         ) from exc
     dtype, metric = _USEARCH_DTYPE[precision]
     index = Index(ndim=dim or vectors.shape[1], metric=metric, dtype=dtype, connectivity=settings.connectivity,
@@ -499,7 +500,8 @@ def _load_ann(file: Path, settings: AnnSettings, *, view: bool) -> Any:
     try:
         from usearch.index import Index
     except ImportError as exc:
-        raise IndexError_(f"{file} is a usearch index but usearch is not installed: pip install usearch") from exc
+        raise IndexError_(f"{file} is a usearch index but usearch (the embed extra) is not installed: "
+                          f"pip install 'openbook[embed]'") from exc
     if not file.is_file():
         raise IndexError_(f"{file} is missing; rebuild the dense index with `{REEMBED_COMMAND}`")
     index = Index.restore(str(file), view=view)

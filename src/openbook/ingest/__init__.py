@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..errors import IngestError, UnsupportedFormatError
+from ..errors import IngestError, MissingExtraError, UnsupportedFormatError
 from ..types import Document
 from ._common import binary_kind, path_text, printable, read_head
 from ..dates import body_metadata
@@ -192,8 +192,9 @@ def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None, *,
     gzip-compressed) are read as text.
 
     Raises:
-        UnsupportedFormatError: no loader for the suffix (message lists the supported ones), or binary
-            content in a text format.
+        UnsupportedFormatError: no loader for the suffix (message lists the supported ones), binary
+            content in a text format, or the format's optional extra is not installed (the message is the
+            one-line hint naming it: ``PDF support needs the pdf extra: pip install 'openbook[pdf]'``).
         IngestError: the file cannot be read or parsed, or is over ``limits`` (a decompression bomb, a parse
             too slow or too large); the message is one line, ``<path>: <reason>``.
     """
@@ -236,6 +237,8 @@ def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None, *,
         else:
             doc = _load(inner, path, doc_id, hidden_slides)
         return [_with_body_metadata(_storable(doc))]
+    except MissingExtraError as exc:
+        raise UnsupportedFormatError(f"{path}: {exc}") from None
     except IngestError as exc:
         raise type(exc)(_one_line(f"{path}: {exc}")) from exc
     except OSError as exc:

@@ -31,6 +31,7 @@ from typing import Any
 from lxml import etree
 from lxml import html as lxml_html
 
+from .._extras import require
 from ..errors import IngestError
 from ..types import Document
 from ._common import access_list, normalise_metadata, title_from_path
@@ -125,8 +126,12 @@ def _chapter_access(item: Any) -> list[str]:
 
 
 def load_epub(path: Path, doc_id: str) -> Document:
-    """Load one EPUB book as a paged Document (one page per spine document; see the module docstring)."""
-    import ebooklib
+    """Load one EPUB book as a paged Document (one page per spine document; see the module docstring).
+
+    Raises:
+        IngestError: not a readable EPUB. MissingExtraError: the ``office`` extra is not installed.
+    """
+    ebooklib = require("ebooklib", "office", "EPUB support")
     from ebooklib import epub
 
     if not zipfile.is_zipfile(path):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import IngestError, UnsupportedFormatError
+from ..errors import IngestError, MissingExtraError, UnsupportedFormatError
 
 RATIO_MIN_BYTES = 1 << 20
 """Entries smaller than this (decompressed) are not held to ``max_zip_ratio``: a small part of repeated
@@ -134,11 +134,15 @@ def _vm_size() -> int:
 def _serve(conn: Any, memory_mb: int) -> None:
     """The worker's loop: ``(suffix, path, doc_id, hidden_slides)`` in, ``("ok", Document)`` or
     ``(kind, message)`` out."""
-    import docx  # noqa: F401 - the loaders' libraries, imported before the limit and the first parse's clock
-    import ebooklib.epub  # noqa: F401
-    import pptx  # noqa: F401
+    import importlib
 
     from . import _load
+
+    for module in ("docx", "ebooklib.epub", "pptx"):  # the loaders' libraries, before the limit and the first clock
+        try:
+            importlib.import_module(module)
+        except ImportError:  # the office extra is missing: its loaders say so, file by file
+            pass
 
     if memory_mb and _vm_size():  # Linux; elsewhere the time limit alone applies
         import resource
@@ -155,7 +159,7 @@ def _serve(conn: Any, memory_mb: int) -> None:
             reply: tuple[str, Any] = ("ok", _load(suffix, Path(path), doc_id, hidden_slides))
         except MemoryError:
             reply = ("memory", "")
-        except UnsupportedFormatError as exc:
+        except (UnsupportedFormatError, MissingExtraError) as exc:
             reply = ("unsupported", str(exc))
         except IngestError as exc:
             reply = ("ingest", str(exc))

@@ -34,6 +34,7 @@ from typing import Any, Iterable
 
 from lxml import etree
 
+from .._extras import require
 from ..errors import IngestError
 from ..types import Document
 from ._common import heading_title, normalise_metadata, pipe_table, tidy, title_from_path
@@ -379,8 +380,12 @@ def _docx_blocks(doc: Any, notes: _Notes) -> Iterable[tuple[str, str]]:
 
 
 def load_docx(path: Path, doc_id: str) -> Document:
-    """Load one Word document (.docx) as a Document (see the module docstring)."""
-    import docx
+    """Load one Word document (.docx) as a Document (see the module docstring).
+
+    Raises:
+        IngestError: not a valid DOCX file. MissingExtraError: the ``office`` extra is not installed.
+    """
+    docx = require("docx", "office", "DOCX support")
     from docx.opc.exceptions import PackageNotFoundError
 
     _open_zip(path, "DOCX")
@@ -497,8 +502,11 @@ def load_pptx(path: Path, doc_id: str, *, hidden_slides: bool = False) -> Docume
         hidden_slides: read hidden slides (and their notes) too, each marked: its heading ends with
             ``(hidden slide)`` and metadata ``hidden_slides`` lists their numbers. By default they are left out
             (their page is empty, so later slides keep their numbers) and a warning names them.
+
+    Raises:
+        IngestError: not a valid PPTX file. MissingExtraError: the ``office`` extra is not installed.
     """
-    import pptx
+    pptx = require("pptx", "office", "PPTX support")
     from pptx.exc import PackageNotFoundError
 
     _open_zip(path, "PPTX")

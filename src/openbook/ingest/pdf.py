@@ -55,12 +55,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
+from .._extras import require
 from ..errors import IngestError
 from ..types import Document
 from ._common import SENTENCE_END as _SENTENCE_END
 from ._common import NO_SENTENCE_START, iso_date, logger, normalise_metadata, runs_on, title_from_path
 from .frontmatter import canonical_key
 from .pdf_layout import analyse_pages, heading_key
+
+PDF_MODULES = ("pypdf", "pdfplumber", "wordfreq")
+"""The import names of the ``pdf`` extra's packages, each required before a PDF is read."""
 
 _EDGE_LINES = 3
 _FURNITURE_SHARE = 0.4
@@ -116,7 +120,8 @@ def _open(path: Path):  # -> pypdf.PdfReader
     except FileNotDecryptedError as exc:
         raise IngestError("needs a password (encrypted PDF); decrypt it first, e.g. qpdf --decrypt") from exc
     except DependencyError as exc:
-        raise IngestError(f"cannot decrypt: {_one_line(exc)}; pip install cryptography") from exc
+        raise IngestError(f"cannot decrypt: {_one_line(exc)}; the pdf extra installs cryptography: "
+                          f"pip install 'openbook[pdf]'") from exc
     except EmptyFileError as exc:
         raise IngestError("empty file") from exc
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OSError) as exc:
@@ -190,10 +195,7 @@ def keeps_hyphen(head: str, tail: str, seen: frozenset[str] = frozenset()) -> bo
         return True
     if h + t in seen:
         return False
-    try:
-        from wordfreq import zipf_frequency
-    except ImportError:  # pragma: no cover - a dependency; without it every line-end hyphen is joined
-        return False
+    from wordfreq import zipf_frequency  # the pdf extra, required by load_pdf
     parts = min(zipf_frequency(h, "en"), zipf_frequency(t, "en"))
     return len(h) > 1 and parts >= _COMMON and zipf_frequency(h + t, "en") <= parts - _RARER
 
@@ -393,7 +395,10 @@ def load_pdf(path: Path, doc_id: str) -> Document:
 
     Raises:
         IngestError: empty, password-protected, malformed, or text-less (scanned) file; one-line message.
+        MissingExtraError: the ``pdf`` extra (pypdf, pdfplumber, wordfreq) is not installed.
     """
+    for module in PDF_MODULES:
+        require(module, "pdf", "PDF support")
     with _quiet_pypdf():
         reader = _open(path)
         try:

@@ -45,6 +45,7 @@ _MIN_WORDS_PER_LINE = 4
 _LINE_TOLERANCE = 3.0  # points: words whose tops differ by less are on one line
 _RULE = 3.0  # points: a path this thin is a rule (line), thicker ones in both directions are boxes
 _WORD_PAD = 2.0  # points added on each side of a word when looking for a gutter
+_WORD_GAP = 0.6  # a gap wider than this share of the character height, with no space, starts a new word
 _PROSE_WORDS = 0.7  # share of words with a letter in a column of prose
 _PROSE_LOWER = 0.4  # share of cased words starting lower-case in a column of prose
 _MAX_SPANNING = 0.25  # share of lines that may cross the gutter (titles, full-width paragraphs)
@@ -187,49 +188,78 @@ def _gutter(lines: list[list[dict[str, Any]]], width: float) -> float | None:
     """x of the middle of a vertical gutter between two columns of prose, or None for a one-column page.
 
     Every x in the gutter zone gets the number of lines with a word over it (words widened by
-    ``_WORD_PAD`` so that spaces between words count as covered). The gutter is the widest run at least
-    ``_MIN_GUTTER`` wide of the least covered x positions, crossed by at most ``_MAX_SPANNING`` of the lines
-    (titles and full-width paragraphs); each side must then hold a column of prose.
+    ``_WORD_PAD`` so that spaces between words count as covered). The gutter is the widest strip at least
+    ``_MIN_GUTTER`` wide of the least covered x positions with a column of prose on each side
+    (``_prose_both_sides``); where none has, strips that more lines cross from side to side are tried, up to
+    ``_MAX_SPANNING`` of the lines (titles and full-width paragraphs).
     """
     if len(lines) < _MIN_COLUMN_LINES:
         return None
     lo, hi = int(_GUTTER_ZONE[0] * width), int(_GUTTER_ZONE[1] * width)
     diff = [0] * (hi - lo + 2)
+    spans: list[list[tuple[int, int]]] = []  # per line, the x ranges its padded words cover
     for line in lines:  # each line adds 1 over the union of its (padded) words, clipped to the zone
         end = lo - 1
+        mine: list[tuple[int, int]] = []
         for w in line:
             a = max(lo, math.floor(w["x0"] - _WORD_PAD), end + 1)
             b = min(hi, math.ceil(w["x1"] + _WORD_PAD))
             if a <= b:
                 diff[a - lo] += 1
                 diff[b - lo + 1] -= 1
+                x0, x1 = math.floor(w["x0"] - _WORD_PAD), math.ceil(w["x1"] + _WORD_PAD)  # unclipped
+                if mine and mine[-1][1] >= x0 - 1:
+                    mine[-1] = (mine[-1][0], max(mine[-1][1], x1))
+                else:
+                    mine.append((x0, x1))
                 end = b
+        spans.append(mine)
     coverage = list(itertools.accumulate(diff[:-1]))
-    least = min(coverage)
-    if least > _MAX_SPANNING * len(lines):
-        return None
-    best: tuple[int, int] | None = None
-    start = None
-    for i, c in enumerate([*coverage, least + 1]):
-        if c == least and start is None:
-            start = i
-        elif c != least and start is not None:
-            if best is None or i - start > best[1] - best[0]:
-                best = (start, i)
-            start = None
-    if best is None or best[1] - best[0] < _MIN_GUTTER:
-        return None
-    mid = lo + (best[0] + best[1]) / 2
+    limit = _MAX_SPANNING * len(lines)
+    # the least covered strips first, widest first. A strip that lines cover must be crossed cleanly
+    # (``_clean``). A strip with no column beside it (the margin right of a narrow right column) is passed over.
+    for level in sorted(c for c in set(coverage) if c <= limit):
+        runs: list[tuple[int, int]] = []
+        start = None
+        for i, c in enumerate([*coverage, -1]):
+            if c == level and start is None:
+                start = i
+            elif c != level and start is not None:
+                if i - start >= _MIN_GUTTER and (level == 0 or _clean(spans, lo + start, lo + i - 1)):
+                    runs.append((start, i))
+                start = None
+        for a, b in sorted(runs, key=lambda run: run[0] - run[1]):
+            mid = lo + (a + b) / 2
+            if _prose_both_sides(lines, mid):
+                return mid
+    return None
+
+
+def _clean(spans: list[list[tuple[int, int]]], a: int, b: int) -> bool:
+    """Whether every line's covered ranges (``spans``) either miss ``[a, b]`` or cross it with at least
+    ``_MIN_GUTTER`` points to spare on each side, as a title or a full-width paragraph over both columns does
+    (the labels of a hanging indent, which start at the strip's edge, do not)."""
+    for mine in spans:
+        for x0, x1 in mine:
+            if x0 <= b and x1 >= a and not (x0 <= a - _MIN_GUTTER and x1 >= b + _MIN_GUTTER):
+                return False
+    return True
+
+
+def _prose_both_sides(lines: list[list[dict[str, Any]]], mid: float) -> bool:
+    """Whether the lines that do not cross ``mid`` hold a column of prose on each side of it."""
     narrow = [line for line in lines if not any(w["x0"] < mid < w["x1"] for w in line)]
     left = [part for line in narrow if (part := [w for w in line if w["x1"] <= mid])]
     right = [part for line in narrow if (part := [w for w in line if w["x0"] >= mid])]
     for side in (left, right):
+        if len(side) < _MIN_COLUMN_LINES:
+            return False
         words_per_line = statistics.median(sum(len(w["text"].split()) for w in line) for line in side)
-        if len(side) < _MIN_COLUMN_LINES or words_per_line < _MIN_WORDS_PER_LINE:
-            return None
+        if words_per_line < _MIN_WORDS_PER_LINE:
+            return False
         if not _is_prose([word for line in side for w in line for word in w["text"].split()]):
-            return None
-    return mid
+            return False
+    return True
 
 
 def _is_prose(words: list[str]) -> bool:
@@ -370,8 +400,49 @@ def _font_lines(textpage: Any, pdfium_c: Any) -> list[FontLine]:
     return out
 
 
+def _char_words(textpage: Any, pdfium_c: Any, height: float) -> list[dict[str, Any]]:
+    """The page's words from pdfium's character boxes, as ``layout_words`` takes them (points from the top).
+
+    A word ends at a whitespace character, and where the next character starts more than ``_WORD_GAP`` of
+    the taller character's height to the right of the previous one, or on another baseline: a text run that
+    jumps across a column gutter (a ``TJ`` displacement, or a row written as one string padded with spaces)
+    gives one word per column, not one segment spanning the gutter.
+    """
+    raw = textpage.raw
+    words: list[dict[str, Any]] = []
+    chars: list[str] = []
+    box: list[float] = []  # x0, x1, top, bottom of the word so far
+    last: tuple[float, float, float] | None = None  # the previous character's right, bottom and height
+
+    def close() -> None:
+        if chars:
+            words.append({"x0": box[0], "x1": box[1], "top": box[2], "bottom": box[3], "text": "".join(chars)})
+        chars.clear()
+
+    for i in range(textpage.count_chars()):
+        ch = chr(pdfium_c.FPDFText_GetUnicode(raw, i) or 32)
+        if ch.isspace() or not ch.isprintable():
+            close()
+            last = None
+            continue
+        left, bottom, right, top = textpage.get_charbox(i, loose=True)  # the font's box, not the glyph's
+        size = top - bottom
+        if last is not None and chars:
+            tall = max(size, last[2])
+            if left - last[0] > _WORD_GAP * tall or abs(bottom - last[1]) > _WORD_GAP * tall:
+                close()
+        if not chars:
+            box = [left, right, height - top, height - bottom]
+        else:
+            box = [min(box[0], left), max(box[1], right), min(box[2], height - top), max(box[3], height - bottom)]
+        chars.append(ch)
+        last = (right, bottom, size)
+    close()
+    return words
+
+
 def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], bool, float, list[FontLine]]] | None:
-    """Per page, from pypdfium2 (fast): text segments as positioned words, whether its paths could form a
+    """Per page, from pypdfium2 (fast): positioned words (``_char_words``), whether its paths could form a
     ruled table (``_may_hold_ruled_table``), its width and its text lines with their fonts (``FontLine``;
     empty when pdfium cannot tell); None when pypdfium2 cannot read the file."""
     try:
@@ -391,13 +462,7 @@ def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], 
             textpage = page.get_textpage()
             try:
                 height = page.get_height()
-                words = []
-                for k in range(textpage.count_rects()):
-                    left, bottom, right, top = textpage.get_rect(k)
-                    text = textpage.get_text_bounded(left, bottom, right, top)
-                    if text.strip():
-                        words.append({"x0": left, "x1": right, "top": height - top, "bottom": height - bottom,
-                                      "text": " ".join(text.split())})
+                words = _char_words(textpage, pdfium_c, height)
                 paths = page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=3)
                 try:
                     fonts = _font_lines(textpage, pdfium_c)
@@ -460,7 +525,7 @@ def analyse_pages(path: Path, n_pages: int) -> tuple[list[list[str] | None], lis
     the file or the fonts show no headings).
 
     pypdfium2 reads every page quickly: a page whose paths cannot form a ruled table is laid out from
-    pdfium's text segments (columns only); pdfplumber parses only the pages that may hold a ruled table.
+    pdfium's characters (columns only); pdfplumber parses only the pages that may hold a ruled table.
     """
     result: list[list[str] | None] = [None] * n_pages
     fast = _pdfium_pages(path, n_pages)
@@ -478,10 +543,7 @@ def analyse_pages(path: Path, n_pages: int) -> tuple[list[list[str] | None], lis
                     logger.debug("could not lay out page %d of %s: %s", i + 1, path, exc)
     if not wanted:
         return result, headings
-    try:
-        import pdfplumber
-    except ImportError:  # pragma: no cover - a dependency; without it pypdf's text is used as is
-        return result, headings
+    import pdfplumber  # the pdf extra, required by pdf.load_pdf
     try:
         with pdfplumber.open(str(path)) as pdf:
             for i in wanted:

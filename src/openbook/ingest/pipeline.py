@@ -32,6 +32,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .._extras import hint
 from ..chunking import chunk_document, chunker_revision
 from ..config import Config
 from ..errors import IngestError, StoreError, UnsupportedFormatError
@@ -39,7 +40,8 @@ from ..index.analyzer import Analyzer
 from ..store.base import Store, require_local_index
 from ..types import Chunk, Document, content_hash
 from ..versions import version_links
-from . import discover, load_file
+from . import discover
+from .distributed import LocalRunner, PrepareJob, RayRunner, runner_for
 from .limits import ParseLimits
 
 BATCH_MIN_CHUNKS = 1000
@@ -458,6 +460,7 @@ class Ingester:
         self._embed_rate: float | None = None  # chunks/s measured after the model's first batch
         self._on_commit: Callable[[str, int], None] | None = None  # the running ingest's hook
         self._situator: Any = None  # openbook.ingest.contextualize.Situator during an ingest with contexts
+        self._runner: LocalRunner | RayRunner = LocalRunner()  # where files are parsed and chunks embedded
 
     def embedder(self):
         """The embedder in use: ``config.embedding.model``, else the store's, else the default."""
@@ -465,6 +468,22 @@ class Ingester:
 
         info = self.store.embedding()
         return embedder_for(self.config.embedding.model, info.model if info is not None else None)
+
+    def _embeds_by_default(self, report: IngestReport) -> bool:
+        """Whether an ingest that was not told embeds: ``config.embedding.enabled``, unless no model is configured
+        and the embedder the store would use cannot run (its packages, the ``embed`` extra, are missing): then
+        False, with a note naming the extra. A configured model that cannot run fails when it is loaded."""
+        if not self.config.embedding.enabled:
+            return False
+        if self.config.embedding.model:
+            return True
+        from ..index.embedders import DEFAULT_EMBEDDER, missing_packages
+
+        info = self.store.embedding()
+        if not missing_packages(info.model if info is not None else DEFAULT_EMBEDDER):
+            return True
+        report.notes.append(f"BM25 only: {hint('embedding', 'embed')}")
+        return False
 
     def _pipeline_signature(self) -> str:
         """Settings that change chunks or index terms: a change re-processes every document."""
@@ -479,7 +498,8 @@ class Ingester:
                embed: bool | None = None, reembed: bool = False,
                on_wait: Callable[[str], None] | None = None,
                log: Callable[[str], None] | None = None,
-               on_commit: Callable[[str, int], None] | None = None) -> IngestReport:
+               on_commit: Callable[[str, int], None] | None = None,
+               ray: str | None = None) -> IngestReport:
         """Ingest files and folders (recursively); unchanged documents are left alone.
 
         The BM25 index of every batch is committed first (phase ``index``), the vectors after (phase ``embed``,
@@ -496,8 +516,10 @@ class Ingester:
             sync: also delete stored documents under these folders whose files are gone.
             progress: show one progress bar per phase on stderr.
             embed: embed new and changed chunks with ``config.embedding.model`` (default
-                ``config.embedding.enabled``). Chunks whose text did not change keep their stored vectors. A
-                store that already holds chunks but no vectors stays BM25-only until ``reembed``.
+                ``config.embedding.enabled``, except that with no model configured and the embedder's packages
+                (the ``embed`` extra) not installed the ingest is BM25-only and one line of ``notes`` says so).
+                Chunks whose text did not change keep their stored vectors. A store that already holds chunks
+                but no vectors stays BM25-only until ``reembed``.
             reembed: (re)compute the vectors of every chunk with ``config.embedding.model`` (every chunk is
                 pending from the first commit until its new vector is committed).
             on_wait: hears one line when another process is writing to the store (this call then waits).
@@ -506,6 +528,9 @@ class Ingester:
             on_commit: called after each committed batch with the phase (``"index"``, ``"embed"``) and the
                 chunks that phase has committed so far (index rows written, vectors computed). An exception it
                 raises stops the ingest as one raised by the ingest would; what was committed stays.
+            ray: load, chunk and embed as Ray tasks on this cluster (``"auto"`` or an address such as
+                ``"10.0.0.5:6379"``; ``openbook.ingest.distributed``); this process still writes every
+                commit. None: all in this process.
 
         Returns:
             An ``IngestReport``. Every file or document that fails to load, clean or chunk is listed in
@@ -513,13 +538,14 @@ class Ingester:
             ``skipped``; documents without text are ``empty``.
 
         Raises:
-            IngestError: a given path does not exist.
+            IngestError: a given path does not exist; the ``ray`` cluster cannot be reached.
+            MissingExtraError: ``ray`` is given and Ray (the ``distributed`` extra) is not installed.
             ModelMismatchError: the store was embedded with another model (use ``reembed``).
             StoreError: the store is read-only.
             IngestInterrupted: Ctrl-C; batches committed before it are kept (the next run resumes).
         """
         report = IngestReport()
-        embed = self.config.embedding.enabled if embed is None else embed
+        embed = self._embeds_by_default(report) if embed is None else embed
         files, roots = self._files(paths, report)
         files = self._outside_store(paths, files, report)
         self._ticker = _Ticker(log, PROGRESS_EVERY_S if not progress else float("inf"))
@@ -532,6 +558,7 @@ class Ingester:
 
             self._situator = Situator(self.config, None if self.store.read_only else Path(
                 require_local_index(self.store, "contextual retrieval ([ingest] contextualize)").path))
+        self._runner = runner_for(ray)
         try:
             with self.store.write_lock(on_wait):
                 start = time.perf_counter()  # rates count the work, not the wait for another writer
@@ -547,6 +574,8 @@ class Ingester:
                     report.interrupted = True
                     raise IngestInterrupted(self._totals(report, start)) from None
         finally:
+            self._runner.close()
+            self._runner = LocalRunner()
             self._ticker, self._stages, self._on_commit = _Ticker(None), None, None
             if self._situator is not None:
                 report.contextualize = self._situator.stats.to_dict()
@@ -731,27 +760,27 @@ class Ingester:
         new_chunks = 0  # chunks written by this phase (committed or in the open batch)
         phase = _Phase("index", len(files), "file", bar=progress, log=self._ticker.log, every=self._ticker.every,
                        detail=lambda: f"{new_chunks} new chunks")
+        job = PrepareJob(self._limits, self.config.ingest.hidden_slides, self.config.chunking,
+                         (self.analyzer.language, self.analyzer.stopwords), chunk=self._situator is None)
+        outcomes = self._runner.prepare([(str(file), doc_id) for file, doc_id, _ in files], job)
         self.store.begin()
         try:
-            for file, doc_id, root in files:
-                t0 = time.perf_counter()
-                try:
-                    docs = load_file(file, doc_id, limits=self._limits,
-                                     hidden_slides=self.config.ingest.hidden_slides)
-                except UnsupportedFormatError as exc:
-                    report.skipped.append((str(file), _one_line(str(exc))))
+            for (file, doc_id, root), outcome in zip(files, outcomes):
+                t1 = time.perf_counter()
+                report.stage_seconds["read"] += outcome.read_s
+                report.stage_seconds["chunk"] += outcome.chunk_s
+                if isinstance(outcome.error, UnsupportedFormatError):
+                    report.skipped.append((str(file), _one_line(str(outcome.error))))
                     phase.advance()
                     continue
-                except Exception as exc:  # noqa: BLE001 - one bad file never stops the batch
-                    _record_failure(report, file, exc, doc_id, multi=False)
+                if outcome.error is not None:  # one bad file never stops the batch
+                    _record_failure(report, file, outcome.error, doc_id, multi=False)
                     phase.advance()
                     continue
-                finally:
-                    t1 = time.perf_counter()
-                    report.stage_seconds["read"] += t1 - t0
                 read_ok.add(str(file.resolve()))
+                docs = [d for d, _, _ in outcome.docs]
                 path_keyed = len(docs) == 1 and nfc(docs[0].doc_id) == doc_id
-                for n_doc, doc in enumerate(docs, start=1):
+                for n_doc, (doc, chunks, tokens) in enumerate(outcome.docs, start=1):
                     if len(docs) > 1 and self._ticker.due():
                         self._ticker.say(f"index: {file.name}: {n_doc}/{len(docs)} documents, "
                                          f"{new_chunks} new chunks")
@@ -759,7 +788,7 @@ class Ingester:
                     before = len(batch.chunks)
                     try:
                         self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report,
-                                              file)
+                                              file, (chunks, tokens) if chunks is not None else None)
                     except Exception as exc:  # noqa: BLE001 - a cleaner/chunker/analyzer bug: this document only
                         _record_failure(report, file, exc, nfc(doc.doc_id), multi=not path_keyed)
                     new_chunks += len(batch.chunks) - before
@@ -804,8 +833,10 @@ class Ingester:
 
     def _ingest_document(self, doc: Document, root: str, path_keyed: bool, stored: dict[str, Any],
                          sources: dict[str, list[str]], seen: set[str], sig: str, batch: _Batch,
-                         report: IngestReport, file: Path) -> None:
-        """Chunk one document of ``file`` and write it (or nothing) into the open transaction; raises on any
+                         report: IngestReport, file: Path,
+                         prepared: tuple[list[Chunk], list[list[str]]] | None = None) -> None:
+        """Chunk one document of ``file`` (or take its ``prepared`` chunks and their terms, computed by the
+        runner with this ingest's settings) and write it (or nothing) into the open transaction; raises on any
         failure, leaving the transaction as it was."""
         doc = replace(doc, doc_id=nfc(doc.doc_id))
         duplicates: list[str] = []
@@ -832,10 +863,13 @@ class Ingester:
         if old is not None and old.content_hash == digest and not duplicates:
             report.unchanged.append(doc.doc_id)
             return
-        chunks = chunk_document(doc, self.config.chunking)
-        if self._situator is not None:  # contextual retrieval: Chunk.context joins the indexed text
-            chunks = self._situator.apply(doc, chunks)
-        tokens = [self.analyzer.analyze_document(c.indexed_text()) for c in chunks]
+        if prepared is not None:
+            chunks, tokens = prepared
+        else:
+            chunks = chunk_document(doc, self.config.chunking)
+            if self._situator is not None:  # contextual retrieval: Chunk.context joins the indexed text
+                chunks = self._situator.apply(doc, chunks)
+            tokens = [self.analyzer.analyze_document(c.indexed_text()) for c in chunks]
         with self.store.savepoint():
             removed = self.store.chunk_ids_of([doc.doc_id, *duplicates]) if (old or duplicates) else set()
             common = removed & {c.chunk_id for c in chunks}
@@ -951,8 +985,12 @@ class Ingester:
         parts = []
         warm = t0  # the end of the first batch, which may also load the model: rates are measured after it
         done = first = 0
-        for n, i in enumerate(starts):
-            parts.append(embedder.embed(by_length[i : i + size], kind="passage", batch_size=size))
+        if self._runner.distributed:
+            results = self._runner.embed(embedder.name, [by_length[i : i + size] for i in starts], size)
+        else:
+            results = (embedder.embed(by_length[i : i + size], kind="passage", batch_size=size) for i in starts)
+        for n, (i, vectors_of_batch) in enumerate(zip(starts, results)):
+            parts.append(vectors_of_batch)
             done += len(parts[-1])
             if advance is not None:
                 advance(len(parts[-1]), float(sum(len(t) for t in by_length[i : i + size])))

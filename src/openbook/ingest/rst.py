@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .._extras import require
 from ..types import Document
 from ._common import decode_text, heading_title, normalise_metadata, pipe_table, tidy
 from .frontmatter import canonical_key, split_front_matter
@@ -140,8 +141,9 @@ def load_rst(path: Path, doc_id: str) -> Document:
 
     Raises:
         IngestError: a front-matter block or an ``acl`` field cannot be parsed (fails closed).
+        MissingExtraError: the ``rst`` extra (docutils) is not installed.
     """
-    from docutils.core import publish_doctree
+    publish_doctree = require("docutils.core", "rst", "reStructuredText support").publish_doctree
 
     decoded = decode_text(path)
     front, source = split_front_matter(decoded.text, plain_metadata=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
+from .._extras import hint
 from ..config import LLMConfig
 from ..errors import GenerationError
 from ..types import Message
@@ -22,7 +23,7 @@ def _import_anthropic() -> Any:
     try:
         import anthropic
     except ImportError:
-        raise GenerationError("the anthropic backend needs the anthropic package: pip install anthropic") from None
+        raise GenerationError(hint("the anthropic backend", "llm")) from None
     return anthropic
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
+from .._extras import hint
 from ..config import LLMConfig
 from ..errors import GenerationError
 from ..types import Message
@@ -19,7 +20,7 @@ def _import_openai() -> Any:
     try:
         import openai
     except ImportError:
-        raise GenerationError("the openai backend needs the openai package: pip install openai") from None
+        raise GenerationError(hint("the openai backend", "llm")) from None
     return openai
 
 

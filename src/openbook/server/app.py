@@ -43,15 +43,16 @@ from urllib.parse import urlsplit
 
 from ..api import Engine
 from ..config import Config
-from ..errors import (ConfigError, GenerationError, IngestError, ModelMismatchError, OpenbookError, QueryError,
-                      StoreError, UnsupportedFormatError)
+from ..errors import (ConfigError, GenerationError, IngestError, MissingExtraError, ModelMismatchError, OpenbookError,
+                      QueryError, StoreError, UnsupportedFormatError)
 from .keys import AuthError, KeyStore, Principal
 from .service import Service
 from .shapes import answer_json, document_json, documents_json, search_json
 
 STATUS: list[tuple[type[Exception], int]] = [
     (AuthError, 401), (QueryError, 400), (ConfigError, 400), (UnsupportedFormatError, 415), (IngestError, 422),
-    (ModelMismatchError, 409), (StoreError, 503), (GenerationError, 502), (OpenbookError, 500),
+    (ModelMismatchError, 409), (StoreError, 503), (GenerationError, 502), (MissingExtraError, 501),
+    (OpenbookError, 500),
 ]
 UPLOADS = "uploads"
 MODEL_NAME = "openbook"

@@ -30,6 +30,7 @@ the ``Visibility`` before ranking.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -42,7 +43,7 @@ from typing import Any, Callable, Collection, ContextManager, Iterable, Iterator
 import filelock
 import numpy as np
 
-from ..errors import StoreError, StoreVersionError
+from ..errors import IndexError_, StoreError, StoreVersionError
 from ..types import Chunk, Document, Hit
 from .filters import access_allows, acl_roles
 from .base import analyzer_mismatch_error, empty_store_error, write_transaction
@@ -334,6 +335,10 @@ class EmbeddedStore:
         folder.mkdir(parents=True)
         return gen, folder
 
+    def _newer_generation_folder(self, gen: int) -> bool:
+        """Whether a ``gen-M`` folder with M > ``gen`` exists (a writer wrote it; a committed one removes ``gen``)."""
+        return any(child.name[4:].isdigit() and int(child.name[4:]) > gen for child in self.path.glob("gen-*"))
+
     def remove_stale_generations(self, keep: int, also: int | None = None) -> None:
         """Delete every ``gen-*`` folder except generation ``keep`` (and ``also``)."""
         kept = {f"gen-{keep:06d}"} | ({f"gen-{also:06d}"} if also is not None else set())
@@ -433,9 +438,21 @@ class EmbeddedStore:
                           f"with `openbook ingest PATH --store {self.path}`")
 
     def _load(self, gen: int) -> LoadedIndex:
-        """Load generation ``gen`` as the current index. Raises ``FileNotFoundError`` when its folder is gone."""
+        """Load generation ``gen`` as the current index.
+
+        Raises:
+            FileNotFoundError: its folder is gone, or was being removed while its files were read (a newer
+                generation is there: a writer committed it; the caller loads that one instead).
+        """
         settings = self._settings()
-        index = LoadedIndex(self.generation_dir(gen))
+        folder = self.generation_dir(gen)
+        try:
+            index = LoadedIndex(folder)
+        except IndexError_ as exc:  # the index loaders report a file missing under them as IndexError_
+            if folder.is_dir() and not self._newer_generation_folder(gen):
+                raise
+            raise FileNotFoundError(errno.ENOENT, f"generation {gen} was removed while it was read",
+                                    str(folder)) from exc
         if index.manifest.get("format_version") != INDEX_FORMAT:
             raise StoreVersionError(
                 f"index in {self.path} was built by an incompatible openbook (index format "

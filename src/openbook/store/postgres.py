@@ -1085,7 +1085,7 @@ class PostgresStore:
             if seen is not None:  # statistics of the rows these roles may see
                 n, avgdl = seen[0], (seen[1] / seen[0] if seen[0] else 0.0)
             for q in queries:
-                pairs = [(t, float(w)) for t, w in q if w > 0]
+                pairs = [(t, float(w)) for t, w in q if w > 0 and _storable(t)]
                 if k <= 0 or not pairs or n == 0:
                     out.append([])
                     continue
@@ -1262,18 +1262,19 @@ class PostgresStore:
 
     def document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         terms = list(terms)
+        asked = [t for t in terms if _storable(t)]
         with self.snapshot():
-            seen = None if roles is None or not terms else self._access_stats(roles, self._stats()[2])
-            if not terms:
+            seen = None if roles is None or not asked else self._access_stats(roles, self._stats()[2])
+            if not asked:
                 df = {}
             elif seen is None:
-                df = dict(self.conn.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (terms,)).fetchall())
+                df = dict(self.conn.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (asked,)).fetchall())
             else:
                 df = dict(self.conn.execute(
                     f"SELECT t.term, count(*) FROM terms t JOIN postings p ON p.term_id = t.term_id "
                     f"CROSS JOIN LATERAL unnest(p.rows) AS u(row) JOIN index_rows r ON r.row = u.row "
                     f"JOIN documents d ON d.doc_id = r.doc_id WHERE t.term = ANY(%(terms)s) AND {_ACCESS_SQL} "
-                    f"GROUP BY t.term", {"terms": terms, "roles": sorted({r.casefold() for r in roles})}).fetchall())
+                    f"GROUP BY t.term", {"terms": asked, "roles": sorted({r.casefold() for r in roles})}).fetchall())
         return np.array([df.get(t, 0) for t in terms], dtype=np.int64)
 
     def idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
@@ -1298,6 +1299,12 @@ class PostgresStore:
     # ------------------------------------------------------------------ bulk reads for `openbook store copy`
     def __repr__(self) -> str:
         return f"PostgresStore({self.location!r})"
+
+
+def _storable(term: str) -> bool:
+    """Whether ``term`` can be a row of ``terms``: PostgreSQL text holds no NUL character, so a term with one is
+    in no document (df 0, no hit) and is never sent to the database (where it would raise ``DataError``)."""
+    return "\x00" not in term
 
 
 _ACCESS_SQL = "(cardinality(d.acl) = 0 OR d.acl && %(roles)s::text[])"

