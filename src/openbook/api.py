@@ -82,7 +82,8 @@ def copy_store(src: str | Path, dst: str | Path, config: Config | None = None,
 
     settings = None
     if config is not None:
-        settings = IndexSettings(k1=config.bm25.k1, b=config.bm25.b, ann_threshold=config.embedding.ann_threshold)
+        settings = IndexSettings(k1=config.bm25.k1, b=config.bm25.b, ann_threshold=config.embedding.ann_threshold,
+                                 vector_precision=config.embedding.vector_precision)
     source = open_store(src)
     try:
         target = open_store(dst, create=True)
@@ -134,7 +135,8 @@ class Engine:
         self.analyzer = Analyzer()
         store.configure(IndexSettings(k1=config.bm25.k1, b=config.bm25.b, analyzer=self.analyzer.settings(),
                                       chunking=asdict(config.chunking),
-                                      ann_threshold=config.embedding.ann_threshold))
+                                      ann_threshold=config.embedding.ann_threshold,
+                                      vector_precision=config.embedding.vector_precision))
         self.retriever = Retriever(store, config, self.analyzer)
         self._ingester: Ingester | None = None
         self._answerer: Answerer | None = None

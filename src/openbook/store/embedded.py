@@ -545,7 +545,7 @@ class EmbeddedStore:
             return None
         d = index.dense
         return EmbeddingInfo(model=d.model, dim=d.dim, normalized=d.normalized, ann=d.uses_ann,
-                             pending=index.pending_count)
+                             pending=index.pending_count, precision=d.precision)
 
     def local_index(self) -> EmbeddedStore:
         """This store: its index is a folder of generations (``openbook.store.base.LocalIndex``)."""

@@ -12,6 +12,10 @@ Layout of one generation (``STORE/gen-000007/``, written completely before the S
     dense/            see openbook.index.dense (when embeddings are on)
     pending.npy       bool [rows]: rows whose vector is not computed yet (see below)
 
+The vector precision (``openbook.index.dense.PRECISIONS``) is recorded in ``dense/dense.json`` and the manifest's
+``embedding``; a later write keeps it unless ``IndexSettings.vector_precision`` names another, and then indexes
+every row at the new one (the float32 vectors are kept in every generation, so nothing is re-embedded).
+
 Rows are positions: a write keeps the previous generation's rows that were not removed, in order, then appends
 the new chunks, so BM25 ties (broken by lower row) keep insertion order. Term frequencies and vectors of kept
 rows are reused, never recomputed; only new chunks are analyzed (by the caller) and embedded.
@@ -249,7 +253,14 @@ def _embedding_manifest(dense: VectorIndex | None, pending: np.ndarray | None) -
     if dense is None:
         return None
     return {"model": dense.model, "dim": dense.dim, "normalized": dense.normalized, "ann": dense.uses_ann,
-            "pending": int(pending.sum()) if pending is not None else 0}
+            "pending": int(pending.sum()) if pending is not None else 0, "precision": dense.precision}
+
+
+def vector_precision(settings: IndexSettings, old: VectorIndex | None) -> str:
+    """The precision the next generation's vectors are indexed at: ``settings.vector_precision`` when set (a
+    change re-indexes: codes and graph are rebuilt from the kept float32 vectors), else the previous
+    generation's, else ``f32``."""
+    return settings.vector_precision or (old.precision if old is not None else "f32")
 
 
 def _ann_threshold(settings: IndexSettings, pending: np.ndarray | None) -> int:
@@ -313,7 +324,8 @@ def dense_rows(old: LoadedIndex | None, kept_rows: np.ndarray, kept_ids: list[st
     pending = np.concatenate([kept_pending, new_pending])
     pending_rows = pending if pending.any() else None
     return VectorIndex.build(vectors, model=embedder.name, normalized=embedder.normalized,
-                             ann_threshold=_ann_threshold(settings, pending_rows)), pending_rows, embedded
+                             ann_threshold=_ann_threshold(settings, pending_rows),
+                             precision=vector_precision(settings, old_dense)), pending_rows, embedded
 
 
 def write_vectors_generation(target: GenerationWrite, old: LoadedIndex, chunk_ids: Sequence[str],
@@ -342,7 +354,8 @@ def write_vectors_generation(target: GenerationWrite, old: LoadedIndex, chunk_id
     for name in (BM25_DIR, CHUNK_IDS, DOC_ORD, DOCS, ACL):
         _link(old.folder / name, folder / name)
     dense = VectorIndex.build(matrix, model=old.dense.model, normalized=old.dense.normalized,
-                              ann_threshold=_ann_threshold(target.settings, pending))
+                              ann_threshold=_ann_threshold(target.settings, pending),
+                              precision=vector_precision(target.settings, old.dense))
     dense.save(folder / DENSE_DIR)
     if pending is not None:
         np.save(folder / PENDING, pending)

@@ -42,11 +42,24 @@ rows and one term array per chunk and lets the database count tf and df and pack
 not maintained vector by vector during a large ingest: it is built once when the writer lock is released (see
 ``ANN_REBUILD_FRACTION``); dropping an existing graph in a batch's transaction blocks readers of ``index_rows``
 until that batch commits.
+
+Vector precision (``IndexSettings.vector_precision``, recorded as the manifest's ``embedding.precision``): the
+``embedding`` column always holds the float32 vectors; the precision decides what the HNSW graph, the part that
+must stay in memory, is built on (``PG_PRECISIONS``): ``f32`` the column itself (``vector_cosine_ops``), ``f16``
+the expression ``embedding::halfvec(dim)`` (``halfvec_cosine_ops``), ``binary`` ``binary_quantize(embedding)::
+bit(dim)`` (``bit_hamming_ops``), taken about the vectors' mean when the graph is built (meta
+``graph_centre``; learned embeddings share a direction that would set most bits alike in every vector). With
+``f16`` and ``binary`` the graph picks ``OVERSAMPLE`` times ``k``
+candidates and they are re-ranked by the exact cosine of the column, pgvector's documented recipe. pgvector has
+no int8 type, so ``int8`` is refused here (``f16`` halves the graph's vectors, ``binary`` divides them by 32).
+Exact search (below ``ann_threshold``) scans the float32 column whatever the precision. Another precision than
+the recorded one drops the graph at the next index write; it is built again at the session's end.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from contextlib import contextmanager
 from typing import Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Sequence
@@ -63,6 +76,7 @@ except ImportError as exc:  # pragma: no cover - the optional extra is missing
                       f"({exc})", name=exc.name) from None
 
 from ..errors import StoreError, StoreVersionError
+from ..index.dense import OVERSAMPLE
 from ..types import Chunk, Document, Hit
 from .filters import acl_roles
 from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource,
@@ -176,6 +190,9 @@ _LOCK_KEY = zlib.crc32(b"openbook.store.write") - 2**31
 """The advisory lock id of a store's writer lock (one store per database)."""
 
 HNSW_INDEX = "index_rows_hnsw"
+
+PG_PRECISIONS = ("f32", "f16", "binary")
+"""The vector precisions this store builds its HNSW graph at (module docstring)."""
 
 VACUUM_AFTER_ROWS = 1000
 """A commit that added at least this many index rows is followed by ``VACUUM (ANALYZE)`` of the index tables."""
@@ -643,6 +660,7 @@ class PostgresStore:
         settings = self._settings()
         manifest = self._manifest() or {}
         old_emb = manifest.get("embedding")
+        precision = self._precision(old_emb)  # before any vector is computed: int8 is refused at once
         new_ids = [c.chunk_id for c in chunks]
         reused: dict[str, np.ndarray] = {}
         reuse_set = set(reuse)
@@ -693,6 +711,9 @@ class PostgresStore:
                 self._set_dim(dim)
 
         graph = self._hnsw_exists()
+        if graph and precision != (old_emb or {}).get("precision", "f32"):
+            self.conn.execute(f"DROP INDEX {HNSW_INDEX}")  # re-indexed at the new precision by _end_session
+            graph = False
         if graph and vectors is not None and any(v is not None for v in vectors):
             # a bulk ingest: drop the graph rather than insert every vector into it; rebuilt at the session's end
             if self._graph_base is None:
@@ -725,13 +746,13 @@ class PostgresStore:
             dim = int(self.conn.execute("SELECT vector_dims(embedding) FROM index_rows WHERE embedding IS NOT "
                                         "NULL LIMIT 1").fetchone()[0])
             emb = {"model": model.name, "dim": dim, "normalized": bool(model.normalized), "ann": ann,
-                   "pending": pending}
+                   "pending": pending, "precision": precision}
         elif model is not None and pending:  # deferred: no vector computed yet, the model is recorded
             dim = int(getattr(model, "dim", 0) or (old_emb or {}).get("dim", 0))
             emb = {"model": model.name, "dim": dim, "normalized": bool(model.normalized), "ann": ann,
-                   "pending": pending}
+                   "pending": pending, "precision": precision}
         elif has_vectors and old_emb:
-            emb = {**old_emb, "ann": ann}
+            emb = {**old_emb, "ann": ann, "precision": precision}
         else:
             emb = None
         manifest = {"format_version": INDEX_FORMAT, "analyzer": dict(settings.analyzer),
@@ -741,6 +762,31 @@ class PostgresStore:
         self.conn.execute("INSERT INTO meta VALUES ('manifest', %s) ON CONFLICT (key) DO UPDATE SET value = "
                           "EXCLUDED.value", (_json(manifest),))
         return embedded
+
+    def _precision(self, old_emb: Mapping[str, Any] | None) -> str:
+        """The precision the index is written at: ``IndexSettings.vector_precision``, else the recorded one, else
+        ``f32``.
+
+        Raises:
+            StoreError: a precision this store cannot build (``int8``: pgvector has no int8 type).
+        """
+        precision = self._settings().vector_precision or (old_emb or {}).get("precision", "f32")
+        if precision not in PG_PRECISIONS:
+            hint = " (pgvector has no int8 type: f16 halves the graph's memory, binary divides it by 32)" \
+                if precision == "int8" else ""
+            raise StoreError(f"store {self.location}: vector precision {precision!r} is not available on "
+                             f"PostgreSQL{hint}; choose one of {', '.join(PG_PRECISIONS)} ([embedding] "
+                             f"vector_precision, or `openbook ingest --vector-precision`)")
+        return precision
+
+    def _graph_centre(self, gen: int) -> str | None:
+        """The mean vector the binary HNSW graph's codes are taken about, as pgvector text (cached per
+        generation); None for a graph built without one."""
+        def read() -> str | None:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'graph_centre'").fetchone()
+            return None if row is None else str(row[0])
+
+        return self._cached("graph_centre", gen, read)
 
     def _end_session(self) -> None:
         """After an ingest (the writer lock released, or a commit without it): build the HNSW graph when the index
@@ -770,7 +816,14 @@ class PostgresStore:
                 self.conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(
                     sql.Literal(f"{min(need, ANN_BUILD_MEMORY_MAX) // 1024}kB")))
             if not self._hnsw_exists():
-                self.conn.execute(f"CREATE INDEX {HNSW_INDEX} ON index_rows USING hnsw (embedding vector_cosine_ops) "
+                centre = None
+                if emb.get("precision") == "binary":  # the sign bits are taken about the vectors' mean
+                    centre = self.conn.execute("SELECT avg(embedding)::text FROM index_rows WHERE embedding IS "
+                                               "NOT NULL").fetchone()[0]
+                    self.conn.execute("INSERT INTO meta VALUES ('graph_centre', %s) ON CONFLICT (key) DO UPDATE "
+                                      "SET value = EXCLUDED.value", (_json(centre),))
+                self.conn.execute(f"CREATE INDEX {HNSW_INDEX} ON index_rows USING hnsw "
+                                  f"({_graph_operand(emb.get('precision', 'f32'), dim, centre=centre)}) "
                                   f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
             self.conn.execute("UPDATE meta SET value = jsonb_set(value, '{embedding,ann}', 'true') "
                               "WHERE key = 'manifest'")
@@ -976,7 +1029,8 @@ class PostgresStore:
         if not emb:
             return None
         return EmbeddingInfo(model=emb["model"], dim=int(emb["dim"]), normalized=bool(emb["normalized"]),
-                             ann=bool(emb.get("ann")), pending=int(emb.get("pending", 0)))
+                             ann=bool(emb.get("ann")), pending=int(emb.get("pending", 0)),
+                             precision=str(emb.get("precision", "f32")))
 
     def _visibility_sql(self, visibility: Visibility, gen: int) -> tuple[str, dict[str, Any]] | None:
         """A SQL condition on ``r`` (index_rows) and ``d`` (documents) for the chunks ``visibility`` allows,
@@ -1096,8 +1150,10 @@ class PostgresStore:
                                   f"dimension {emb.dim}")
             q = _unit(q)
             where = self._visibility_sql(visibility, gen)
+            quantized = emb.ann and emb.precision != "f32"
+            pool = k * OVERSAMPLE.get(emb.precision, 1) if quantized else k  # candidates the graph picks
             if emb.ann:
-                self.conn.execute("SET LOCAL hnsw.ef_search = %s" % max(40, min(1000, 2 * k)))
+                self.conn.execute("SET LOCAL hnsw.ef_search = %s" % max(40, min(1000, 2 * pool)))
                 self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             for vec in q:
                 if k <= 0:
@@ -1109,10 +1165,22 @@ class PostgresStore:
                     join = "JOIN documents d ON d.doc_id = r.doc_id"
                     cond = "AND " + where[0]
                     params.update(where[1])
-                rows = self.conn.execute(
-                    f"SELECT r.row, r.chunk_id, r.doc_id, r.embedding <=> %(q)s AS dist FROM index_rows r {join} "
-                    f"WHERE r.embedding IS NOT NULL {cond} ORDER BY r.embedding <=> %(q)s, r.row LIMIT %(k)s",
-                    params).fetchall()
+                if quantized:  # the graph's candidates, re-ranked by the float32 column's exact cosine
+                    params["pool"] = pool
+                    centre = self._graph_centre(gen) if emb.precision == "binary" else None
+                    graph = _graph_operand(emb.precision, emb.dim, "r.embedding", with_ops=False, centre=centre)
+                    probe = _graph_operand(emb.precision, emb.dim, "%(q)s", with_ops=False, centre=centre)
+                    distance = "<~>" if emb.precision == "binary" else "<=>"
+                    rows = self.conn.execute(
+                        f"SELECT c.row, c.chunk_id, c.doc_id, c.embedding <=> %(q)s AS dist FROM (SELECT r.row, "
+                        f"r.chunk_id, r.doc_id, r.embedding FROM index_rows r {join} WHERE r.embedding IS NOT NULL "
+                        f"{cond} ORDER BY {graph} {distance} {probe} LIMIT %(pool)s) c "
+                        f"ORDER BY c.embedding <=> %(q)s, c.row LIMIT %(k)s", params).fetchall()
+                else:
+                    rows = self.conn.execute(
+                        f"SELECT r.row, r.chunk_id, r.doc_id, r.embedding <=> %(q)s AS dist FROM index_rows r {join} "
+                        f"WHERE r.embedding IS NOT NULL {cond} ORDER BY r.embedding <=> %(q)s, r.row LIMIT %(k)s",
+                        params).fetchall()
                 rows.sort(key=lambda r: (r[3], r[0]))  # relaxed_order scans may return near-ties out of order
                 out.append([Hit(chunk_id=r[1], doc_id=r[2], score=float(np.float32(1.0 - r[3])),
                                 legs={"dense": (i, float(np.float32(1.0 - r[3])))}) for i, r in enumerate(rows, 1)])
@@ -1280,6 +1348,30 @@ def _json(value: Any) -> psycopg.types.json.Jsonb:
 def _vec(value: Any) -> np.ndarray:
     """A pgvector value as float32 numpy (the adapter returns ``Vector`` objects)."""
     return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
+
+def _graph_operand(precision: str, dim: int, column: str = "embedding", with_ops: bool = True,
+                   centre: str | None = None) -> str:
+    """What the HNSW graph is built on at ``precision`` (module docstring), as SQL on ``column``; ``with_ops``
+    adds the operator class (for ``CREATE INDEX``). ``centre``: pgvector's text of the vectors' mean, which
+    binary codes are taken about (the same literal in the index and in every query, so the planner matches them).
+
+    Raises:
+        StoreError: ``centre`` is not a vector literal.
+    """
+    dim = int(dim)
+    shifted = column
+    if precision == "binary" and centre is not None:
+        if not re.fullmatch(r"\[[0-9eE+\-.,]*\]", centre):
+            raise StoreError(f"the recorded graph centre is not a vector ({centre[:40]!r}); run `openbook ingest` "
+                             f"again to rebuild the HNSW graph")
+        shifted = f"{column} - '{centre}'::vector({dim})"
+    expr, ops = {"f32": (column, "vector_cosine_ops"),
+                 "f16": (f"({column})::halfvec({dim})", "halfvec_cosine_ops"),
+                 "binary": (f"binary_quantize({shifted})::bit({dim})", "bit_hamming_ops")}[precision]
+    if precision != "f32" and column != "%(q)s":
+        expr = f"({expr})"
+    return f"{expr} {ops}" if with_ops else expr
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
