@@ -290,6 +290,17 @@ def test_cli_ingest_records_the_precision(tmp_path):
         reopened.close()
     result = runner.invoke(cli, ["ingest", str(folder), "--store", str(store), "--vector-precision", "int4"])
     assert result.exit_code != 0 and "int4" in result.output
+    # another precision on the same, unchanged files: the vectors are re-indexed, not re-embedded
+    result = runner.invoke(cli, ["ingest", str(folder), "--store", str(store), "--vector-precision", "binary",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert len(report["unchanged"]) == 3 and report["chunks_embedded"] == 0
+    reopened = open_store(store)
+    try:
+        assert reopened.embedding().precision == "binary" and reopened.embedding().pending == 0
+    finally:
+        reopened.close()
 
 
 @pytest.mark.parametrize("precision", ["f32", "int8", "binary"])

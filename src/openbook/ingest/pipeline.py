@@ -811,7 +811,7 @@ class Ingester:
                 batch.removed |= self.store.chunk_ids_of(gone)
                 self.store.delete_documents(gone)
                 batch.deleted.extend(gone)
-            if batch.touched() or (reembed and first):
+            if batch.touched() or (reembed and first) or self._precision_changes():
                 self._commit_batch(batch, report, embed=embed, reembed=reembed and first)
             else:
                 self.store.commit()
@@ -825,6 +825,12 @@ class Ingester:
         finally:
             phase.close()
         return embedding
+
+    def _precision_changes(self) -> bool:
+        """Whether ``[embedding] vector_precision`` asks for another precision than the store's vectors are
+        searched at: a commit then re-indexes them (from the stored float32 vectors) even when no file changed."""
+        wanted, info = self.config.embedding.vector_precision, self.store.embedding()
+        return bool(wanted) and info is not None and info.precision != wanted
 
     def _batch_limit(self) -> int:
         """Pending new chunks that trigger a commit of the BM25 index (see ``BATCH_MIN_CHUNKS``)."""
