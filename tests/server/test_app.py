@@ -26,6 +26,7 @@ def test_health_stats_and_openapi(served):
         stats = c.get("/v1/stats").json()
         assert stats["documents"] == 7 and stats["keys_required"] is True  # 8 stored, finance/budget.md hidden
         assert stats["you"] == {"name": "staff", "roles": ["staff"], "write": False}
+        assert stats["store"] == stats["location"] == "STORE"  # the server's path is not the caller's business
         paths = c.get("/openapi.json").json()["paths"]
     for path in ("/v1/search", "/v1/ask", "/v1/documents", "/v1/documents/{doc_id}", "/v1/ingest",
                  "/v1/chat/completions"):

@@ -323,8 +323,9 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
     @app.get("/v1/stats", summary="What the store holds")
     async def stats(who: Principal = Depends(principal)) -> dict[str, Any]:
         info = await service.read(Engine.stats, roles=who.roles)  # what the caller may see, never hidden ones
-        return info | {"keys_required": keys.required, "you": {"name": who.name, "roles": list(who.roles),
-                                                              "write": who.write}}
+        # the store's folder or URL (a URL may hold a password) is the server's own: named STORE, as in errors
+        return info | {"store": "STORE", "location": "STORE", "keys_required": keys.required,
+                       "you": {"name": who.name, "roles": list(who.roles), "write": who.write}}
 
     @app.post("/v1/search", summary="Ranked passages (the shape of `openbook search --json`)",
               responses=_document_links("$response.body#/hits/0/doc_id"))
