@@ -55,12 +55,24 @@ def docs(tmp_path_factory) -> Path:
     return folder
 
 
+def _small_config(folder: Path) -> Path:
+    config = folder / "openbook.toml"
+    config.write_text("[chunking]\ntarget_words = 30\noverlap_words = 5\nmax_words = 50\n", encoding="utf-8")
+    return config
+
+
 @pytest.fixture(scope="module")
 def local(tmp_path_factory, docs) -> dict:
-    store = tmp_path_factory.mktemp("local") / "store"
-    with Engine.open(store, _config(store), create=True) as engine:
-        report = engine.ingest([docs])
-    assert not report.failed and report.chunks_embedded == report.chunks_added > 64  # several vector tasks
+    """A local ingest by a fresh ``openbook ingest`` process, as the Ray workers are fresh processes: an embedder
+    that earlier tests of this process used may have been loaded with other settings."""
+    folder = tmp_path_factory.mktemp("local")
+    store = folder / "store"
+    run = subprocess.run([sys.executable, "-m", "openbook", "--config", str(_small_config(folder)), "--store",
+                          str(store), "ingest", str(docs), "--json"],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert not report["failed"] and report["chunks_embedded"] == report["chunks_added"] > 64  # several tasks
     return _contents(store)
 
 
@@ -143,9 +155,8 @@ def test_a_worker_killed_mid_task_loses_no_document(tmp_path, docs, local, clust
 
 def test_the_cli_ingests_on_a_cluster_by_address(tmp_path, docs, local, cluster):
     store = tmp_path / "store"
-    config = tmp_path / "openbook.toml"
-    config.write_text("[chunking]\ntarget_words = 30\noverlap_words = 5\nmax_words = 50\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "openbook", "--config", str(config), "--store", str(store),
+    run = subprocess.run([sys.executable, "-m", "openbook", "--config", str(_small_config(tmp_path)), "--store",
+                          str(store),
                           "ingest", str(docs), "--ray", cluster.address, "--json"],
                          capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stderr
