@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,27 +18,15 @@ from click.testing import CliRunner
 
 from openbook.api import Engine, IngestInterrupted
 from openbook.cli import cli
-from openbook.config import Config
 from openbook.ingest import pipeline
 from openbook.ingest.pipeline import BATCH_FIRST_EMBED_CHUNKS, IngestReport
 
-SAMPLES = (Path(__file__).resolve().parents[2] / ".." / "shared" / "samples" / "markdown").resolve()
-PAGES = ("docs__permalinks.md", "docs__datafiles.md", "docs__pagination.md", "docs__github-pages.md",
-         "docs__front-matter.md", "docs__structure.md")
-SMALL = {"chunking.target_words": 30, "chunking.overlap_words": 5, "chunking.max_words": 50}
-
-
-def _config(store: Path) -> Config:
-    return Config().with_overrides({"store": str(store), **SMALL})
+from helpers.jekyll_pages import PAGES, copy_pages, small_config  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("docs") / "jekyll"
-    folder.mkdir()
-    for name in PAGES:
-        shutil.copy(SAMPLES / name, folder / name)
-    return folder
+    return copy_pages(tmp_path_factory.mktemp("docs"))
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +35,7 @@ def full(tmp_path_factory, docs) -> dict:
     chunk ids (row order) and their vectors."""
     store = tmp_path_factory.mktemp("full") / "store"
     lines: list[str] = []
-    with pytest.MonkeyPatch.context() as patch, Engine.open(store, _config(store), create=True) as engine:
+    with pytest.MonkeyPatch.context() as patch, Engine.open(store, small_config(store), create=True) as engine:
         patch.setattr(pipeline, "PROGRESS_EVERY_S", 0.0)
         report = engine.ingest([docs], log=lines.append)
         ids = engine.store.indexed_chunk_ids()
@@ -68,12 +55,12 @@ def test_searches_work_before_the_first_vector_and_the_dense_leg_grows_per_commi
 
     def look(phase: str, done: int) -> None:
         """Another process's view at each commit: a reader opened on the store folder."""
-        with Engine.open(store, _config(store)) as reader:
+        with Engine.open(store, small_config(store)) as reader:
             info = reader.store.embedding()
             hits, applied = reader.search_explained("permalink placeholders", 5)
             seen.append((phase, done, info.pending, applied["dense_coverage"], hits))
 
-    with Engine.open(store, _config(store), create=True) as engine:
+    with Engine.open(store, small_config(store), create=True) as engine:
         engine.ingest([docs], on_commit=look)
     total = len(full["ids"])
     index = [s for s in seen if s[0] == "index"]
@@ -99,7 +86,7 @@ def test_an_interrupted_embedding_keeps_its_commits_and_resumes_to_a_full_ingest
             commits.append(done)
             raise KeyboardInterrupt
 
-    with Engine.open(store, _config(store), create=True) as engine:
+    with Engine.open(store, small_config(store), create=True) as engine:
         with pytest.raises(IngestInterrupted) as stopped:
             engine.ingest([docs], on_commit=stop_after_first_vectors)
     report = stopped.value.report
@@ -108,7 +95,7 @@ def test_an_interrupted_embedding_keeps_its_commits_and_resumes_to_a_full_ingest
     assert report.chunks_embedded == BATCH_FIRST_EMBED_CHUNKS
     assert report.chunks_pending == total - BATCH_FIRST_EMBED_CHUNKS and report.chunks_total == total
 
-    with Engine.open(store, _config(store)) as engine:  # the stopped store answers, dense over what is in
+    with Engine.open(store, small_config(store)) as engine:  # the stopped store answers, dense over what is in
         pending = set(engine.store.pending_vectors())
         assert len(pending) == total - BATCH_FIRST_EMBED_CHUNKS
         hits, applied = engine.search_explained("pagination per page", 10)
@@ -122,7 +109,7 @@ def test_an_interrupted_embedding_keeps_its_commits_and_resumes_to_a_full_ingest
         again = engine.ingest([docs])  # the same command resumes: files unchanged, vectors computed
     assert len(again.unchanged) == len(full["report"].added) and not again.added
     assert again.chunks_embedded == total - BATCH_FIRST_EMBED_CHUNKS and again.chunks_pending == 0
-    with Engine.open(store, _config(store)) as engine:
+    with Engine.open(store, small_config(store)) as engine:
         ids = engine.store.indexed_chunk_ids()
         assert ids == full["ids"]
         np.testing.assert_allclose(engine.store.vectors(ids), full["vectors"], atol=1e-6)
@@ -136,7 +123,7 @@ def test_openbook_embed_resumes_a_stopped_ingest(tmp_path, docs, full):
         if phase == "index":
             raise KeyboardInterrupt  # after the BM25 commit, before any vector
 
-    with Engine.open(store, _config(store), create=True) as engine:
+    with Engine.open(store, small_config(store), create=True) as engine:
         with pytest.raises(IngestInterrupted):
             engine.ingest([docs], on_commit=stop)
     runner = CliRunner()
@@ -151,7 +138,7 @@ def test_openbook_embed_resumes_a_stopped_ingest(tmp_path, docs, full):
     out = runner.invoke(cli, ["ask", "How do I set the number of posts per page?", "--store", str(store),
                               "--json"])
     assert out.exit_code == 0 and json.loads(out.stdout)["applied"]["dense_coverage"] == 1.0
-    with Engine.open(store, _config(store)) as engine:
+    with Engine.open(store, small_config(store)) as engine:
         np.testing.assert_allclose(engine.store.vectors(full["ids"]), full["vectors"], atol=1e-6)
 
 
@@ -198,7 +185,7 @@ def test_rates_never_round_a_real_rate_to_zero():
 
 def test_a_bm25_only_ingest_has_no_embed_phase(tmp_path, docs):
     store = tmp_path / "store"
-    with Engine.open(store, _config(store), create=True) as engine:
+    with Engine.open(store, small_config(store), create=True) as engine:
         report = engine.ingest([docs], embed=False)
         assert engine.store.embedding() is None and report.chunks_embedded == 0 == report.chunks_pending
         assert engine.search_explained("front matter defaults", 3)[1]["dense_coverage"] is None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,20 +25,12 @@ import ray
 from ray.cluster_utils import Cluster
 
 from openbook.api import Engine
-from openbook.config import Config
 
-SAMPLES = (Path(__file__).resolve().parents[2] / ".." / "shared" / "samples" / "markdown").resolve()
-PAGES = ("docs__permalinks.md", "docs__datafiles.md", "docs__pagination.md", "docs__github-pages.md",
-         "docs__front-matter.md", "docs__structure.md")
-SMALL = {"chunking.target_words": 30, "chunking.overlap_words": 5, "chunking.max_words": 50}
-
-
-def _config(store: Path | str) -> Config:
-    return Config().with_overrides({"store": str(store), **SMALL})
+from helpers.jekyll_pages import PAGES, copy_pages, small_config  # noqa: E402
 
 
 def _contents(store: Path | str) -> dict:
-    with Engine.open(store, _config(store)) as engine:
+    with Engine.open(store, small_config(store)) as engine:
         ids = engine.store.indexed_chunk_ids()
         chunks = engine.store.get_chunks(ids)
         return {"docs": sorted(engine.store.documents()), "ids": ids, "texts": [chunks[c].text for c in ids],
@@ -48,14 +39,10 @@ def _contents(store: Path | str) -> dict:
 
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("docs") / "jekyll"
-    folder.mkdir()
-    for name in PAGES:
-        shutil.copy(SAMPLES / name, folder / name)
-    return folder
+    return copy_pages(tmp_path_factory.mktemp("docs"))
 
 
-def _small_config(folder: Path) -> Path:
+def _small_toml(folder: Path) -> Path:
     config = folder / "openbook.toml"
     config.write_text("[chunking]\ntarget_words = 30\noverlap_words = 5\nmax_words = 50\n", encoding="utf-8")
     return config
@@ -67,7 +54,7 @@ def local(tmp_path_factory, docs) -> dict:
     that earlier tests of this process used may have been loaded with other settings."""
     folder = tmp_path_factory.mktemp("local")
     store = folder / "store"
-    run = subprocess.run([sys.executable, "-m", "openbook", "--config", str(_small_config(folder)), "--store",
+    run = subprocess.run([sys.executable, "-m", "openbook", "--config", str(_small_toml(folder)), "--store",
                           str(store), "ingest", str(docs), "--json"],
                          capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stderr
@@ -97,14 +84,14 @@ def _same(a: dict, b: dict) -> None:
 
 def test_a_ray_ingest_equals_a_local_one(tmp_path, docs, local, cluster):
     store = tmp_path / "store"
-    with Engine.open(store, _config(store), create=True) as engine:
+    with Engine.open(store, small_config(store), create=True) as engine:
         report = engine.ingest([docs], ray=cluster.address)
     assert not report.failed and len(report.added) == len(PAGES)
     _same(_contents(store), local)
 
 
 def test_a_ray_ingest_into_postgresql_equals_a_local_one(postgres_url, docs, local, cluster):
-    with Engine.open(postgres_url, _config(postgres_url), create=True) as engine:
+    with Engine.open(postgres_url, small_config(postgres_url), create=True) as engine:
         report = engine.ingest([docs], ray=cluster.address)
     assert not report.failed and len(report.added) == len(PAGES)
     _same(_contents(postgres_url), local)
@@ -141,7 +128,7 @@ def test_a_worker_killed_mid_task_loses_no_document(tmp_path, docs, local, clust
 
     watcher = threading.Thread(target=kill_one, daemon=True)
     store = tmp_path / "store"
-    with Engine.open(store, _config(store), create=True) as engine:
+    with Engine.open(store, small_config(store), create=True) as engine:
         watcher.start()
         try:
             report = engine.ingest([docs], ray=cluster.address)
@@ -155,7 +142,7 @@ def test_a_worker_killed_mid_task_loses_no_document(tmp_path, docs, local, clust
 
 def test_the_cli_ingests_on_a_cluster_by_address(tmp_path, docs, local, cluster):
     store = tmp_path / "store"
-    run = subprocess.run([sys.executable, "-m", "openbook", "--config", str(_small_config(tmp_path)), "--store",
+    run = subprocess.run([sys.executable, "-m", "openbook", "--config", str(_small_toml(tmp_path)), "--store",
                           str(store),
                           "ingest", str(docs), "--ray", cluster.address, "--json"],
                          capture_output=True, text=True, timeout=600, check=False)

@@ -25,7 +25,7 @@ import unicodedata
 from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -138,26 +138,24 @@ class RayRunner:
         self._prepare = ray.remote(max_retries=MAX_RETRIES)(prepare_file)
         self._embed = ray.remote(max_retries=MAX_RETRIES)(embed_batch)
 
+    def _in_order(self, submit: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        """``submit(item)`` (a Ray object ref) for each of ``items``, at most ``in_flight`` ahead of the oldest,
+        whose ref is yielded (not awaited) in the order of ``items``."""
+        pending: deque[Any] = deque()
+        todo = iter(items)
+        for item in todo:
+            pending.append(submit(item))
+            if len(pending) >= self.in_flight:
+                yield pending.popleft()
+        yield from pending
+
     def prepare(self, jobs: Sequence[tuple[str, str]], job: PrepareJob) -> Iterator[Prepared]:
         """``Prepared`` per ``(file, doc_id)`` of ``jobs``, in order; at most ``in_flight`` tasks run ahead of the
         one collected. A task that fails after its retries gives a ``Prepared`` whose ``error`` says why."""
-        ray = self._ray
-        ref_job = ray.put(job)
-        pending: deque[Any] = deque()
-        todo = iter(jobs)
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < self.in_flight:
-                nxt = next(todo, None)
-                if nxt is None:
-                    exhausted = True
-                    break
-                pending.append(self._prepare.remote(nxt[0], nxt[1], ref_job))
-            if not pending:
-                return
-            ref = pending.popleft()
+        ref_job = self._ray.put(job)
+        for ref in self._in_order(lambda j: self._prepare.remote(j[0], j[1], ref_job), jobs):
             try:
-                yield ray.get(ref)
+                yield self._ray.get(ref)
             except Exception as exc:  # noqa: BLE001 - the task's worker kept dying: this file fails, reported
                 yield Prepared([], IngestError(f"the Ray task failed after {MAX_RETRIES} retries: "
                                                f"{str(exc).splitlines()[0]}"))
@@ -165,20 +163,8 @@ class RayRunner:
     def embed(self, model: str, batches: list[list[str]], batch_size: int) -> Iterator[np.ndarray]:
         """Passage vectors (float32 ``[len(batch), dim]``) of each of ``batches``, in order: one Ray task per
         batch, at most ``in_flight`` ahead of the one collected; each worker process loads ``model`` once."""
-        ray = self._ray
-        pending: deque[Any] = deque()
-        todo = iter(batches)
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < self.in_flight:
-                texts = next(todo, None)
-                if texts is None:
-                    exhausted = True
-                    break
-                pending.append(self._embed.remote(model, texts, batch_size))
-            if not pending:
-                return
-            yield ray.get(pending.popleft())
+        for ref in self._in_order(lambda texts: self._embed.remote(model, texts, batch_size), batches):
+            yield self._ray.get(ref)
 
     def close(self) -> None:
         """Release the local Ray this runner started."""
