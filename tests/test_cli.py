@@ -91,7 +91,10 @@ def test_store_from_environment_and_config_file(lab_store):
     r = run("stats", "--json", cwd=lab_store, env={"OPENBOOK_STORE": "s"})
     info = json.loads(r.stdout)
     assert info["all_documents"] == 30 and info["backend"] == "embedded" and info["schema_version"] == 1
-    assert "embedded store, schema version 1" in run("stats", cwd=lab_store, env={"OPENBOOK_STORE": "s"}).stdout
+    plain = run("stats", cwd=lab_store, env={"OPENBOOK_STORE": "s"}).stdout
+    assert "embedded store, schema version 1" in plain
+    # the plain line says whether the dense leg exists: the lab store is embedded with the default embedder
+    assert f"vectors {info['manifest']['embedding']['model']}, 384 dimensions, f32" in plain
     (lab_store / "openbook.toml").write_text('store = "s"\n')
     try:
         assert json.loads(run("stats", "--all", "--json", cwd=lab_store).stdout)["documents"] == 30
@@ -200,6 +203,7 @@ def test_a_first_ingest_where_every_file_fails_leaves_no_store(tmp_path):
     (tmp_path / "good").mkdir()
     (tmp_path / "good" / "ok.md").write_text("# Fine\n\nA fine document about zebras.\n")
     assert run("ingest", "good", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
+    assert "BM25 only, no vectors (`openbook ingest --reembed" in run("stats", "--store", "s", cwd=tmp_path).stdout
     assert run("delete", "ok.md", "--store", "s", cwd=tmp_path).returncode == 0
     assert run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 1
     assert (tmp_path / "s" / "openbook.sqlite").is_file()

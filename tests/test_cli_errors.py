@@ -34,3 +34,21 @@ def test_an_unknown_embedder_fails_before_a_store_is_created(tmp_path):
     assert r.returncode == 1 and "unknown embedder 'no-such-model'" in r.stderr
     assert json.loads(r.stdout)["error"]["type"] == "ConfigError"
     assert not (tmp_path / "s").exists()
+
+
+def test_a_malformed_ray_address_is_a_usage_error_before_a_store_is_created(tmp_path):
+    # `--ray garbage` was reported as "cannot reach the Ray cluster", as if a cluster had been tried
+    (tmp_path / "notes.md").write_text("# Notes\n\nThe canteen closes at three.\n", encoding="utf-8")
+    for bad in ("garbage", "10.0.0.5:99999", "host:", ":6379"):
+        r = run("ingest", "notes.md", "--ray", bad, "--store", "s", cwd=tmp_path)
+        assert r.returncode == 2, (bad, r.stderr)
+        assert f"invalid Ray address {bad!r}: give auto, HOST:PORT or ray://HOST:PORT" in r.stderr
+        assert "cannot reach" not in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "s").exists()
+
+
+def test_ray_addresses_of_every_accepted_form_pass_the_check():
+    from openbook.ingest.distributed import check_address
+
+    for good in ("auto", "127.0.0.1:6379", "head.example:10001", "ray://10.0.0.5:10001", "[::1]:6379"):
+        assert check_address(good) == good

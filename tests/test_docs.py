@@ -136,3 +136,21 @@ def test_peers_report_marks_a_figure_it_did_not_measure_as_published(peers):
     assert figures == ["0.6789"]
     paragraph = next(p for p in text.split("\n\n") if "0.6789" in p)
     assert "Published figure" in paragraph and "castorini/anserini" in paragraph
+
+
+def test_serving_doc_names_every_status_the_server_answers():
+    # docs/serving.md said 400 where a request that does not match the schema gets 422, and left out 409/415/5xx
+    import ast
+
+    from openbook.server.app import STATUS
+
+    app_source = (REPO / "src" / "openbook" / "server" / "app.py").read_text(encoding="utf-8")
+    raised = {int(node.args[0].value) for node in ast.walk(ast.parse(app_source))
+              if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "ApiError"
+              and node.args and isinstance(node.args[0], ast.Constant)}
+    statuses = {code for cls, code in STATUS if code != 500} | raised | {422}
+    text = " ".join((REPO / "docs" / "serving.md").read_text(encoding="utf-8").split())
+    errors = text.split("Every error is", 1)[1].split("- **OpenAI-compatible**", 1)[0]
+    assert '"code"' in errors and "invalid_request" in errors
+    missing = sorted(code for code in statuses if not re.search(rf"\b{code}\b", errors))
+    assert not missing, f"docs/serving.md does not say when the server answers {missing}"

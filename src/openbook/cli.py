@@ -126,6 +126,19 @@ def cli(ctx: click.Context, config_path: str | None, store: str | None) -> None:
 
 
 # ---------------------------------------------------------------------- ingest / delete
+def _ray_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--ray``'s value checked before any store is opened: ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT``."""
+    if value is None:
+        return None
+    from .errors import ConfigError
+    from .ingest.distributed import check_address
+
+    try:
+        return check_address(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @store_option
@@ -144,7 +157,7 @@ def cli(ctx: click.Context, config_path: str | None, store: str | None) -> None:
               help="Build RAPTOR hierarchical cluster summaries after the ingest (searched beside the chunks).")
 @click.option("--llm", "llm", default=None, metavar="BACKEND:MODEL", help="The LLM for --contextualize/--raptor.")
 @click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server URL for --llm.")
-@click.option("--ray", "ray", default=None, metavar="auto|ADDRESS",
+@click.option("--ray", "ray", default=None, metavar="auto|ADDRESS", callback=_ray_address,
               help="Load, chunk and embed as Ray tasks on a cluster (needs the distributed extra); this process "
                    "writes the store.")
 @json_option
@@ -375,12 +388,16 @@ def stats(ctx: click.Context, roles: tuple[str, ...], public: bool, everything: 
             more = (info["all_documents"], info["all_chunks"]) != (info["documents"], info["chunks"])
             seen = " (public" + (f"; {info['all_documents']} documents, {info['all_chunks']} chunks in all: "
                                  f"--role ROLE or --all counts those under an access list" if more else "") + ")"
-        pending = ((info.get("manifest") or {}).get("embedding") or {}).get("pending")
+        embedding = (info.get("manifest") or {}).get("embedding") or {}
+        vectors = (f"; vectors {embedding['model']}, {embedding.get('dim', '?')} dimensions, "
+                   f"{embedding.get('precision') or 'f32'}" if embedding.get("model")
+                   else "; BM25 only, no vectors (`openbook ingest --reembed PATH...` adds them)")
+        pending = embedding.get("pending")
         waiting = ("; 1 chunk waits for its vector" if pending == 1 else f"; {pending} chunks wait for their vectors"
                    ) + " (`openbook embed`)" if pending else ""
         click.echo(f"store {info['store']}: {_count(info['documents'], 'document')}, "
                    f"{_count(info['chunks'], 'chunk')}{seen}, "
-                   f"{where}{info['backend']} store, schema version {info['schema_version']}{state}{waiting}")
+                   f"{where}{info['backend']} store, schema version {info['schema_version']}{state}{vectors}{waiting}")
 
 
 # ---------------------------------------------------------------------- search

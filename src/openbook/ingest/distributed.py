@@ -32,7 +32,7 @@ import numpy as np
 from .._extras import require
 from ..chunking import chunk_document
 from ..config import ChunkingConfig
-from ..errors import IngestError
+from ..errors import ConfigError, IngestError
 from ..index.analyzer import Analyzer
 from ..types import Chunk, Document
 from . import load_file
@@ -109,6 +109,7 @@ class RayRunner:
 
     Raises:
         MissingExtraError: Ray is not installed (the ``distributed`` extra).
+        ConfigError: ``address`` is neither ``auto`` nor ``HOST:PORT`` (``check_address``).
         IngestError: the cluster cannot be reached.
     """
 
@@ -126,9 +127,9 @@ class RayRunner:
                     except ConnectionError:  # no cluster here: one local Ray for this ingest
                         ray.init(logging_level="ERROR", log_to_driver=False, include_dashboard=False)
                 else:
-                    _reachable(address)
+                    _reachable(check_address(address))
                     ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-            except IngestError:
+            except (IngestError, ConfigError):
                 raise
             except Exception as exc:  # noqa: BLE001 - Ray raises several types for an unreachable cluster
                 raise IngestError(f"cannot reach the Ray cluster at {address}: {str(exc).splitlines()[0]}") from exc
@@ -172,6 +173,20 @@ class RayRunner:
             self._ray.shutdown()
 
 
+def check_address(address: str) -> str:
+    """``address`` itself if it is ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT`` with a port in 1-65535.
+
+    Raises:
+        ConfigError: any other value, naming the forms accepted.
+    """
+    if address == "auto":
+        return address
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if sep and host and port.isdigit() and 0 < int(port) < 65536 and not any(c.isspace() for c in host):
+        return address
+    raise ConfigError(f"invalid Ray address {address!r}: give auto, HOST:PORT or ray://HOST:PORT")
+
+
 def _reachable(address: str, timeout: float = 5.0) -> None:
     """Raise ``IngestError`` unless ``HOST:PORT`` (a Ray head's GCS address) accepts a TCP connection within
     ``timeout`` seconds; ``ray.init`` itself retries an unreachable address for minutes."""
@@ -179,7 +194,7 @@ def _reachable(address: str, timeout: float = 5.0) -> None:
 
     host, _, port = address.removeprefix("ray://").rpartition(":")
     try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout):
             return
     except ValueError:
         raise IngestError(f"cannot reach the Ray cluster at {address}: give HOST:PORT or auto") from None
