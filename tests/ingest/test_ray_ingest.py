@@ -160,3 +160,42 @@ def test_an_unreachable_cluster_is_one_clear_error(tmp_path, docs):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode != 0
     assert "cannot reach the Ray cluster at 127.0.0.1:1" in run.stderr
+
+
+def test_an_address_that_answers_tcp_but_not_ray_is_one_clear_error(tmp_path, docs):
+    # ray.init waited for minutes on a port that accepts connections and never answers
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(conn)  # held open, never answered
+
+    threading.Thread(target=accept, daemon=True).start()
+    store = tmp_path / "store"
+    try:
+        started = time.monotonic()
+        run = subprocess.run([sys.executable, "-m", "openbook", "ingest", str(docs), "--store", str(store),
+                              "--ray", f"127.0.0.1:{port}"], capture_output=True, text=True, timeout=300,
+                             check=False)
+        took = time.monotonic() - started
+    finally:
+        listener.close()
+        for conn in accepted:
+            conn.close()
+    assert run.returncode == 1, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert lines == [f"error: cannot reach the Ray cluster at 127.0.0.1:{port}: it accepts connections but "
+                     f"gives no gRPC answer within 5 s (is it a Ray head's GCS port?)"], run.stderr
+    assert took < 60
+    assert not store.exists()
+    print(f"failed after {took:.1f} s")

@@ -20,9 +20,11 @@ the files at the same paths (a shared filesystem) and have openbook installed wi
 
 from __future__ import annotations
 
+import os
 import time
 import unicodedata
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -40,6 +42,8 @@ from .limits import ParseLimits
 
 MAX_RETRIES = 3
 """Times a task is re-run after its worker process or node dies (Ray's ``max_retries``)."""
+CONNECT_WAIT_S = 10
+"""Seconds ``ray.init`` tries to reach the GCS of a cluster given by address (Ray's own default is about 20)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,8 @@ class RayRunner:
     distributed = True
 
     def __init__(self, address: str = "auto", in_flight: int | None = None) -> None:
+        if address != "auto":  # an existing cluster: a head that answers TCP but not Ray fails in ~10 s, not ~25 s
+            os.environ.setdefault("RAY_gcs_server_port_wait_time_s", str(CONNECT_WAIT_S))
         ray = require("ray", "distributed", "Ingest on Ray")
         self._ray = ray
         self._started = False
@@ -128,7 +134,8 @@ class RayRunner:
                         ray.init(logging_level="ERROR", log_to_driver=False, include_dashboard=False)
                 else:
                     _reachable(check_address(address))
-                    ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+                    with _stderr_kept_unless_failed():  # Ray's C++ client logs each failed attempt to fd 2
+                        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
             except (IngestError, ConfigError):
                 raise
             except Exception as exc:  # noqa: BLE001 - Ray raises several types for an unreachable cluster
@@ -173,6 +180,30 @@ class RayRunner:
             self._ray.shutdown()
 
 
+@contextmanager
+def _stderr_kept_unless_failed() -> Iterator[None]:
+    """Run the block with file descriptor 2 sent to a temporary file, written back to stderr if the block
+    returns and dropped if it raises (its exception then says what went wrong, in one line)."""
+    import sys
+    import tempfile
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    ok = False
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+            ok = True
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        if ok and held.tell():
+            held.seek(0)
+            sys.stderr.write(held.read().decode("utf-8", "replace"))
+            sys.stderr.flush()
+
+
 def check_address(address: str) -> str:
     """``address`` itself if it is ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT`` with a port in 1-65535.
 
@@ -188,18 +219,28 @@ def check_address(address: str) -> str:
 
 
 def _reachable(address: str, timeout: float = 5.0) -> None:
-    """Raise ``IngestError`` unless ``HOST:PORT`` (a Ray head's GCS address) accepts a TCP connection within
-    ``timeout`` seconds; ``ray.init`` itself retries an unreachable address for minutes."""
+    """Raise ``IngestError`` unless ``HOST:PORT`` (a Ray head's GCS address) accepts a TCP connection and
+    answers an HTTP/2 preface, each within ``timeout`` seconds; ``ray.init`` itself retries an unreachable
+    address for about 20 s, and waits on a port that accepts but never answers for minutes."""
     import socket
 
     host, _, port = address.removeprefix("ray://").rpartition(":")
     try:
-        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout):
-            return
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout) as conn:
+            # a GCS is a gRPC server: it answers an HTTP/2 client preface with its SETTINGS frame at once
+            # (RFC 9113 sections 3.4 and 6.5: a 9-byte frame header whose type byte, the fourth, is 0x4)
+            conn.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+            try:
+                header = conn.recv(9)
+            except TimeoutError:
+                header = b""
     except ValueError:
         raise IngestError(f"cannot reach the Ray cluster at {address}: give HOST:PORT or auto") from None
     except OSError as exc:
         raise IngestError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+    if len(header) < 4 or header[3] != 0x4:
+        raise IngestError(f"cannot reach the Ray cluster at {address}: it accepts connections but gives no "
+                          f"gRPC answer within {timeout:g} s (is it a Ray head's GCS port?)")
 
 
 _EMBEDDERS: dict[str, Any] = {}
