@@ -24,6 +24,8 @@ import numpy as np
 
 from .config import Config
 from .index.analyzer import Analyzer
+from .llm import Generator
+from .llm.factory import configured_generator
 from .retrieve.pipeline import Retriever, document_view, list_documents
 from .store import IndexSettings, Store, open_store, store_exists  # noqa: F401 - store_exists: re-exported (CLI)
 from .types import Answer, Hit, Passage
@@ -127,17 +129,20 @@ class Engine:
 
     Attributes:
         store: the ``Store`` (any backend). retriever: the ``Retriever``. analyzer: openbook's analyzer.
+        generator: the LLM ``config.llm`` names (built on its first call, ``openbook.llm.factory``), handed to
+            every stage; None when no backend is configured.
     """
 
     def __init__(self, store: Store, config: Config) -> None:
         self.store = store
         self.config = config
+        self.generator: Generator | None = configured_generator(config.llm)
         self.analyzer = Analyzer()
         store.configure(IndexSettings(k1=config.bm25.k1, b=config.bm25.b, analyzer=self.analyzer.settings(),
                                       chunking=asdict(config.chunking),
                                       ann_threshold=config.embedding.ann_threshold,
                                       vector_precision=config.embedding.vector_precision))
-        self.retriever = Retriever(store, config, self.analyzer)
+        self.retriever = Retriever(store, config, self.analyzer, self.generator)
         self._ingester: Ingester | None = None
         self._answerer: Answerer | None = None
 
@@ -170,7 +175,7 @@ class Engine:
         if self._ingester is None:
             from .ingest.pipeline import Ingester
 
-            self._ingester = Ingester(self.store, self.config, self.analyzer)
+            self._ingester = Ingester(self.store, self.config, self.analyzer, self.generator)
         return self._ingester
 
     def ingest(self, paths: Sequence[str | Path], *, sync: bool = False, progress: bool = False,
@@ -281,7 +286,7 @@ class Engine:
         if self._answerer is None:
             from .answer.pipeline import Answerer
 
-            self._answerer = Answerer(self.retriever, self.config)
+            self._answerer = Answerer(self.retriever, self.config, self.generator)
         return self._answerer
 
     def passages(self, question: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),

@@ -490,7 +490,7 @@ def _llm_flags(llm: str | None, base_url: str | None) -> dict[str, Any]:
     """Config overrides for ``--llm BACKEND:MODEL`` and ``--base-url``."""
     flags: dict[str, Any] = {"llm.base_url": base_url}
     if llm:
-        from .llm import parse_llm_spec
+        from .llm.factory import parse_llm_spec
 
         flags["llm.backend"], flags["llm.model"] = parse_llm_spec(llm)
     return flags

@@ -17,7 +17,7 @@ from openbook.answer.cite import (
     numbers_in,
     split_sentences,
 )
-from openbook.llm import get_generator
+from openbook.llm.factory import get_generator
 from openbook.answer.llm import generate_answer
 from openbook.answer.prompt import assemble_context
 from openbook.answer.refusal import REFUSALS

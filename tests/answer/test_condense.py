@@ -5,7 +5,7 @@ from __future__ import annotations
 from helpers.scripted_llm import Reply
 
 from openbook.answer.condense import condense_question, needs_context
-from openbook.llm import get_generator
+from openbook.llm.factory import get_generator
 from openbook.config import LLMConfig
 
 HISTORY = [{"role": "user", "content": "How much does the staff parking permit cost?"},

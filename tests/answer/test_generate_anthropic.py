@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers.scripted_llm import Reply
 
-from openbook.llm import get_generator
+from openbook.llm.factory import get_generator
 from openbook.llm.anthropic_backend import AnthropicGenerator
 from openbook.config import LLMConfig
 from openbook.errors import GenerationError

@@ -7,7 +7,7 @@ import socket
 import pytest
 from helpers.scripted_llm import Reply
 
-from openbook.llm import get_generator
+from openbook.llm.factory import get_generator
 from openbook.llm.openai_backend import OpenAIGenerator
 from openbook.config import LLMConfig
 from openbook.errors import GenerationError

@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 from helpers.lab import find_chunk, passages_of
 
-from openbook.llm import get_generator
+from openbook.llm.factory import get_generator
 from openbook.answer.llm import generate_answer
 from openbook.answer.prompt import default_token_counter
 from openbook.config import LLMConfig

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from openbook.llm import Generator, get_generator, parse_llm_spec
+from openbook.llm import Generator
+from openbook.llm.factory import get_generator, parse_llm_spec
 from openbook.config import LLMConfig
 from openbook.errors import ConfigError
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers.scripted_llm import Reply
 
-from openbook.llm import get_generator
+from openbook.llm.factory import get_generator
 from openbook.answer.injection import injection_markers, looks_like_injection
 from openbook.answer.llm import generate_answer
 from openbook.answer.prompt import build_messages, fence

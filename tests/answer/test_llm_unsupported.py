@@ -5,7 +5,7 @@ Real OpenAI SDK over HTTP against the scripted chat-completions server; real pas
 
 from __future__ import annotations
 
-from openbook.llm import get_generator
+from openbook.llm.factory import get_generator
 from openbook.answer.llm import generate_answer
 from openbook.config import LLMConfig
 from openbook.types import Chunk, Hit, Passage

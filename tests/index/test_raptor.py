@@ -124,7 +124,7 @@ def test_llm_summaries_through_the_scripted_server(tmp_path):
          "Kitchen cleaned at 18:00.", "Coffee machine descaled monthly.", "Fridge labels required."])]
     analyzer = Analyzer()
     vectors = lsa_vectors([c.text for c in chunks], analyzer.analyze)
-    from openbook.llm import get_generator
+    from openbook.llm.factory import get_generator
     from openbook.index.raptor import LLMSummarizer
 
     with ScriptedLLMServer() as server:
@@ -167,7 +167,7 @@ def test_other_raptor_settings_rebuild_the_tree(tmp_path):
 
 
 def test_llm_summaries_at_ingest_are_cached_for_the_next_build(tmp_path):
-    from openbook.llm import get_generator
+    from openbook.llm.factory import get_generator
     from openbook.ingest.raptor import rebuild
 
     with ScriptedLLMServer() as server:

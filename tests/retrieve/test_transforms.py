@@ -70,7 +70,7 @@ def _ids(hits) -> list[str]:
 @pytest.mark.parametrize("name,reply", [("multi-query", "a paraphrase\nanother"), ("decompose", "part one?"),
                                         ("hyde", "A passage that answers.")])
 def test_every_transform_keeps_the_question_first_and_reports_itself(scripted, name, reply):
-    from openbook.llm import get_generator
+    from openbook.llm.factory import get_generator
     from openbook.retrieve.transforms import QueryTransform, TransformedQuery, build_transforms
 
     scripted.push(reply)

@@ -14,6 +14,7 @@ import numpy as np
 from ..config import Config
 from ..errors import OpenbookError, QueryError, StoreError
 from ..index.embedders import cosines_to
+from ..llm import Generator, ready
 from ..retrieve.pipeline import Retriever, VisibleVocabulary, list_documents
 from ..store.base import Visibility
 from ..types import Answer, Hit, Passage
@@ -77,12 +78,20 @@ def _question_once(embedder: Any) -> Callable[[list[str], str], np.ndarray]:
 
 
 class Answerer:
-    """Answers questions from one retriever's store with one configuration (``config.answer``, ``config.llm``)."""
+    """Answers questions from one retriever's store with one configuration (``config.answer``, ``config.llm``).
 
-    def __init__(self, retriever: Retriever, config: Config) -> None:
+    Args:
+        retriever: finds the passages (and runs the query transforms with its own generator).
+        config: ``config.answer`` and ``config.llm`` (prompt budget, drop_unsupported) above all.
+        generator: the LLM that writes answers (the caller builds it from ``config.llm``:
+            ``openbook.llm.factory``); None: the offline extractive answerer.
+    """
+
+    def __init__(self, retriever: Retriever, config: Config, generator: Generator | None = None) -> None:
         self.retriever = retriever
         self.store = retriever.store
         self.config = config
+        self.generator = generator
 
     def search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Hit]:
         return self.retriever.search(query, k, **kwargs)
@@ -102,9 +111,9 @@ class Answerer:
             on_token: Callable[[str], None] | None = None, exclude_docs: Collection[str] = ()) -> Answer:
         """Answer from the documents with ``[n]`` citations, or refuse.
 
-        With no ``generator`` and no ``config.llm.backend`` the offline extractive answerer
-        (``openbook.answer.extractive``) answers; otherwise the LLM does (``openbook.answer.llm``) and its
-        citations are checked. ``on_token`` streams the LLM's text as it arrives.
+        The LLM ``generator`` (None: the one this answerer was handed) writes the answer
+        (``openbook.answer.llm``) and its citations are checked; with neither, the offline extractive answerer
+        (``openbook.answer.extractive``) answers. ``on_token`` streams the LLM's text as it arrives.
 
         Raises:
             QueryError: empty question, or longer than ``MAX_QUESTION_CHARS``. StoreError: empty or missing store.
@@ -116,14 +125,12 @@ class Answerer:
             raise QueryError(f"question too long: {len(question)} characters, at most {MAX_QUESTION_CHARS}; ask "
                              f"about one thing at a time (to find passages like a whole text, use search)")
         if self.config.retrieval.transforms or (self.config.answer.skip_retrieval_small_corpus
-                                                and (generator is not None or self.config.llm.backend)):
+                                                and (generator is not None or self.generator is not None)):
             return self._ask_llm_retrieval(question, roles=roles, where=where, mode=mode, generator=generator,
                                            on_token=on_token, exclude_docs=exclude_docs)
         passages = self.passages(question, roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
-        if generator is None and self.config.llm.backend:
-            from ..llm import get_generator
-
-            generator = get_generator(self.config.llm)
+        if generator is None:
+            generator = ready(self.generator)
         if generator is None:
             return self.offline(question, passages, roles=roles, where=where, exclude_docs=exclude_docs)
         from .llm import generate_answer
@@ -166,10 +173,8 @@ class Answerer:
         from .context import assemble_passages
         from .llm import generate_answer
 
-        if generator is None and self.config.llm.backend:
-            from ..llm import get_generator
-
-            generator = get_generator(self.config.llm)
+        if generator is None:
+            generator = ready(self.generator)
         if generator is not None and self.config.answer.skip_retrieval_small_corpus:
             whole = self.whole_corpus_passages(question, roles=roles, where=where, exclude_docs=exclude_docs)
             if whole is not None:

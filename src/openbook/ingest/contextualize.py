@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from ..errors import GenerationError
+from ..llm import Generator, ready
 from ..types import Chunk, Document, content_hash
 
 __all__ = ["ContextStats", "ContextCache", "Contextualizer", "OfflineContextualizer", "LLMContextualizer",
@@ -286,19 +287,20 @@ class Situator:
     """One ingest's contextualization: the contextualizer ``config`` asks for, the store's cache, the counts.
 
     Args:
-        config: an ``openbook.config.Config``; ``[llm]`` picks the LLM (none: the offline fallback).
+        config: an ``openbook.config.Config``; ``[llm]`` names the model in cache keys.
         store_path: the store folder (the cache file goes there); None or a read-only folder: in memory.
+        generator: the LLM that writes the contexts (built from ``config.llm`` by the caller); None: the offline
+            fallback.
 
     Raises:
-        ConfigError: ``[llm]`` names a backend that cannot be built (no key, unknown backend).
+        ConfigError: ``generator``'s backend cannot be built (no key, unknown backend), checked here, before
+            any document is read.
     """
 
-    def __init__(self, config: Any, store_path: Path | None) -> None:
+    def __init__(self, config: Any, store_path: Path | None, generator: Generator | None = None) -> None:
         self.stats = ContextStats(model=context_model(config))
-        if config.llm.backend:
-            from ..llm import get_generator
-
-            self.contextualizer: Contextualizer = LLMContextualizer(get_generator(config.llm), self.stats.model)
+        if generator is not None:
+            self.contextualizer: Contextualizer = LLMContextualizer(ready(generator), self.stats.model)
         else:
             self.contextualizer = OfflineContextualizer()
         path = store_path / CACHE_NAME if store_path is not None else None

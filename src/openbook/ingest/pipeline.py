@@ -37,6 +37,7 @@ from ..chunking import chunk_document, chunker_revision
 from ..config import Config
 from ..errors import IngestError, StoreError, UnsupportedFormatError
 from ..index.analyzer import Analyzer
+from ..llm import Generator, ready
 from ..store.base import Store, require_local_index
 from ..types import Chunk, Document, content_hash
 from ..versions import version_links
@@ -448,12 +449,20 @@ class _Vectors:
 
 
 class Ingester:
-    """Writes files into one ``Store`` with one ``Config`` (chunking, analyzer, embedding). One per engine."""
+    """Writes files into one ``Store`` with one ``Config`` (chunking, analyzer, embedding). One per engine.
 
-    def __init__(self, store: Store, config: Config, analyzer: Analyzer | None = None) -> None:
+    Args:
+        generator: the LLM that writes chunk contexts (``[ingest] contextualize``) and RAPTOR summaries
+            (``[index] raptor``); the caller builds it from ``config.llm`` (``openbook.llm.factory``). None: the
+            offline contexts and extractive summaries.
+    """
+
+    def __init__(self, store: Store, config: Config, analyzer: Analyzer | None = None,
+                 generator: Generator | None = None) -> None:
         self.store = store
         self.config = config
         self.analyzer = analyzer or Analyzer()
+        self.generator = generator
         self._limits = ParseLimits.of(config.ingest)
         self._ticker = _Ticker(None)  # progress lines of the running ingest
         self._stages: dict[str, float] | None = None  # its stage timings
@@ -557,7 +566,8 @@ class Ingester:
             from .contextualize import Situator
 
             self._situator = Situator(self.config, None if self.store.read_only else Path(
-                require_local_index(self.store, "contextual retrieval ([ingest] contextualize)").path))
+                require_local_index(self.store, "contextual retrieval ([ingest] contextualize)").path),
+                                      self.generator)
         self._runner = runner_for(ray)
         try:
             with self.store.write_lock(on_wait):
@@ -925,12 +935,7 @@ class Ingester:
         tree = RaptorTree.load(host.store_path / FOLDER)
         if tree is not None and tree.generation == host.generation and tree.settings == tree_settings(host):
             return {"nodes": len(tree.nodes), "unchanged": True}
-        generator = None
-        if self.config.llm.backend:
-            from ..llm import get_generator
-
-            generator = get_generator(self.config.llm)
-        return rebuild(host, generator)
+        return rebuild(host, ready(self.generator))
 
     def resolve(self, doc_ids: Sequence[str]) -> dict[str, list[str]]:
         """The stored ids each of ``doc_ids`` names: itself when it is a stored id (NFC-normalised), else the

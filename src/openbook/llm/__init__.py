@@ -1,7 +1,10 @@
-"""The LLM client: a ``Generator`` Protocol and a registry that builds one from ``LLMConfig``.
+"""The LLM client: the ``Generator`` Protocol the stages call, and ``DeferredGenerator``, one built on first use.
 
 The stages that can use a chat model (contextual retrieval and RAPTOR summaries at ingest, query transforms and
-multi-hop at retrieval, answering) import it from here; it imports only ``config``, ``errors`` and ``types``.
+multi-hop at retrieval, answering) are handed a ``Generator`` (or None: no LLM configured) by the layer that
+builds them (``openbook.api.Engine``); they never build one. ``openbook.llm.factory`` builds one from
+``LLMConfig`` (``get_generator``, ``configured_generator``); only the outer layers (api, cli, server) import it.
+This package imports only ``config``, ``errors`` and ``types``.
 
 Backends (one module each):
 
@@ -16,11 +19,9 @@ error messages or reprs.
 
 from __future__ import annotations
 
-import os
-from typing import Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
+import threading
+from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
 
-from ..config import LLMConfig
-from ..errors import ConfigError
 from ..types import Message
 
 
@@ -46,80 +47,56 @@ class Generator(Protocol):
         ...
 
 
-API_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-
-
-def parse_llm_spec(spec: str) -> tuple[str, str]:
-    """Split a ``BACKEND:MODEL`` spec, e.g. ``"openai:gpt-4o-mini"`` -> ``("openai", "gpt-4o-mini")``.
-
-    The model part may itself hold colons (``"openai:qwen2.5:7b"`` -> ``("openai", "qwen2.5:7b")``).
-
-    Raises:
-        ConfigError: no colon, an empty part, or an unknown backend.
-    """
-    backend, sep, model = spec.strip().partition(":")
-    backend = backend.strip().lower()
-    model = model.strip()
-    if not sep or not backend or not model:
-        raise ConfigError(
-            f"bad LLM spec {spec!r}: expected BACKEND:MODEL, "
-            "e.g. openai:gpt-4o-mini or anthropic:claude-3-5-haiku-latest"
-        )
-    if backend not in _FACTORIES:
-        known = ", ".join(sorted(_FACTORIES))
-        raise ConfigError(f"unknown LLM backend {backend!r} in {spec!r}; known backends: {known}")
-    return backend, model
-
-
-def _make_openai(config: LLMConfig) -> Generator:
-    from .openai_backend import OpenAIGenerator
-
-    return OpenAIGenerator(config)
-
-
-def _make_anthropic(config: LLMConfig) -> Generator:
-    from .anthropic_backend import AnthropicGenerator
-
-    return AnthropicGenerator(config)
-
-
-_FACTORIES: dict[str, Callable[[LLMConfig], Generator]] = {
-    "openai": _make_openai,
-    "anthropic": _make_anthropic,
-}
-
-
-def get_generator(config: LLMConfig, environ: Mapping[str, str] | None = None) -> Generator:
-    """Build the generator named by ``config.backend``.
+class DeferredGenerator:
+    """A ``Generator`` whose backend is built by ``build`` on first use, then kept: an engine that is handed
+    one pays for the SDK import and the key check only when a stage calls the model, and a command that never
+    does (a plain search) runs with an LLM configured but unusable.
 
     Args:
-        config: backend, model, base_url, api_key, timeout_s (seconds per request), max_tokens, max_retries.
-        environ: where to look up ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` when ``config.api_key`` is empty;
-            None reads the process environment.
-
-    Raises:
-        ConfigError: empty or unknown backend, empty model, or no API key for a hosted API (no ``base_url``).
+        name: the backend's name (``"openai"``, ``"anthropic"``), known before it is built.
+        build: makes the backend; what it raises (``ConfigError``: no key; ``GenerationError``: SDK missing)
+            comes out of ``built()``, ``generate`` and ``stream``, and again on the next call.
     """
-    backend = config.backend.strip().lower()
-    if not backend:
-        raise ConfigError("no LLM backend configured: pass --llm openai:MODEL or set [llm] backend in openbook.toml")
-    if backend not in _FACTORIES:
-        raise ConfigError(f"unknown LLM backend {backend!r}; known backends: {', '.join(sorted(_FACTORIES))}")
-    if not config.model.strip():
-        raise ConfigError(f"no model configured for the {backend} backend: pass --llm {backend}:MODEL")
-    if not config.api_key:
-        env = os.environ if environ is None else environ
-        key = env.get(API_KEY_ENV[backend], "")
-        if key:
-            from dataclasses import replace
 
-            config = replace(config, api_key=key)
-        elif not config.base_url:
-            raise ConfigError(
-                f"no API key for the {backend} backend: set {API_KEY_ENV[backend]} in the environment or "
-                f"api_key in the [llm] section of openbook.toml (or point --base-url at a local server)"
-            )
-    return _FACTORIES[backend](config)
+    def __init__(self, name: str, build: Callable[[], Generator]) -> None:
+        self.name = name
+        self._build = build
+        self._backend: Generator | None = None
+        self._lock = threading.Lock()
+
+    def built(self) -> Generator:
+        """The backend, built now when it was not yet."""
+        with self._lock:
+            if self._backend is None:
+                self._backend = self._build()
+            return self._backend
+
+    @property
+    def last_finish_reason(self) -> str | None:
+        return self._backend.last_finish_reason if self._backend is not None else None
+
+    @property
+    def last_usage(self) -> dict[str, int]:
+        """Tokens of the backend's last ``generate`` (``input_tokens``, ``output_tokens``, ...); {} before."""
+        usage = getattr(self._backend, "last_usage", None)
+        return usage if isinstance(usage, dict) else {}
+
+    def generate(self, messages: Sequence[Message], *, max_tokens: int | None = None) -> str:
+        return self.built().generate(messages, max_tokens=max_tokens)
+
+    def stream(self, messages: Sequence[Message], *, max_tokens: int | None = None) -> Iterator[str]:
+        return self.built().stream(messages, max_tokens=max_tokens)
+
+    def __repr__(self) -> str:
+        return f"DeferredGenerator({self.name!r}, built={self._backend is not None})"
 
 
-__all__ = ["API_KEY_ENV", "Generator", "Message", "get_generator", "parse_llm_spec"]
+def ready(generator: Generator | None) -> Generator | None:
+    """``generator`` with its backend built now (a ``DeferredGenerator`` builds, raising what its build raises:
+    ``ConfigError`` for a missing key), so that a stage fails before it starts work; None stays None."""
+    if isinstance(generator, DeferredGenerator):
+        generator.built()
+    return generator
+
+
+__all__ = ["DeferredGenerator", "Generator", "Message", "ready"]

@@ -28,6 +28,7 @@ import numpy as np
 from ..config import Config
 from ..errors import QueryError
 from ..index.analyzer import Analyzer
+from ..llm import Generator, ready
 from ..question import command_options
 from ..store.base import Store, Visibility, empty_store_error, require_local_index, weighted_terms
 from ..types import Hit
@@ -44,12 +45,17 @@ class Retriever:
         store: any ``openbook.store.base.Store``.
         config: retrieval, BM25, embedding and LLM settings (``config.retrieval`` above all).
         analyzer: the analyzer the index was built with (openbook's; the store never tokenises).
+        generator: the LLM that query transforms and the LLM-written follow-up hop call (the caller builds it
+            from ``config.llm``: ``openbook.llm.factory``); None: no LLM, the transforms raise ``ConfigError``
+            and the follow-up hop is skipped.
     """
 
-    def __init__(self, store: Store, config: Config, analyzer: Analyzer | None = None) -> None:
+    def __init__(self, store: Store, config: Config, analyzer: Analyzer | None = None,
+                 generator: Generator | None = None) -> None:
         self.store = store
         self.config = config
         self.analyzer = analyzer or Analyzer()
+        self.generator = generator
         self._glossary: tuple[str, Any] | None = None  # (path, Glossary) of config.retrieval.glossary
         self._chars: tuple[Mapping[str, int], frozenset[str]] | None = None  # (vocabulary, its characters)
         self._raptor: tuple[int, Any] | None = None  # (generation, RaptorSearch or None), loaded on first use
@@ -357,7 +363,7 @@ class Retriever:
                      mode: str | None, rerank: str | None, exclude_docs: Collection[str] = (),
                      explain: list[dict[str, Any]] | None = None) -> list[list[Hit]]:
         """Two-hop retrieval: see ``openbook.retrieve.multihop`` (same filters and roles on every hop, the
-        identifier hop's included); with ``[retrieval] llm_follow_up`` and ``[llm] backend`` the model also
+        identifier hop's included); with ``[retrieval] llm_follow_up`` and a ``generator`` the model also
         writes one follow-up query per question (``llm_follow_up``)."""
         from .multihop import MultiHopSettings, hop_queries, identifier_query, link_identifier, rank_pairs
 
@@ -383,7 +389,7 @@ class Retriever:
                 out[j], linked[j] = link_identifier(q, out[j], hits, second[i], k=k, settings=settings)
                 i += 1
         written: list[tuple[str | None, str]] = [(None, "")] * len(queries)
-        if self.config.retrieval.llm_follow_up and self.config.llm.backend:
+        if self.config.retrieval.llm_follow_up and self.generator is not None:
             out, written = self._llm_hop(queries, first, out, k, opts)
         if explain is not None:
             explain.extend({"hops": 2, "follow_up_queries": qs, "reordered": o != f[:k], "identifier_query": c,
@@ -395,11 +401,10 @@ class Retriever:
                  opts: dict[str, Any]) -> tuple[list[list[Hit]], list[tuple[str | None, str]]]:
         """The LLM-written follow-up hop: one query per question, searched, fused by RRF with the pair ranking
         (best hit per document kept). Returns the new rankings and ``(query or None, note)`` per question."""
-        from ..llm import get_generator
         from .fusion import rrf
         from .multihop import llm_follow_up
 
-        generator = get_generator(self.config.llm)
+        generator = ready(self.generator)
         written = [llm_follow_up(q, hits, generator) for q, hits in zip(queries, first)]
         asked = [w[0] for w in written if w[0]]
         found = iter(self.search_batch(asked, max(3 * k, 30), rerank="", **opts) if asked else [])
@@ -538,7 +543,7 @@ class Retriever:
 
         Args:
             transforms: names (``multi-query``, ``hyde``, ``decompose``) or one comma-separated string.
-            generator: the LLM; None builds one from ``config.llm``.
+            generator: the LLM; None: the one this retriever was handed.
             opts: ``where``, ``roles``, ``mode``, ``rerank``, ``load_chunks``, ``hops``, ``exclude_docs`` as in
                 ``search_batch``.
 
@@ -556,12 +561,10 @@ class Retriever:
         names = parse_transform_names(transforms)
         k = self.config.retrieval.top_k if k is None else k
         if generator is None:
-            if not self.config.llm.backend:
+            if self.generator is None:
                 raise ConfigError(f"query transform(s) {', '.join(names)} need an LLM: pass --llm BACKEND:MODEL "
                                   f"(or set [llm] backend in openbook.toml), or drop --transform")
-            from ..llm import get_generator
-
-            generator = get_generator(self.config.llm)
+            generator = ready(self.generator)
         load_chunks = opts.pop("load_chunks", True)
         rerank = opts.pop("rerank", None)
         rerank = self.config.retrieval.rerank if rerank is None else rerank

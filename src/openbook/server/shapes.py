@@ -30,12 +30,11 @@ def search_json(engine: Engine, query: str, k: int | None, where: Sequence[str],
 
 
 def generator_for(engine: Engine) -> Any:
-    """The configured LLM generator, or None for the offline answerer."""
-    if not engine.config.llm.backend:
-        return None
-    from ..llm import get_generator
+    """The engine's LLM generator (built now: ``ConfigError`` when it cannot be), or None for the offline
+    answerer."""
+    from ..llm import ready
 
-    return get_generator(engine.config.llm)
+    return ready(engine.generator)
 
 
 def answer_json(engine: Engine, question: str, where: Sequence[str], roles: Sequence[str], mode: str | None,
