@@ -92,7 +92,7 @@ def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path, p
     docs = folder(tmp_path, "docs", 150, "Alpha")
     proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_INGEST, str(docs), postgres_url], cwd=tmp_path,
                             env=ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:  # wait for two committed batches, as a reader sees them
         time.sleep(0.1)
         try:
