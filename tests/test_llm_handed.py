@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/ -> import helpers.*
 
 from helpers.scripted_llm import ScriptedLLMServer  # noqa: E402
+from helpers.stores import bm25_engine  # noqa: E402
 
 from openbook.api import Engine  # noqa: E402
 from openbook.config import (  # noqa: E402
@@ -58,12 +59,8 @@ class Recording:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("handed")
-    (root / "docs").mkdir()
-    for name, text in DOCS.items():
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    with Engine.open(root / "s", OFFLINE, create=True) as e:
-        assert e.ingest([root / "docs"]).ok
-    return root / "s"
+    bm25_engine(root, DOCS).close()
+    return root / "store"
 
 
 @pytest.fixture()

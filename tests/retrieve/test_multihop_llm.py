@@ -14,6 +14,7 @@ from click.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ -> import helpers.*
 
 from helpers.scripted_llm import Reply, ScriptedLLMServer  # noqa: E402
+from helpers.stores import bm25_engine  # noqa: E402
 
 from openbook.api import Engine  # noqa: E402
 from openbook.cli import cli  # noqa: E402
@@ -32,12 +33,8 @@ QUESTION = "In which city was the designer of the Kestrel reactor born?"
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("hopllm")
-    (root / "docs").mkdir()
-    for name, text in DOCS.items():
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    with Engine.open(root / "s", Config(embedding=EmbeddingConfig(enabled=False)), create=True) as e:
-        assert e.ingest([root / "docs"]).ok
-    return root / "s"
+    bm25_engine(root, DOCS).close()
+    return root / "store"
 
 
 @pytest.fixture()

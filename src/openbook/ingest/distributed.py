@@ -219,9 +219,9 @@ def check_address(address: str) -> str:
 
 
 def _reachable(address: str, timeout: float = 5.0) -> None:
-    """Raise ``IngestError`` unless ``HOST:PORT`` (a Ray head's GCS address) accepts a TCP connection and
-    answers an HTTP/2 preface, each within ``timeout`` seconds; ``ray.init`` itself retries an unreachable
-    address for about 20 s, and waits on a port that accepts but never answers for minutes."""
+    """Raise ``IngestError`` unless ``address`` (a Ray head's GCS address, in a form ``check_address`` accepts)
+    takes a TCP connection and answers an HTTP/2 preface, each within ``timeout`` seconds; ``ray.init`` itself
+    retries an unreachable address for about 20 s, and waits on a port that accepts but never answers for minutes."""
     import socket
 
     host, _, port = address.removeprefix("ray://").rpartition(":")
@@ -234,8 +234,6 @@ def _reachable(address: str, timeout: float = 5.0) -> None:
                 header = conn.recv(9)
             except TimeoutError:
                 header = b""
-    except ValueError:
-        raise IngestError(f"cannot reach the Ray cluster at {address}: give HOST:PORT or auto") from None
     except OSError as exc:
         raise IngestError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
     if len(header) < 4 or header[3] != 0x4:
