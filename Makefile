@@ -13,7 +13,7 @@ BASELINE ?= benchmarks/baselines/scifact.bm25.json
 
 help:
 	@echo "make lint                 import layers (lint-imports: the contracts in pyproject.toml)"
-	@echo "make test                 fast tests: skips those marked slow (whole datasets) and lab (development labs)"
+	@echo "make test                 fast tests: skips those marked slow (whole datasets, clusters, browsers, servers) and lab (development labs)"
 	@echo "make test-all             whole test suite, as .ci/run runs it"
 	@echo "make test-eval            fast evaluation tests only (tests/eval)"
 	@echo "make eval-scifact         retrieval metrics on SciFact (nDCG@10, Recall@10/100, MRR@10, MAP@100, latency)"

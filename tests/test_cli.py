@@ -48,12 +48,14 @@ def test_quickstart(tmp_path):
     assert "I could not find this in the documents." in r.stdout
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_reingest_reports_unchanged(lab_store, shared):
     r = run("ingest", str(shared / "labs" / "skyladder" / "docs"), "--store", "s", "--json", cwd=lab_store)
     report = json.loads(r.stdout)
     assert len(report["unchanged"]) == 30 and report["added"] == [] and report["chunks_added"] == 0
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_search_json_and_snippet(lab_store):
     r = run("search", "error E-2043", "-k", "3", "--json", "--role", "staff", "--store", "s", cwd=lab_store)
     assert r.returncode == 0, r.stderr
@@ -64,6 +66,7 @@ def test_search_json_and_snippet(lab_store):
     assert "doc-004" in human and "score" in human
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_search_many_queries(lab_store, tmp_path):
     qfile = tmp_path / "q.txt"
     qfile.write_text("trash retention\nselective sync\n")
@@ -75,6 +78,7 @@ def test_search_many_queries(lab_store, tmp_path):
     assert scores == sorted(scores, reverse=True)
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_ask_json_with_roles(lab_store):
     r = run("ask", "What is the FY2025 Marketing budget?", "--role", "staff", "--json", "--store", "s",
             cwd=lab_store)
@@ -87,6 +91,7 @@ def test_ask_json_with_roles(lab_store):
     assert out["refused"] is False and out["citations"][0]["doc_id"].startswith("doc-011")
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_store_from_environment_and_config_file(lab_store):
     r = run("stats", "--json", cwd=lab_store, env={"OPENBOOK_STORE": "s"})
     info = json.loads(r.stdout)
@@ -105,6 +110,7 @@ def test_store_from_environment_and_config_file(lab_store):
         (lab_store / "openbook.toml").unlink()
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_store_and_config_options_on_either_side_of_the_subcommand(lab_store, tmp_path):
     config = tmp_path / "other.toml"
     config.write_text('store = "s"\n')
@@ -137,6 +143,7 @@ def test_eval_writes_the_store_given_on_either_side_of_the_subcommand(tmp_path):
     (("ask", "", "--store", "s"), "empty question"),
     (("search", "x", "--where", "garbage", "--store", "s"), "cannot parse filter"),
 ])
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_errors_are_one_clear_line(lab_store, args, needle):
     r = run(*args, cwd=lab_store)
     assert r.returncode == 1
@@ -156,11 +163,13 @@ def test_ingest_reports_bad_files_and_continues(tmp_path, shared):
     assert r.returncode == 1  # nothing could be ingested
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_top_k_must_be_positive(lab_store):
     r = run("search", "x", "-k", "0", "--store", "s", cwd=lab_store)
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_snippets_do_not_double_the_source_s_bold(lab_store):
     r = run("search", "trash retention", "--role", "staff", "--json", "--store", "s", cwd=lab_store)
     snippets = [h["snippet"] for h in json.loads(r.stdout)["hits"]]
@@ -277,6 +286,7 @@ def test_ingest_json_gives_failed_and_empty_files_one_shape(tmp_path):
     assert report["empty"] == [[str((docs / "blank.txt").resolve()), "blank.txt"]]
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_where_on_a_field_no_document_has_warns(lab_store):
     r = run("search", "trash", "--where", "stauts=current", "--role", "staff", "--json", "--store", "s",
             cwd=lab_store)
@@ -306,6 +316,7 @@ def test_ask_json_gives_the_answerability_score(tmp_path):
     assert refused["notes"] and refused["notes"][0].startswith("refused: ")
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_stats_for_a_role_counts_only_what_it_may_see(lab_store):
     def count(*args: str) -> dict:
         r = run("stats", "--json", "--store", "s", *args, cwd=lab_store)
@@ -319,6 +330,7 @@ def test_stats_for_a_role_counts_only_what_it_may_see(lab_store):
         assert info["manifest"]["rows"] == info["chunks"] and info["manifest"]["documents"] == info["documents"]
 
 
+@pytest.mark.slow  # shares a module store of the lab embedded with the real model: about 30 s to build
 def test_stats_and_documents_see_the_same_documents_by_default(lab_store):
     # documents listed the public documents while stats counted every one: two defaults for one question
     default = json.loads(run("stats", "--json", "--store", "s", cwd=lab_store).stdout)

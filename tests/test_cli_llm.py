@@ -14,6 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/ -> import hel
 
 from helpers.scripted_llm import Reply, ScriptedLLMServer  # noqa: E402
 
+pytestmark = pytest.mark.slow  # CLI processes against a scripted LLM server, each loading the answer stack: about 12 s
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -52,5 +52,6 @@ def test_punctuation_shared_by_chinese_and_japanese_is_no_kana():
     assert family_of("・ー") is None
 
 
+@pytest.mark.slow  # runs every module's examples
 def test_the_module_examples():
     assert doctest.testmod(openbook.scripts).failed == 0

@@ -9,7 +9,7 @@ import pytest
 from openbook.api import Engine
 from openbook.config import ChunkingConfig, Config, EmbeddingConfig, IngestConfig, LLMConfig
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # slow: starts the llama.cpp server and runs a real model
 
 TEXT = """# Kestrel reactor report
 

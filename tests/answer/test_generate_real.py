@@ -18,7 +18,7 @@ from openbook.answer.prompt import default_token_counter
 from openbook.config import LLMConfig
 from openbook.errors import GenerationError
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # slow: starts the llama.cpp server and runs a real model
 
 MESSAGES = [
     {"role": "system", "content": "Answer in one short sentence."},

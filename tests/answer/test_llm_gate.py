@@ -68,6 +68,7 @@ def test_the_gate_off_asks_the_llm_and_an_unsupported_answer_is_refused_after(tm
     assert answer.refused and any(n.startswith("refused: no sentence") for n in answer.notes)
 
 
+@pytest.mark.slow  # starts the llama.cpp server
 @pytest.mark.integration
 def test_the_gate_against_the_real_llama_cpp_server(tmp_path, llama_server):
     llm = LLMConfig(backend="openai", model="smollm2-135m", base_url=llama_server, max_retries=0, max_tokens=24)

@@ -109,6 +109,7 @@ def test_compiled_build_over_small_batches_and_edge_cases(monkeypatch):
         _assert_same_index(BM25Index.from_texts(texts, Analyzer(), compiled=True), ref)
 
 
+@pytest.mark.slow  # the whole SciFact corpus
 def test_compiled_build_ranks_scifact_exactly_as_the_reference(shared, monkeypatch):
     data = shared / "datasets" / "scifact"
     texts = _read(data / "corpus.jsonl", 2000)

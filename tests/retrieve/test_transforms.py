@@ -180,6 +180,7 @@ def _cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
                           env=full, timeout=120)
 
 
+@pytest.mark.slow  # CLI processes against a scripted LLM server
 def test_cli_reports_transforms_in_json_and_needs_llm(bm25_store, scripted):
     cwd = bm25_store.parent
     r = _cli("search", QUESTION, "--store", "s", "--transform", "multi-query", cwd=cwd)

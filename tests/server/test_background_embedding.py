@@ -23,6 +23,7 @@ FLAGS = {"embedding.enabled": True, "chunking.target_words": 30, "chunking.overl
          "chunking.max_words": 50}
 
 
+@pytest.mark.slow  # a served store embeds with the real model
 def test_the_server_embeds_pending_chunks_in_the_background(tmp_path):
     from openbook.server import create_app
 

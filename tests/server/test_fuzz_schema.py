@@ -21,6 +21,8 @@ from hypothesis import HealthCheck, settings
 
 from helpers.served import Served, ServerThread, build_store, server_config
 
+pytestmark = pytest.mark.slow  # schemathesis over the whole schema, three keys: about 15 s
+
 EXAMPLES = 12
 """Random (fuzzing-phase) requests per operation and caller, besides the schema's examples and coverage cases."""
 

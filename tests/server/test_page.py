@@ -13,6 +13,8 @@ import pytest
 from helpers.scripted_llm import Reply, ScriptedLLMServer
 from helpers.served import ServerThread, build_store, server_config
 
+pytestmark = pytest.mark.slow  # drives Chromium against a served store
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None and not os.environ.get("CI"):
     pytest.skip("no system Chromium here (apt-get install -y chromium); CI installs it", allow_module_level=True)

@@ -51,6 +51,7 @@ def counts(store: Path) -> tuple[int, int, int]:
         return docs, chunks, e.store.require_index().bm25.rows
 
 
+@pytest.mark.slow  # several ingest processes at once
 def test_two_ingests_of_clashing_folders_at_once_lose_nothing_silently(tmp_path):
     a, b = folder(tmp_path, "teamA", 8, "Alpha"), folder(tmp_path, "teamB", 8, "Bravo")
     for _ in range(2):  # racy by nature: a couple of bounded trials
@@ -132,6 +133,7 @@ files and is still running when the test, polling on a loaded machine, sees two 
 ends the hold)."""
 
 
+@pytest.mark.slow  # several ingest processes at once
 def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path):
     docs = folder(tmp_path, "docs", 150, "Alpha")
     store = tmp_path / "store"
@@ -159,6 +161,7 @@ def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path):
         assert e.store.count() == (150, 150) and len(e.search("alpha", k=200)) == 150
 
 
+@pytest.mark.slow  # several ingest processes at once
 def test_two_ingest_processes_of_different_folders_both_land_once(tmp_path):
     """Two real ingest processes into one store: the second waits (and says so), nothing is lost or doubled."""
     slow, quick = folder(tmp_path, "a", 30, "Alpha"), folder(tmp_path, "b", 10, "Bravo", stem="m")

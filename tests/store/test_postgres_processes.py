@@ -28,6 +28,7 @@ def counts(url: str) -> tuple[int, int, int]:
         return docs, chunks, stats.chunks if stats else 0
 
 
+@pytest.mark.slow  # several ingest processes at once on PostgreSQL
 def test_a_waiting_writer_says_so_and_readers_keep_working(tmp_path, postgres_url):
     docs = folder(tmp_path, "docs", 3, "Alpha")
     with Engine.open(postgres_url, BM25, create=True) as e:
@@ -51,6 +52,7 @@ def test_a_waiting_writer_says_so_and_readers_keep_working(tmp_path, postgres_ur
     assert counts(postgres_url)[0] == 5
 
 
+@pytest.mark.slow  # several ingest processes at once on PostgreSQL
 def test_two_ingest_processes_of_different_folders_both_land_once(tmp_path, postgres_url):
     slow, quick = folder(tmp_path, "a", 30, "Alpha"), folder(tmp_path, "b", 10, "Bravo", stem="m")
     first = subprocess.Popen([sys.executable, "-c", SLOWER_INGEST, str(slow), postgres_url], cwd=tmp_path, env=ENV,
@@ -88,6 +90,7 @@ def test_the_same_folder_ingested_twice_at_once_is_stored_once(tmp_path, postgre
     assert counts(postgres_url) == (10, 10, 10)
 
 
+@pytest.mark.slow  # several ingest processes at once on PostgreSQL
 def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path, postgres_url):
     docs = folder(tmp_path, "docs", 150, "Alpha")
     proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_INGEST, str(docs), postgres_url], cwd=tmp_path,
@@ -119,6 +122,7 @@ def run(*args: str, cwd: Path) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow  # several ingest processes at once on PostgreSQL
 def test_store_copy_embedded_to_postgresql_and_back(tmp_path, postgres_url, shared):
     embedded, back = tmp_path / "embedded", tmp_path / "back"
     run("ingest", str(shared / "samples" / "markdown"), "--store", str(embedded), "--no-embed", cwd=tmp_path)
