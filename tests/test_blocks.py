@@ -26,7 +26,7 @@ def test_list_items_nest_and_hold_their_code() -> None:
                            ("code", 1, "```sh\n   pip install x\n   ```"),
                            ("list_item", 1, "2. Run\n   - fast"), ("list_item", 2, "- fast")]
     code = parse_blocks(text)[1]
-    assert (code.info, code.closed, code.lines) == ("sh", True, (1, 4))
+    assert (code.fence, code.info, code.closed, code.lines) == ("```", "sh", True, (1, 4))
 
 
 def test_table_rows_carry_their_header() -> None:
@@ -45,8 +45,8 @@ def test_pipes_without_a_separator_are_a_paragraph() -> None:
 def test_code_fenced_unclosed_and_indented() -> None:
     text = "Intro:\n\n    indented code\n\n~~~\n# not a heading\n"
     blocks = parse_blocks(text)
-    assert [(b.kind, b.info, b.closed) for b in blocks] == [("paragraph", "", True), ("code", "", True),
-                                                            ("code", "", False)]
+    assert [(b.kind, b.fence, b.closed) for b in blocks] == [("paragraph", "", True), ("code", "", True),
+                                                             ("code", "~~~", False)]
     assert text[blocks[2].start:blocks[2].end] == "~~~\n# not a heading"
 
 

@@ -31,7 +31,8 @@ class Block:
     ``| a | b |``, a code block's fences). ``lines``: (first line, end line exclusive), lines counted from 0 at
     ``\\n``. ``level``: a heading's level (1-6); a list item's depth (1 for a top-level item); for other blocks
     the depth of the list items holding them (0 outside lists). ``header``: a table row's header cells (``()``
-    for the header row itself); ``cells``: a table row's cells, inline text as written, trimmed. ``info``: a
+    for the header row itself); ``cells``: a table row's cells, inline text as written, trimmed. ``fence``: a
+    fenced code block's opening fence (```` ``` ````, ``~~~~``; ``""`` for indented code). ``info``: a
     fenced code block's info string, trimmed (``""`` for indented code). ``closed``: a fenced code block ends
     with its closing fence (False when the text or its list item ended first; True for indented code).
     ``quoted``: the block is inside a block quote."""
@@ -43,6 +44,7 @@ class Block:
     lines: tuple[int, int]
     header: tuple[str, ...] = ()
     cells: tuple[str, ...] = ()
+    fence: str = ""
     info: str = ""
     closed: bool = True
     quoted: bool = False
@@ -113,9 +115,11 @@ def parse_blocks(text: str) -> list[Block]:
             s, e = span(first, end_line)
             closed = True
             if kind == "fence":  # content holds the lines between the fences: one line fewer when it is closed
-                closed = end_line - first - 1 > tok.content.count("\n")
-            blocks.append(Block("code", depth, s, e, (first, end_line), info=tok.info.strip() if kind == "fence"
-                                else "", closed=closed, quoted=quotes > 0))
+                body = tok.content.count("\n") + (not tok.content.endswith("\n") and tok.content != "")
+                closed = end_line - first - 1 > body
+            fenced = kind == "fence"
+            blocks.append(Block("code", depth, s, e, (first, end_line), fence=tok.markup if fenced else "",
+                                info=tok.info.strip() if fenced else "", closed=closed, quoted=quotes > 0))
         elif kind == "thead_open":
             in_head = True
         elif kind == "thead_close":
