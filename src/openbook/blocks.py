@@ -13,6 +13,7 @@ line is one line here whatever its ending and spans index the text as given.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -54,7 +55,11 @@ class Block:
 def _parser() -> Any:
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark").enable("table")
+    # block structure only: inline parsing (emphasis, links) is most of the parse's time, and no block needs it
+    return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+
+
+_NEWLINE = re.compile("\n")
 
 
 def parse_blocks(text: str) -> list[Block]:
@@ -67,13 +72,15 @@ def parse_blocks(text: str) -> list[Block]:
         The blocks in text order (by ``start``; an enclosing list item before what it holds); ``[]`` for a text
         without any. Kinds and fields: ``Block``.
     """
-    if not text.strip():
-        return []
+    return list(_parsed(text)) if text.strip() else []
+
+
+@lru_cache(maxsize=8)
+def _parsed(text: str) -> tuple[Block, ...]:
+    """``parse_blocks``, remembered for the last texts: the loader, the chunker and its revision read one
+    document's text in turn."""
     source = text.replace("\r", " ")  # same length: offsets stay those of ``text``
-    starts = [0]
-    for i, ch in enumerate(source):
-        if ch == "\n":
-            starts.append(i + 1)
+    starts = [0, *(m.end() for m in _NEWLINE.finditer(source))]
 
     def span(first: int, end_line: int) -> tuple[int, int]:
         s = starts[first] if first < len(starts) else len(text)
@@ -139,7 +146,7 @@ def parse_blocks(text: str) -> list[Block]:
                                 quoted=quotes > 0))
             i = j
         i += 1
-    return blocks
+    return tuple(blocks)
 
 
 def _in_item_directly(tokens: list[Any], i: int) -> bool:
