@@ -119,3 +119,8 @@ def test_a_fence_in_a_block_quote_is_no_fence() -> None:
 
 def test_a_carriage_return_inside_a_line_ends_no_line() -> None:
     assert blocks("a\rb\n\n```\nx\ry\n```") == [(2, 5, "", True)]
+
+
+def test_a_fence_line_inside_an_html_block_is_html() -> None:
+    # CommonMark 4.6: a <div> line opens an HTML block that runs to the next blank line
+    assert blocks("<div>\n```\n# code?\n```\n</div>\n\n```\ncode\n```") == [(6, 9, "", True)]
