@@ -21,6 +21,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..chunking import split_sentences as sentence_spans
 from ..types import Passage
 from .refusal import REFUSALS
 
@@ -128,18 +129,17 @@ def citation_ids(text: str) -> list[int]:
 def split_sentences(text: str) -> list[str]:
     """Answer sentences in order; a citation that follows the full stop joins the sentence before it.
 
-    Splits at line breaks and after ``.``/``!``/``?`` followed by white space, and after ``。！？``.
-    List bullets (``- ``, ``* ``, ``1. ``) are removed.
+    Each line is cut into sentences by ``chunking.split_sentences`` (BlingFire, and after ``。！？``), the one
+    sentence splitter the chunker and the answerer's units use; a line break always ends a sentence. List bullets
+    (``- ``, ``* ``, ``1. ``) are removed.
     """
     out: list[str] = []
     for line in text.splitlines():
         line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip()
         if not line:
             continue
-        for piece in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", line):
-            piece = piece.strip()
-            if not piece:
-                continue
+        for s, e in sentence_spans(line):
+            piece = line[s:e]
             lead = _LEADING_CITES.match(piece)
             if out and lead:  # "... 14 days. [1] Next sentence": the marker belongs to the sentence before
                 out[-1] = f"{out[-1]} {lead.group(0).strip()}"

@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from ..chunking import split_sentences
 from ..files import write_json_atomic
 from ..types import Chunk, content_hash
 
@@ -60,9 +60,6 @@ SUMMARY_SENTENCES = 4
 MAX_SENTENCE_CHARS = 400
 MAX_SUMMARY_INPUT_CHARS = 12_000
 """Characters of children's text an LLM summary request holds at most (each child cut to its share)."""
-
-_SENT = re.compile(r"(?<=[.!?。！？])\s+")
-
 
 @dataclass(frozen=True)
 class RaptorNode:
@@ -144,7 +141,8 @@ def _sentences(text: str) -> list[str]:
         line = line.strip()
         if not line or line.startswith(("#", "|")):
             continue
-        out.extend(s.strip()[:MAX_SENTENCE_CHARS] for s in _SENT.split(line) if len(s.split()) >= 4)
+        sents = [line[a:b] for a, b in split_sentences(line)]  # the chunker's splitter (BlingFire)
+        out.extend(s[:MAX_SENTENCE_CHARS] for s in sents if len(s.split()) >= 4)
     return out
 
 

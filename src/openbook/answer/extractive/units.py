@@ -9,6 +9,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from ...blocks import Block, parse_blocks
 from ...chunking import split_sentences
 from ...emphasis import MARKDOWN_FORMATS
 from ...fences import fenced_blocks
@@ -117,12 +118,34 @@ def _table_row(header: list[str], cells: list[str], heading: str) -> _Unit:
                  columns=tuple(header))
 
 
+@dataclass(frozen=True)
+class _Fence:
+    """A fenced code block's lines: ``start`` (its opening fence) to ``end`` (exclusive); ``closed``: line
+    ``end - 1`` is its closing fence."""
+
+    start: int
+    end: int
+    closed: bool
+
+    @classmethod
+    def of(cls, b: Block) -> _Fence:
+        return cls(b.lines[0], b.lines[1], b.closed)
+
+    @property
+    def body(self) -> range:
+        """The block's code lines, fences excluded."""
+        return range(self.start + 1, self.end - 1 if self.closed else self.end)
+
+
 def _units(p: Passage) -> list[_Unit]:
     """Sentences of a passage, in order. A table row becomes ``header: value; ...`` so it reads on its own; a
     markdown list item and a line that opens with a bold label (``**Standard limit:** 600 ...``) start a
     sentence of their own even without sentence punctuation before them; a heading inside the passage is no
-    sentence but the subject of the sentences under it. A fenced code block (```` ``` ```` or ``~~~``, read by
-    ``fences.fenced_blocks`` as the loader and the chunker read it; the Markdown loader fences indented code too)
+    sentence but the subject of the sentences under it. In a Markdown passage holding a table or a fence, the code
+    blocks and table rows are those of ``blocks.parse_blocks`` (the one Markdown parse; a row's cells as the
+    parser splits them, a row past its header's columns cut to them); elsewhere a fenced code block is read by
+    ``fences.fenced_blocks``, from the same parse, and a line opening with ``|`` is a table row. A code block
+    (```` ``` ```` or ``~~~``, as the loader and the chunker read it; the Markdown loader fences indented code too)
     is one unit marked ``code``, its lines kept as written: never cut into sentences at its periods, its ``#``
     comments no headings; inside a list it belongs to the step above it. A block the passage does not close runs
     to the passage's end."""
@@ -142,8 +165,15 @@ def _units(p: Passage) -> list[_Unit]:
     def flush() -> None:
         _flush(out, block, heading, block_run, step, number, markdown)
 
-    lines = p.chunk.text.split("\n")
-    fenced = {b.start: b for b in fenced_blocks(lines)}  # the blocks the loader and the chunker read
+    text = p.chunk.text
+    lines = text.split("\n")
+    rows: dict[int, Block] = {}  # a Markdown table's rows by line, header row included (the one parse's)
+    if markdown and ("|" in text or "```" in text or "~~~" in text):
+        parsed = parse_blocks(text)
+        fenced = {b.lines[0]: _Fence.of(b) for b in parsed if b.kind == "code" and b.fence and not b.quoted}
+        rows = {b.lines[0]: b for b in parsed if b.kind == "table_row"}
+    else:
+        fenced = {b.start: _Fence(b.start, b.end, b.closed) for b in fenced_blocks(lines)}
     code_end = 0  # the end (a line number) of the code block just read
     for n, line in enumerate(lines):
         if n < code_end:
@@ -155,6 +185,15 @@ def _units(p: Passage) -> list[_Unit]:
             block_run = code_run = block_run if in_list else -1
             _add_code(out, [lines[k] for k in fenced[n].body], heading, code_run, step, number)
             code_end = fenced[n].end
+            continue
+        if n in rows:  # a Markdown table's row: its cells as the parser reads them (escaped and code-span pipes)
+            flush()
+            in_list, block_run = False, -1
+            if rows[n].header:
+                out.append(_table_row(list(rows[n].header), list(rows[n].cells), heading))
+            header = None
+            continue
+        if n - 1 in rows and not rows[n - 1].header:  # the separator line under a header row
             continue
         if stripped.startswith("|"):
             flush()
