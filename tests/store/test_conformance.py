@@ -15,6 +15,7 @@ Robertson et al. with Lucene idf; cosine similarity for vectors) computed here i
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 from collections import Counter
@@ -30,6 +31,7 @@ from openbook.errors import ConfigError, StoreError
 from openbook.index.analyzer import Analyzer
 from openbook.store import (IndexSettings, LocalIndex, Store, Visibility, open_store, require_local_index,
                             weighted_terms)
+from openbook.store.base import ROLES, protocol_members
 from openbook.types import Chunk, Document
 
 SCIFACT = (Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "scifact").resolve()
@@ -229,6 +231,25 @@ VISIBILITIES = [
     Visibility.of(where=["nosuchfield=1"]),  # matches nothing
     Visibility.of(exclude_docs=["scifact/4983"]),
 ]
+
+
+# ---------------------------------------------------------------------- the roles
+@pytest.mark.parametrize("role", ROLES, ids=lambda role: role.__name__)
+def test_the_backend_provides_every_member_of_each_role(store, role):
+    """Every attribute and method of each role protocol exists on the backend, methods with the protocol's
+    parameter names in its order (so keyword callers work); a failure names the role and what is missing."""
+    missing = sorted(m for m in protocol_members(role) if not hasattr(store, m))
+    assert not missing, f"{type(store).__name__} lacks {role.__name__} members: {', '.join(missing)}"
+    for name in sorted(protocol_members(role)):
+        wanted = getattr(role, name, None)
+        if not inspect.isfunction(wanted):
+            continue  # an attribute or a property: presence is what the protocol asks
+        got = getattr(store, name)
+        assert callable(got), f"{type(store).__name__}.{name} must be a method ({role.__name__})"
+        want_params = list(inspect.signature(wanted).parameters)[1:]  # without self
+        assert list(inspect.signature(got).parameters) == want_params, \
+            f"{type(store).__name__}.{name} takes {inspect.signature(got)}, {role.__name__} says {want_params}"
+    assert isinstance(store, role) and isinstance(store, Store)
 
 
 # ---------------------------------------------------------------------- documents, chunks, metadata, versions

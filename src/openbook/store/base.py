@@ -2,6 +2,15 @@
 operations it must answer. Retrieval (``openbook.retrieve.pipeline.Retriever``), ingest and answering talk to a
 store only through the ``Store`` protocol below; nothing above ``store/`` knows files, SQL or generations.
 
+Roles (``ROLES``; ``Store`` is their composition, and every backend implements all of them)::
+
+    StoreHandle     backend, location, read_only; configure, close, info; local_index (optional capability)
+    Transactions    the writer lock, begin / commit / rollback, savepoints, read snapshots
+    DocumentStore   documents, chunks, their metadata, version links
+    IndexWriter     index and vector writes, and the reads a rewrite of the index needs
+    SearchIndex     BM25 and dense top-k, stored vectors, corpus statistics (N, df, idf, vocabulary)
+    LocalIndex      optional: the index as a local folder of generations, with files kept beside a generation
+
 Backends::
 
     embedded     openbook.store.embedded.EmbeddedStore   one folder: SQLite + memory-mapped index generations
@@ -39,9 +48,9 @@ ingest: ``snapshot()`` pins one committed state for several reads (a search and 
 
 How a new backend plugs in (what the PostgreSQL helper implements):
 
-1. A module ``openbook/store/NAME.py`` with a class that implements every method of ``Store`` (structural
-   typing: no base class to inherit; ``isinstance(obj, Store)`` works at run time because the protocol is
-   ``runtime_checkable``), plus a classmethod ``open(location: str, create: bool = False) -> Self`` that raises
+1. A module ``openbook/store/NAME.py`` with a class that implements every member of ``Store``'s roles
+   (structural typing: no base class to inherit; ``isinstance(obj, Store)`` works at run time because the
+   protocols are ``runtime_checkable``, and the conformance suite names a missing member and its role), plus a classmethod ``open(location: str, create: bool = False) -> Self`` that raises
    ``StoreError`` (missing / unreachable, with how to fix it) or ``StoreVersionError`` (schema written by an
    incompatible openbook; a backend with migrations applies the known ones at open and raises for unknown).
 2. One line in ``openbook.store.BACKENDS`` (``openbook/store/__init__.py``): the URL scheme (``postgresql``) and
@@ -62,7 +71,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Protocol,
+from typing import (TYPE_CHECKING, Any, Callable, Collection, ContextManager, Generic, Iterable, Iterator, Mapping, Protocol,
                     Sequence, runtime_checkable)
 
 import numpy as np
@@ -238,11 +247,12 @@ class VectorSource(Protocol):
 
 
 @runtime_checkable
-class Store(Protocol):
-    """Documents, chunks, metadata, versions and the lexical and dense index of one corpus.
+class StoreHandle(Protocol):
+    """What every open store is: its name, location and mode, its settings and its release.
 
-    Not thread-safe: one object per thread. Methods marked *write* must be called between ``begin`` and
-    ``commit`` (or inside ``transaction()``) while holding ``write_lock``.
+    ``configure`` is called once, right after the backend's ``open``, before any other method; after ``close``
+    no method may be called. ``local_index`` is the optional capability query: a backend whose index is a local
+    folder of generations returns a ``LocalIndex``, any other returns None.
     """
 
     backend: str
@@ -254,7 +264,6 @@ class Store(Protocol):
     read_only: bool
     """Opened without write permission: it can be searched, not written (writes raise ``StoreError``)."""
 
-    # ------------------------------------------------------------------ lifecycle
     def configure(self, settings: IndexSettings) -> None:
         """Set BM25 parameters, analyzer settings and ANN threshold for later queries and writes (call once,
         right after ``open``)."""
@@ -271,7 +280,24 @@ class Store(Protocol):
         may add keys (the embedded store adds ``generation``)."""
         ...
 
-    # ------------------------------------------------------------------ writers and transactions
+    def local_index(self) -> LocalIndex | None:
+        """This store as a ``LocalIndex`` (its index is a local folder of generations), or None for a backend
+        without one. Features that keep files beside a generation ask for it (``require_local_index``)."""
+        ...
+
+
+@runtime_checkable
+class Transactions(Protocol):
+    """One writer at a time, all-or-nothing writes, and stable reads.
+
+    A writer holds ``write_lock`` for its whole run, then writes between ``begin`` and ``commit`` (or inside
+    ``transaction()``); every method marked *write* in the other roles must be called there, else the backend
+    raises ``StoreError``. ``commit`` publishes the documents, chunks, versions and index changes of the
+    transaction together; ``rollback`` (or the process dying) leaves the previous committed state. Readers use
+    ``snapshot()`` to see one committed state across several reads. Errors: ``StoreError`` for a read-only store,
+    a lock that cannot be taken, or a busy store.
+    """
+
     def write_lock(self, on_wait: Callable[[str], None] | None = None) -> ContextManager[None]:
         """Hold the store's exclusive writer lock for a whole ingest or delete (re-entrant in one process).
         When another writer holds it, ``on_wait`` hears one line saying so and this call waits.
@@ -310,7 +336,16 @@ class Store(Protocol):
         process during it is not seen. Re-entrant; inside a write transaction it reads that transaction's state."""
         ...
 
-    # ------------------------------------------------------------------ documents and chunks
+
+@runtime_checkable
+class DocumentStore(Protocol):
+    """The stored documents and their chunks, metadata and version links: what ingest writes, what answers cite.
+
+    A missing id is absent from a returned mapping, or None for one id, never an error; ``put_*`` and
+    ``delete_*`` are *write*. Orders: chunks in document
+    order, document listings by doc id. Neither a put nor a delete touches the index (``IndexWriter``).
+    """
+
     def documents(self) -> dict[str, StoredDocument]:
         """Every stored document by id (no text)."""
         ...
@@ -356,7 +391,6 @@ class Store(Protocol):
         """Source path -> ids of the documents read from it (ids in doc id order)."""
         ...
 
-    # ------------------------------------------------------------------ metadata and versions
     def document_metadata(self) -> dict[str, dict[str, Any]]:
         """Filterable fields of every document by id: ``doc_id``, ``title``, ``format``, ``path`` (the source),
         then its metadata keys (a metadata key of the same name wins). What ``Visibility.allows`` reads."""
@@ -379,7 +413,17 @@ class Store(Protocol):
         """Recorded version links: older doc id -> the doc id that supersedes it."""
         ...
 
-    # ------------------------------------------------------------------ the index: writes
+
+@runtime_checkable
+class IndexWriter(Protocol):
+    """Changes to the lexical and dense index, and the reads a rewrite of the index needs.
+
+    ``write_index`` and ``write_vectors`` are *write*; they become visible at ``commit``. The reads here
+    (``pending_vectors``, ``index_manifest``, ``indexed_chunk_ids``) do not check the recorded
+    analyzer settings against ``configure``'s, so a migration (``openbook.store.reindex``) can read an index
+    the search role refuses. Chunk ids come in row order (insertion order, the order that breaks BM25 ties).
+    """
+
     def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
                     reuse: Collection[str] = (), embedder: VectorSource | None = None,
                     reembed: bool = False, defer: bool = False) -> int:
@@ -424,7 +468,6 @@ class Store(Protocol):
         order, at most ``limit`` of them (None: all); empty for a BM25-only store and when every chunk has one."""
         ...
 
-    # ------------------------------------------------------------------ the index: reads
     def index_manifest(self) -> dict[str, Any] | None:
         """The committed index's manifest as recorded (``format_version``, ``analyzer``, ``bm25``, ``chunking``,
         ``embedding``), read without checking it against ``configure``'s settings: what a migration reads of an
@@ -435,6 +478,18 @@ class Store(Protocol):
         """Chunk ids of the committed index in row order (insertion order: the order that breaks BM25 ties), read
         without checking the analyzer settings; empty before the first index write."""
         ...
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """Queries of the committed index: BM25 and dense top-k under a ``Visibility``, stored vectors, and the
+    corpus statistics (N, df, idf, avgdl, vocabulary) that BM25 and the answerer's term weights use.
+
+    Batch first: the top-k methods take a list of queries and return one ranked list per query, in query order,
+    best first. Statistics for a role list count only what those roles may see (see the module docstring).
+    Errors: ``StoreError`` for an empty store (nothing indexed; ``empty_store_error``), ``StoreVersionError``
+    for an index written with other analyzer settings than ``configure``'s.
+    """
 
     def corpus_stats(self) -> CorpusStats | None:
         """Statistics of the committed index; None when nothing was ever indexed."""
@@ -504,11 +559,32 @@ class Store(Protocol):
         """Every indexed term -> a backend-defined integer id (callers use membership and ``len``)."""
         ...
 
-    # ------------------------------------------------------------------ optional capabilities
-    def local_index(self) -> LocalIndex | None:
-        """This store as a ``LocalIndex`` (its index is a local folder of generations), or None for a backend
-        without one. Features that keep files beside a generation ask for it (``require_local_index``)."""
-        ...
+
+@runtime_checkable
+class Store(StoreHandle, Transactions, DocumentStore, IndexWriter, SearchIndex, Protocol):
+    """Documents, chunks, metadata, versions and the lexical and dense index of one corpus: every role together.
+
+    What a backend implements and what ingest, retrieval and answering are given. Code that needs only one
+    role may annotate with that role (``SearchIndex``, ``DocumentStore``, ...). Not thread-safe: one object per
+    thread.
+    """
+
+
+def protocol_members(protocol: type) -> set[str]:
+    """The attributes and methods a class must have to satisfy ``protocol`` (its own and its bases', without
+    ``Protocol``'s and ``object``'s): what the conformance suite checks each backend class for."""
+    names: set[str] = set()
+    for klass in protocol.__mro__:
+        if klass in (Protocol, object, Generic):
+            continue
+        names.update(getattr(klass, "__annotations__", {}))
+        names.update(n for n, v in vars(klass).items()
+                     if not n.startswith("_") and (callable(v) or isinstance(v, (property, classmethod, staticmethod))))
+    return names
+
+
+ROLES: tuple[type, ...] = (StoreHandle, Transactions, DocumentStore, IndexWriter, SearchIndex)
+"""The role protocols ``Store`` is made of, in the order a backend author reads them."""
 
 
 @runtime_checkable
