@@ -234,6 +234,14 @@ VISIBILITIES = [
 
 
 # ---------------------------------------------------------------------- the roles
+def test_store_is_exactly_its_roles():
+    """``Store`` adds nothing to its roles, and no member belongs to two roles (each has one home)."""
+    members = [protocol_members(role) for role in ROLES]
+    assert set().union(*members) == protocol_members(Store)
+    assert sum(map(len, members)) == len(protocol_members(Store))
+    assert {"bm25_top_k", "vector_top_k", "put_index", "get_documents", "begin", "configure"} <= protocol_members(Store)
+
+
 @pytest.mark.parametrize("role", ROLES, ids=lambda role: role.__name__)
 def test_the_backend_provides_every_member_of_each_role(store, role):
     """Every attribute and method of each role protocol exists on the backend, methods with the protocol's
