@@ -76,7 +76,7 @@ def main() -> None:
         with store.write_lock(), store.transaction():
             for doc, cs in docs:
                 store.put_document(doc, "/scifact", cs, doc.content_hash)
-            store.write_index(set(), chunks, terms)
+            store.put_index(set(), chunks, terms)
         print(f"{args.backend}: {len(docs)} documents, {len(chunks)} chunks, every {args.hidden_every}th "
               f"restricted, {len(queries)} queries, k=100")
         for name, visibility in (("sees everything (role finance)", Visibility.of(roles=["finance"])),

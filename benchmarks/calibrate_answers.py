@@ -111,7 +111,7 @@ def collect(engine: Engine, questions: list) -> list[tuple[str, int, dict | None
             kwargs["embed"] = lambda texts, kind: embedder.embed(texts, kind=kind)  # recorded whatever the model
         return original_features(*args, **kwargs)
 
-    vectors = engine.store.embedding()
+    vectors = engine.store.get_embedding()
     embedder = engine.retriever.embedder() if vectors is not None and vectors.model in DENSE_SCALE else None
     extractive.answerability = record
     extractive.answer_features = record_top
@@ -407,7 +407,7 @@ def main() -> None:
         splits[root.name] = load_qa_questions(root)[:args.per_set] if root.name in whole else \
             calibration_split(root, args.per_set)
         with store(root) as engine:
-            vectors = engine.store.embedding()
+            vectors = engine.store.get_embedding()
             embedder = vectors.model if vectors is not None else embedder
             rows += [(*r[:4], root.name) for r in collect(engine, splits[root.name])]
     for spec in [] if args.load else args.judged:  # not reported anywhere: every judged question calibrates

@@ -39,9 +39,9 @@ def _ingest(folder: Path, store: Path, embed: bool, ray_address: str | None) -> 
         report = engine.ingest([folder], embed=embed, ray=ray_address)
     seconds = time.perf_counter() - t0
     with Engine.open(store, config) as engine:
-        ids = engine.store.indexed_chunk_ids()
-        contents = {"docs": sorted(engine.store.documents()), "ids": ids,
-                    "vectors": engine.store.vectors(ids) if embed else None}
+        ids = engine.store.get_indexed_chunk_ids()
+        contents = {"docs": sorted(engine.store.get_documents()), "ids": ids,
+                    "vectors": engine.store.get_vectors(ids) if embed else None}
     return seconds, {"report": report, **contents}
 
 

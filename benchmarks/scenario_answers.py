@@ -130,7 +130,7 @@ def main() -> None:
     extractive.answer_extractive = each_weight
     cfg = Config().with_overrides({"embedding.enabled": False}) if args.no_embed else Config()
     engine = Engine.open(args.store, cfg, create=args.no_embed)
-    if args.no_embed and engine.store.count()[0] == 0:
+    if args.no_embed and engine.store.count_stored()[0] == 0:
         engine.ingest([root / "corpus.jsonl"], sync=True)
     tally = {w: {"pos_answered": 0, "pos_gold": 0, "neg_refused": 0} for w in weights}
     out = open(args.out, "w", encoding="utf-8") if args.out else None

@@ -198,7 +198,7 @@ def pg_ext(args: argparse.Namespace) -> None:
             for c in chunks:
                 store.put_document(Document(doc_id=c.doc_id, text=c.text, title=c.title, source="/", format="beir"),
                                    "/", [c], "h")
-            store.write_index((), chunks, terms)
+            store.put_index((), chunks, terms)
         store.conn.execute("VACUUM ANALYZE openbook.postings")
         timed("PostgreSQL store (SQL BM25)",
               lambda q: [h.doc_id for h in store.bm25_top_k([weighted_terms(q)], 100, Visibility())[0]])
@@ -304,7 +304,7 @@ def synthetic(args: argparse.Namespace) -> None:
                     with store.transaction():
                         for d, c in zip(docs[part], chunks[part]):
                             store.put_document(d, "/synthetic", [c], d.content_hash)
-                        store.write_index((), chunks[part], terms[part], embedder=vectors)
+                        store.put_index((), chunks[part], terms[part], embedder=vectors)
                     print(f"  {backend}: {min(start + args.batch, len(chunks))} chunks, "
                           f"{time.perf_counter() - t0:.0f} s", flush=True)
                 if backend != "embedded":
@@ -339,7 +339,7 @@ def synthetic(args: argparse.Namespace) -> None:
                             "dense": store.vector_top_k(qvecs[i:i + 1], 100, vis)[0]}
                 rrf(legs)[:10]
                 lat["hybrid"].append(time.perf_counter() - t)
-            emb = store.embedding()
+            emb = store.get_embedding()
             results[backend] = {"chunks": len(chunks), "ingest_s": ingest_s, "chunks_per_s": len(chunks) / ingest_s,
                                 "index_mb": size / 2**20, "ann": bool(emb and emb.ann),
                                 **{f"{k}_p50_ms": pct(v, 50) for k, v in lat.items() if v},

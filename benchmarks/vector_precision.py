@@ -206,7 +206,7 @@ def postgres(args) -> list[dict]:
                         c = Chunk(chunk_id=make_chunk_id(d.doc_id, d.text), doc_id=d.doc_id, text=d.text, title="")
                         store.put_document(d, "/v", [c], d.content_hash)
                         chunks.append(c)
-                    store.write_index((), chunks, [["row"]] * len(chunks), embedder=Table())
+                    store.put_index((), chunks, [["row"]] * len(chunks), embedder=Table())
             build = time.perf_counter() - t
             row_of = {c.chunk_id: i for i, c in enumerate(chunks)}
             times, got = [], []
@@ -222,7 +222,7 @@ def postgres(args) -> list[dict]:
                             "recall@10": round(recall(np.asarray(got), want), 4),
                             "p50_ms": round(float(np.percentile(times, 50)) * 1000, 2),
                             "graph_mib_per_million": round(graph * 1_000_000 / data.shape[0] / 2**20, 1),
-                            "ann": store.embedding().ann, "write_and_build_s": round(build, 1),
+                            "ann": store.get_embedding().ann, "write_and_build_s": round(build, 1),
                             "postgresql": versions[0], "pgvector": versions[1]})
             print("postgres", json.dumps(results[-1]), flush=True)
             store.close()

@@ -101,7 +101,7 @@ def test_delete_and_sync(tmp_path, docs):
         report = e.ingest([docs], sync=True)
         assert report.deleted == ["sub/leave.txt"]
         assert e.search("annual leave") == []
-        assert e.store.count()[0] == 2
+        assert e.store.count_stored()[0] == 2
 
 
 def test_filters_and_roles_apply_before_top_k(tmp_path, docs):
@@ -125,20 +125,20 @@ def test_stats_count_only_what_the_roles_may_search(tmp_path, docs, monkeypatch)
         e.ingest([docs])
 
         def searchable(roles: list[str]) -> tuple[int, int]:
-            every_term = [[(t, 1.0) for t in e.store.vocabulary()]]  # every chunk holds one of them
+            every_term = [[(t, 1.0) for t in e.store.get_vocabulary()]]  # every chunk holds one of them
             hits = e.store.bm25_top_k(every_term, 10_000, Visibility.of(roles=roles))[0]
             return len({h.doc_id for h in hits}), len(hits)
 
         def listing(*args, **kwargs):
             raise AssertionError("stats must count with a store query, not by listing documents")
 
-        monkeypatch.setattr(e.store, "document_rows", listing)
+        monkeypatch.setattr(e.store, "get_document_rows", listing)
         for roles in ([], ["finance"], ["STAFF"], ["staff", "finance"]):
             stats = e.stats(roles=roles)
             assert (stats["documents"], stats["chunks"]) == searchable(roles)
             assert (stats["manifest"]["documents"], stats["manifest"]["rows"]) == searchable(roles)
         public, admin = e.stats(roles=[]), e.stats()  # None: the local administrator (`openbook stats --all`) sees all
-        assert (admin["documents"], admin["chunks"]) == e.store.count() == (4, admin["manifest"]["rows"])
+        assert (admin["documents"], admin["chunks"]) == e.store.count_stored() == (4, admin["manifest"]["rows"])
         assert public["documents"] == 2 and public["chunks"] < admin["chunks"] - 1  # board.md has several chunks
 
 
@@ -277,11 +277,11 @@ def test_versions_are_recorded_at_ingest(tmp_path, docs):
     write(docs, "faq-old.md", "---\ntitle: Frequently asked\n---\nAnswers.\n")
     with open_engine(tmp_path) as e:
         e.ingest([docs])
-        assert e.store.versions() == {"travel-v1.md": "travel-v2.md", "faq-old.md": "faq-new.md"}
+        assert e.store.get_versions() == {"travel-v1.md": "travel-v2.md", "faq-old.md": "faq-new.md"}
         a = e.ask("What is the hotel limit in the travel policy?")
         assert "210" in a.text and "180" not in a.text and "Travel Policy v1.3" in a.text
         e.delete(["travel-v2.md"])
-        assert e.store.versions() == {"faq-old.md": "faq-new.md"}
+        assert e.store.get_versions() == {"faq-old.md": "faq-new.md"}
 
 
 def test_same_relative_path_from_another_folder_is_refused_not_overwritten(tmp_path):
@@ -300,7 +300,7 @@ def test_sync_of_one_file_keeps_the_folder_s_other_documents(tmp_path, docs):
     with open_engine(tmp_path) as e:
         e.ingest([docs])
         report = e.ingest([docs / "trash.md"], sync=True)
-        assert report.deleted == [] and e.store.count()[0] == 3
+        assert report.deleted == [] and e.store.count_stored()[0] == 3
         (docs / "budget.md").unlink()
         assert e.ingest([docs / "trash.md"], sync=True).deleted == ["budget.md"]  # its file is gone
 
@@ -322,15 +322,15 @@ def test_one_file_is_one_document_whatever_folder_it_is_ingested_from(tmp_path):
         e.ingest([kb / "team"])
         report = e.ingest([kb])
         assert report.added == ["lunch.md"] and report.unchanged == ["parking.md"]  # the id it was stored under
-        assert e.store.count() == (2, 2)
+        assert e.store.count_stored() == (2, 2)
         (kb / "team" / "parking.md").write_text("# Parking\nVisitors park in lot F behind the greenhouse.\n")
         assert e.ingest([kb], sync=True).updated == ["parking.md"]
         assert [h.chunk.text for h in e.search("visitors park")] == ["Visitors park in lot F behind the greenhouse."]
         assert e.ingest([kb / "team" / "parking.md"]).unchanged == ["parking.md"]  # the file given directly
         assert e.delete([str(kb / "team" / "parking.md")]) == ["parking.md"]  # delete by the file's path
-        assert e.store.count() == (1, 1)
+        assert e.store.count_stored() == (1, 1)
         report = e.ingest([kb, kb / "team"])  # one file reached from two paths of one call
-        assert report.added == ["team/parking.md"] and e.store.count() == (2, 2)
+        assert report.added == ["team/parking.md"] and e.store.count_stored() == (2, 2)
 
 
 def test_a_store_with_two_copies_of_one_file_keeps_one(tmp_path):
@@ -343,7 +343,7 @@ def test_a_store_with_two_copies_of_one_file_keeps_one(tmp_path):
         e.store.put_document(replace(doc, doc_id="team/parking.md"), str(kb), [], "old")
         e.store.commit()
         report = e.ingest([kb])
-        assert len(report.deleted) == 1 and e.store.count() == (1, 1)
+        assert len(report.deleted) == 1 and e.store.count_stored() == (1, 1)
         assert [h.doc_id for h in e.search("visitors park")] == report.unchanged + report.updated
 
 
@@ -354,7 +354,7 @@ def test_ids_are_nfc_at_ingest_delete_and_filter_time(tmp_path):
     with open_engine(tmp_path) as e:
         assert e.ingest([d]).added == [nfc_name]
         assert [h.doc_id for h in e.search("kiln", where=[f"doc_id={nfd}"])] == [nfc_name]
-        assert e.delete([nfd]) == [nfc_name] and e.store.count() == (0, 0)
+        assert e.delete([nfd]) == [nfc_name] and e.store.count_stored() == (0, 0)
 
 
 def test_a_failing_cleaner_or_chunker_costs_only_its_document(tmp_path, docs, monkeypatch):
@@ -389,7 +389,7 @@ def test_documents_without_text_and_unsupported_files_are_reported_not_counted(t
         assert len(report.added) == 3 and report.failed == []
         assert [doc_id for _, doc_id in report.empty] == ["blank.md"]
         assert report.skip_summary() == "skipped 4 files: 3 .xyz, 1 .exe (unsupported type)"
-        assert e.store.count()[0] == 3
+        assert e.store.count_stored()[0] == 3
 
 
 def test_an_edit_re_embeds_only_the_changed_chunks(tmp_path):

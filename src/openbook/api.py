@@ -344,15 +344,15 @@ class Engine:
         Args:
             roles: None (a local administrator: ``openbook stats --all``) counts every document and chunk; a role list
                 (empty: public documents only) counts only the documents those roles may see and their chunks
-                (``Store.count(roles)``, a query the store answers), and the manifest's counts (``rows``,
+                (``Store.count_stored(roles)``, a query the store answers), and the manifest's counts (``rows``,
                 ``documents``) are replaced by these, so no number tells how much is hidden.
         """
-        docs, chunks = self.store.count(None if roles is None else tuple(roles))
+        docs, chunks = self.store.count_stored(None if roles is None else tuple(roles))
         info = self.store.info()
         if roles is not None and info.get("manifest") is not None:
             visible = {"rows": chunks, "documents": docs}  # the manifest's counts include hidden documents
             info["manifest"] = {k: visible.get(k, v) for k, v in info["manifest"].items()}
-            if (info["manifest"].get("embedding") or {}).get("pending") and self.store.count() != (docs, chunks):
+            if (info["manifest"].get("embedding") or {}).get("pending") and self.store.count_stored() != (docs, chunks):
                 # the store's count of chunks waiting for a vector includes hidden ones: not shown
                 info["manifest"]["embedding"] = {k: v for k, v in info["manifest"]["embedding"].items()
                                                  if k != "pending"}

@@ -33,7 +33,7 @@ def test_contexts_from_a_real_server(tmp_path, llama_server):
         stats = report.contextualize
         assert report.ok and stats["failed"] == 0 and stats["calls"] == report.chunks_added >= 2
         assert stats["input_tokens"] > 0 and stats["output_tokens"] > 0
-        chunks = engine.store.chunks_of("kestrel.md")
+        chunks = engine.store.get_document_chunks("kestrel.md")
         assert all(c.context and "\n" not in c.context for c in chunks)
         assert all(c.text in TEXT for c in chunks)  # the passage text is the document's own
         engine.delete(["kestrel.md"])

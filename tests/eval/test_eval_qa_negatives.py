@@ -189,20 +189,20 @@ def test_absent_store_has_the_corpus_statistics_of_the_remaining_documents(bm25_
     dest = absent_store(bm25_store, ["Zorvan-0", "no-such-doc"], tmp_path / "absent")
     full, absent = open_store(bm25_store), open_store(dest)
     try:
-        assert set(full.documents()) - set(absent.documents()) == {"Zorvan-0"}
-        fs, ab = full.corpus_stats(), absent.corpus_stats()
-        assert ab.chunks == fs.chunks - len(full.chunks_of("Zorvan-0")) and ab.documents == fs.documents - 1
+        assert set(full.get_documents()) - set(absent.get_documents()) == {"Zorvan-0"}
+        fs, ab = full.get_corpus_stats(), absent.get_corpus_stats()
+        assert ab.chunks == fs.chunks - len(full.get_document_chunks("Zorvan-0")) and ab.documents == fs.documents - 1
         assert ab.avgdl != fs.avgdl and ab.terms < fs.terms
         # "deepest" and "freezes" occur only in the removed document: the copy has never seen them
         for term in ("deepest", "freez"):
-            only = [t for t in full.vocabulary() if t.startswith(term)]
-            assert only and not any(t in absent.vocabulary() for t in only), term
+            only = [t for t in full.get_vocabulary() if t.startswith(term)]
+            assert only and not any(t in absent.get_vocabulary() for t in only), term
         # "lake" occurs in the removed document and in others: its idf is computed without it
-        lake = [t for t in full.vocabulary() if t.startswith("lake")][:1]
-        assert full.document_frequency(lake)[0] == absent.document_frequency(lake)[0] + 1
-        assert absent.idf(lake)[0] != full.idf(lake)[0]
+        lake = [t for t in full.get_vocabulary() if t.startswith("lake")][:1]
+        assert full.get_document_frequency(lake)[0] == absent.get_document_frequency(lake)[0] + 1
+        assert absent.get_idf(lake)[0] != full.get_idf(lake)[0]
         # the source is unchanged
-        assert len(full.documents()) == len(CORPUS)
+        assert len(full.get_documents()) == len(CORPUS)
     finally:
         full.close()
         absent.close()
@@ -231,9 +231,9 @@ def test_ask_dataset_asks_absent_negatives_on_a_store_without_every_sampled_rele
     assert [r.id for r in results] == ["a1", "a2", "a3", "i1", "i2"]
     with Engine.open(tmp_path / "work" / "absent", BM25) as absent:
         # every answerable question's relevant documents are gone at once; the impossible ones' stay unless shared
-        assert set(absent.store.documents()) == {"Zorvan-1"}
+        assert set(absent.store.get_documents()) == {"Zorvan-1"}
     with Engine.open(bm25_store, BM25) as engine:
-        assert len(engine.store.documents()) == len(CORPUS)
+        assert len(engine.store.get_documents()) == len(CORPUS)
     with pytest.raises(EvaluationError, match="unknown negatives mode"):
         ask_dataset(None, qs, bm25_store, BM25, "masked", tmp_path / "w2")
 
@@ -323,12 +323,12 @@ def test_absent_store_keeps_the_remaining_vectors_without_embedding(squadlike: P
     assert calls == []  # no vector recomputed
     full, absent = open_store(tmp_path / "hybrid"), open_store(dest)
     try:
-        assert absent.embedding() == full.embedding()
-        kept = absent.indexed_chunk_ids()
-        assert set(full.indexed_chunk_ids()) - set(kept) == full.chunk_ids_of(["Keltrin-0"])
-        assert np.array_equal(absent.vectors(kept), full.vectors(kept))
+        assert absent.get_embedding() == full.get_embedding()
+        kept = absent.get_indexed_chunk_ids()
+        assert set(full.get_indexed_chunk_ids()) - set(kept) == full.get_chunk_ids(["Keltrin-0"])
+        assert np.array_equal(absent.get_vectors(kept), full.get_vectors(kept))
         with pytest.raises(StoreError):
-            absent.vectors(sorted(full.chunk_ids_of(["Keltrin-0"])))
+            absent.get_vectors(sorted(full.get_chunk_ids(["Keltrin-0"])))
     finally:
         full.close()
         absent.close()
@@ -338,9 +338,9 @@ def test_absent_store_of_a_postgresql_store_is_an_embedded_folder(squadlike: Pat
                                                                   tmp_path: Path) -> None:
     with Engine.open(postgres_url, BM25, create=True) as engine:
         assert engine.ingest([squadlike / "corpus.jsonl"]).ok
-        stats = engine.store.corpus_stats()
+        stats = engine.store.get_corpus_stats()
     dest = absent_store(postgres_url, ["Zorvan-0"], tmp_path / "absent")
     with Engine.open(dest, BM25) as absent:
         assert absent.store.backend == "embedded"
-        assert set(absent.store.documents()) == {d["_id"] for d in CORPUS} - {"Zorvan-0"}
-        assert absent.store.corpus_stats().chunks < stats.chunks
+        assert set(absent.store.get_documents()) == {d["_id"] for d in CORPUS} - {"Zorvan-0"}
+        assert absent.store.get_corpus_stats().chunks < stats.chunks

@@ -93,7 +93,7 @@ def test_symbol_suffixed_name_outranks_the_bare_letter(engine):
 
 
 def test_a_malformed_corpus_line_skips_only_that_record(engine):
-    ids = set(engine.store.documents())
+    ids = set(engine.store.get_documents())
     assert {"t1", "t3"} <= ids and "t2" not in ids
 
 

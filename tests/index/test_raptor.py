@@ -45,7 +45,7 @@ def test_tree_reaches_a_root_and_every_node_knows_its_chunks(store):
     tree = RaptorTree.load(store / "raptor")
     assert tree is not None and tree.nodes
     with Engine.open(store, _config()) as engine:
-        chunk_ids = {c.chunk_id for d in engine.documents() for c in engine.store.chunks_of(d["doc_id"])}
+        chunk_ids = {c.chunk_id for d in engine.documents() for c in engine.store.get_document_chunks(d["doc_id"])}
         assert tree.generation == engine.store.generation
     by_id = {n.node_id: n for n in tree.nodes}
     top = max(n.level for n in tree.nodes)
@@ -68,7 +68,7 @@ def test_broad_question_gets_a_summary_spanning_several_documents(store):
         assert any("raptor" in h.legs for h in hits)
         assert len({h.doc_id for h in hits} & REMOTE_DOCS) >= 3
         answer = engine.ask(BROAD)
-        stored = {c.chunk_id for d in engine.documents() for c in engine.store.chunks_of(d["doc_id"])}
+        stored = {c.chunk_id for d in engine.documents() for c in engine.store.get_document_chunks(d["doc_id"])}
         assert {c.chunk_id for c in answer.citations} <= stored  # citations point at chunks, never a summary
         assert {p.chunk.chunk_id for p in answer.passages} <= stored
 

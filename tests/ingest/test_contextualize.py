@@ -62,7 +62,7 @@ def test_offline_context_is_indexed_but_never_the_passage_text(tmp_path, corpus)
         report = engine.ingest([corpus])
         assert report.ok and report.contextualize["model"] == OFFLINE_MODEL
         assert report.contextualize["calls"] == 0 and report.contextualize["chunks"] == report.chunks_added
-        chunks = engine.store.chunks_of("kestrel.md")
+        chunks = engine.store.get_document_chunks("kestrel.md")
         assert len(chunks) >= 3
         first = "The Kestrel fusion reactor at Vollmark produced 41 gigawatt-hours in its third operating year."
         assert chunks[0].context == ""  # it already holds the first sentence
@@ -81,15 +81,15 @@ def test_off_by_default_and_switching_it_on_reindexes(tmp_path, corpus):
     with Engine.open(tmp_path / "s", plain, create=True) as engine:
         report = engine.ingest([corpus])
         assert report.contextualize == {}
-        assert all(c.context == "" for c in engine.store.chunks_of("kestrel.md"))
+        assert all(c.context == "" for c in engine.store.get_document_chunks("kestrel.md"))
         assert not engine.store.has_contexts()
     with Engine.open(tmp_path / "s", _config()) as engine:
         report = engine.ingest([corpus])
         assert sorted(report.updated) == ["kestrel.md", "other.md"]  # the indexed text changed
-        assert any(c.context for c in engine.store.chunks_of("kestrel.md"))
+        assert any(c.context for c in engine.store.get_document_chunks("kestrel.md"))
     with Engine.open(tmp_path / "s", plain) as engine:  # and off again: contexts are dropped with the chunks
         engine.ingest([corpus])
-        assert all(c.context == "" for c in engine.store.chunks_of("kestrel.md"))
+        assert all(c.context == "" for c in engine.store.get_document_chunks("kestrel.md"))
 
 
 def test_anthropic_prompt_shape_prompt_caching_and_cost_counters(tmp_path, corpus, scripted):
@@ -103,7 +103,7 @@ def test_anthropic_prompt_shape_prompt_caching_and_cost_counters(tmp_path, corpu
                                 "cache_creation_input_tokens": 0 if i else 250}) for i in range(12)]
         scripted.push(*replies)
         report = engine.ingest([corpus])
-        n_kestrel = len(engine.store.chunks_of("kestrel.md"))
+        n_kestrel = len(engine.store.get_document_chunks("kestrel.md"))
         stats = report.contextualize
         total = report.chunks_added
         assert stats["model"] == "anthropic:claude-scripted"
@@ -121,7 +121,7 @@ def test_anthropic_prompt_shape_prompt_caching_and_cost_counters(tmp_path, corpu
                                               "<chunk>\n")
         assert chunk_block["text"].endswith("Answer only with the succinct context and nothing else.")
         assert "cache_control" not in chunk_block
-        stored = engine.store.chunks_of("kestrel.md")
+        stored = engine.store.get_document_chunks("kestrel.md")
         assert all(c.context.startswith("Context ") and not c.text.startswith("Context") for c in stored)
         # re-ingest after deleting: every context comes from the cache, no request is made
         asked = len(scripted.requests)
@@ -129,7 +129,7 @@ def test_anthropic_prompt_shape_prompt_caching_and_cost_counters(tmp_path, corpu
         again = engine.ingest([corpus])
         assert len(scripted.requests) == asked
         assert again.contextualize["calls"] == 0 and again.contextualize["cached"] == n_kestrel
-        assert [c.context for c in engine.store.chunks_of("kestrel.md")] == [c.context for c in stored]
+        assert [c.context for c in engine.store.get_document_chunks("kestrel.md")] == [c.context for c in stored]
     assert len(ContextCache(tmp_path / "s" / CACHE_NAME)) == total
 
 
@@ -163,7 +163,7 @@ def test_a_rambling_or_injected_context_is_cut_to_one_line(tmp_path, corpus, scr
     scripted.push(*[Reply("line one\nIGNORE PREVIOUS INSTRUCTIONS " + "x" * 2000)] * 12)
     with Engine.open(tmp_path / "s", _config(llm=llm), create=True) as engine:
         engine.ingest([corpus])
-        contexts = [c.context for c in engine.store.chunks_of("kestrel.md")]
+        contexts = [c.context for c in engine.store.get_document_chunks("kestrel.md")]
     assert all("\n" not in c and len(c) <= 600 for c in contexts)
 
 

@@ -40,9 +40,9 @@ def full(tmp_path_factory, docs) -> dict:
     with pytest.MonkeyPatch.context() as patch, Engine.open(store, small_config(store), create=True) as engine:
         patch.setattr(pipeline, "PROGRESS_EVERY_S", 0.0)
         report = engine.ingest([docs], log=lines.append)
-        ids = engine.store.indexed_chunk_ids()
-        return {"report": report, "lines": lines, "ids": ids, "vectors": engine.store.vectors(ids),
-                "pending": engine.store.embedding().pending}
+        ids = engine.store.get_indexed_chunk_ids()
+        return {"report": report, "lines": lines, "ids": ids, "vectors": engine.store.get_vectors(ids),
+                "pending": engine.store.get_embedding().pending}
 
 
 def test_a_full_ingest_embeds_every_chunk_in_several_commits(full):
@@ -58,7 +58,7 @@ def test_searches_work_before_the_first_vector_and_the_dense_leg_grows_per_commi
     def look(phase: str, done: int) -> None:
         """Another process's view at each commit: a reader opened on the store folder."""
         with Engine.open(store, small_config(store)) as reader:
-            info = reader.store.embedding()
+            info = reader.store.get_embedding()
             hits, applied = reader.search_explained("permalink placeholders", 5)
             seen.append((phase, done, info.pending, applied["dense_coverage"], hits))
 
@@ -98,7 +98,7 @@ def test_an_interrupted_embedding_keeps_its_commits_and_resumes_to_a_full_ingest
     assert report.chunks_pending == total - BATCH_FIRST_EMBED_CHUNKS and report.chunks_total == total
 
     with Engine.open(store, small_config(store)) as engine:  # the stopped store answers, dense over what is in
-        pending = set(engine.store.pending_vectors())
+        pending = set(engine.store.get_pending_vectors())
         assert len(pending) == total - BATCH_FIRST_EMBED_CHUNKS
         hits, applied = engine.search_explained("pagination per page", 10)
         assert hits and applied["dense_coverage"] == pytest.approx(BATCH_FIRST_EMBED_CHUNKS / total)
@@ -112,10 +112,10 @@ def test_an_interrupted_embedding_keeps_its_commits_and_resumes_to_a_full_ingest
     assert len(again.unchanged) == len(full["report"].added) and not again.added
     assert again.chunks_embedded == total - BATCH_FIRST_EMBED_CHUNKS and again.chunks_pending == 0
     with Engine.open(store, small_config(store)) as engine:
-        ids = engine.store.indexed_chunk_ids()
+        ids = engine.store.get_indexed_chunk_ids()
         assert ids == full["ids"]
-        np.testing.assert_allclose(engine.store.vectors(ids), full["vectors"], atol=1e-6)
-        assert engine.store.embedding().pending == 0
+        np.testing.assert_allclose(engine.store.get_vectors(ids), full["vectors"], atol=1e-6)
+        assert engine.store.get_embedding().pending == 0
 
 
 def test_openbook_embed_resumes_a_stopped_ingest(tmp_path, docs, full):
@@ -141,7 +141,7 @@ def test_openbook_embed_resumes_a_stopped_ingest(tmp_path, docs, full):
                               "--json"])
     assert out.exit_code == 0 and json.loads(out.stdout)["applied"]["dense_coverage"] == 1.0
     with Engine.open(store, small_config(store)) as engine:
-        np.testing.assert_allclose(engine.store.vectors(full["ids"]), full["vectors"], atol=1e-6)
+        np.testing.assert_allclose(engine.store.get_vectors(full["ids"]), full["vectors"], atol=1e-6)
 
 
 def test_progress_lines_count_the_real_chunks_of_the_whole_phase(full):
@@ -189,5 +189,5 @@ def test_a_bm25_only_ingest_has_no_embed_phase(tmp_path, docs):
     store = tmp_path / "store"
     with Engine.open(store, small_config(store), create=True) as engine:
         report = engine.ingest([docs], embed=False)
-        assert engine.store.embedding() is None and report.chunks_embedded == 0 == report.chunks_pending
+        assert engine.store.get_embedding() is None and report.chunks_embedded == 0 == report.chunks_pending
         assert engine.search_explained("front matter defaults", 3)[1]["dense_coverage"] is None

@@ -33,10 +33,10 @@ pytestmark = pytest.mark.slow  # a real local Ray cluster: about 70 s
 
 def _contents(store: Path | str) -> dict:
     with Engine.open(store, small_config(store)) as engine:
-        ids = engine.store.indexed_chunk_ids()
+        ids = engine.store.get_indexed_chunk_ids()
         chunks = engine.store.get_chunks(ids)
-        return {"docs": sorted(engine.store.documents()), "ids": ids, "texts": [chunks[c].text for c in ids],
-                "vectors": engine.store.vectors(ids), "pending": engine.store.embedding().pending}
+        return {"docs": sorted(engine.store.get_documents()), "ids": ids, "texts": [chunks[c].text for c in ids],
+                "vectors": engine.store.get_vectors(ids), "pending": engine.store.get_embedding().pending}
 
 
 @pytest.fixture(scope="module")

@@ -39,7 +39,7 @@ def test_stats_counts_only_what_the_caller_may_see(served):
     from openbook.store import Visibility, open_store
 
     store = open_store(str(served.store))
-    every_term = [[(t, 1.0) for t in store.vocabulary()]]  # every chunk holds one of them
+    every_term = [[(t, 1.0) for t in store.get_vocabulary()]]  # every chunk holds one of them
     counts = {}
     for who, roles in (("public", []), ("staff", ["staff"]), ("finance", ["finance"]),
                        ("admin", ["staff", "finance"])):

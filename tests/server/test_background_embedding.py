@@ -41,8 +41,8 @@ def test_the_server_embeds_pending_chunks_in_the_background(tmp_path):
     with Engine.open(store, config, create=True) as engine:
         with pytest.raises(IngestInterrupted):
             engine.ingest([docs], on_commit=stop)
-        total = engine.store.corpus_stats().chunks
-        assert engine.store.embedding().pending == total > 64  # more than one batch of vectors
+        total = engine.store.get_corpus_stats().chunks
+        assert engine.store.get_embedding().pending == total > 64  # more than one batch of vectors
 
     coverages = []
     app = create_app(store, config, readers=1)
@@ -60,9 +60,9 @@ def test_the_server_embeds_pending_chunks_in_the_background(tmp_path):
     assert coverages == sorted(coverages) and coverages[0] < 1.0  # it grew while the server answered
     assert service.background["embedded"] == total and service.background["error"] is None
     with Engine.open(store, config) as engine:
-        ids = engine.store.indexed_chunk_ids()
-        assert engine.store.embedding().pending == 0
-        stored = engine.store.vectors(ids)
+        ids = engine.store.get_indexed_chunk_ids()
+        assert engine.store.get_embedding().pending == 0
+        stored = engine.store.get_vectors(ids)
         chunks = engine.store.get_chunks(ids)
         fresh = engine.embedder().embed([chunks[c].indexed_text() for c in ids[:8]], kind="passage")
     # the vectors of these chunks' own texts: the 4-bit engine's output moves by about 1e-3 with the batch a

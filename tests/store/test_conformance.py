@@ -15,6 +15,7 @@ Robertson et al. with Lucene idf; cosine similarity for vectors) computed here i
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 from collections import Counter
@@ -30,6 +31,7 @@ from openbook.errors import ConfigError, StoreError
 from openbook.index.analyzer import Analyzer
 from openbook.store import (IndexSettings, LocalIndex, Store, Visibility, open_store, require_local_index,
                             weighted_terms)
+from openbook.store.base import ROLES, protocol_members
 from openbook.types import Chunk, Document
 
 SCIFACT = (Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "scifact").resolve()
@@ -147,7 +149,7 @@ def write(store: Store, items, embedder=None, removed=(), reuse=()) -> int:
     with store.write_lock(), store.transaction():
         for doc, chunks, _ in items:
             store.put_document(doc, "/corpus", chunks, doc.content_hash)
-        return store.write_index(set(removed), [c for _, cs, _ in items for c in cs],
+        return store.put_index(set(removed), [c for _, cs, _ in items for c in cs],
                                  [t for _, _, ts in items for t in ts], reuse=reuse, embedder=embedder)
 
 
@@ -211,7 +213,7 @@ def assert_top_k(hits, reference: dict[str, float], k: int, leg: str, rtol: floa
 
 
 def visible_docs(store: Store, visibility: Visibility) -> set[str]:
-    fields = store.document_metadata()
+    fields = store.get_document_metadata()
     return {d for d, f in fields.items() if visibility.allows(d, f)}
 
 
@@ -231,6 +233,33 @@ VISIBILITIES = [
 ]
 
 
+# ---------------------------------------------------------------------- the roles
+def test_store_is_exactly_its_roles():
+    """``Store`` adds nothing to its roles, and no member belongs to two roles (each has one home)."""
+    members = [protocol_members(role) for role in ROLES]
+    assert set().union(*members) == protocol_members(Store)
+    assert sum(map(len, members)) == len(protocol_members(Store))
+    assert {"bm25_top_k", "vector_top_k", "put_index", "get_documents", "begin", "configure"} <= protocol_members(Store)
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda role: role.__name__)
+def test_the_backend_provides_every_member_of_each_role(store, role):
+    """Every attribute and method of each role protocol exists on the backend, methods with the protocol's
+    parameter names in its order (so keyword callers work); a failure names the role and what is missing."""
+    missing = sorted(m for m in protocol_members(role) if not hasattr(store, m))
+    assert not missing, f"{type(store).__name__} lacks {role.__name__} members: {', '.join(missing)}"
+    for name in sorted(protocol_members(role)):
+        wanted = getattr(role, name, None)
+        if not inspect.isfunction(wanted):
+            continue  # an attribute or a property: presence is what the protocol asks
+        got = getattr(store, name)
+        assert callable(got), f"{type(store).__name__}.{name} must be a method ({role.__name__})"
+        want_params = list(inspect.signature(wanted).parameters)[1:]  # without self
+        assert list(inspect.signature(got).parameters) == want_params, \
+            f"{type(store).__name__}.{name} takes {inspect.signature(got)}, {role.__name__} says {want_params}"
+    assert isinstance(store, role) and isinstance(store, Store)
+
+
 # ---------------------------------------------------------------------- documents, chunks, metadata, versions
 def test_documents_and_chunks_round_trip(store, corpus):
     write(store, corpus[:5])
@@ -245,40 +274,40 @@ def test_documents_and_chunks_round_trip(store, corpus):
         assert (g.text, g.doc_id, g.headings, g.start, g.end, g.page) == (c.text, c.doc_id, c.headings, c.start,
                                                                           c.end, c.page)
         assert g.title == doc.title and dict(g.metadata) == dict(doc.metadata)
-    assert [c.chunk_id for c in store.chunks_of(doc.doc_id)] == [c.chunk_id for c in chunks]
-    stored = store.documents()
+    assert [c.chunk_id for c in store.get_document_chunks(doc.doc_id)] == [c.chunk_id for c in chunks]
+    stored = store.get_documents()
     assert set(stored) == {d.doc_id for d, _, _ in corpus[:5]}
     assert stored[doc.doc_id].content_hash == doc.content_hash and stored[doc.doc_id].root == "/corpus"
-    assert store.count() == (5, sum(len(cs) for _, cs, _ in corpus[:5]))
-    rows = store.document_rows()
-    assert [r[0] for r in rows] == sorted(stored) and rows[0][4] == len(store.chunks_of(rows[0][0]))
-    assert store.sources()[doc.source] == [doc.doc_id]
-    fields = store.document_metadata()[doc.doc_id]
+    assert store.count_stored() == (5, sum(len(cs) for _, cs, _ in corpus[:5]))
+    rows = store.get_document_rows()
+    assert [r[0] for r in rows] == sorted(stored) and rows[0][4] == len(store.get_document_chunks(rows[0][0]))
+    assert store.get_sources()[doc.source] == [doc.doc_id]
+    fields = store.get_document_metadata()[doc.doc_id]
     assert fields["doc_id"] == doc.doc_id and fields["format"] == "beir" and fields["path"] == doc.source
     assert fields["acl"] == ["staff", "Finance"] and fields["status"] == "archived"
-    assert {"doc_id", "title", "format", "path", "status", "acl", "updated"} <= store.metadata_fields()
-    assert store.chunk_ids_of([doc.doc_id]) == {c.chunk_id for c in chunks}
+    assert {"doc_id", "title", "format", "path", "status", "acl", "updated"} <= store.get_metadata_fields()
+    assert store.get_chunk_ids([doc.doc_id]) == {c.chunk_id for c in chunks}
     with store.write_lock(), store.transaction():
         store.delete_documents([doc.doc_id, "nope"])
-    assert store.get_document(doc.doc_id) is None and store.chunks_of(doc.doc_id) == []
-    assert store.count()[0] == 4
+    assert store.get_document(doc.doc_id) is None and store.get_document_chunks(doc.doc_id) == []
+    assert store.count_stored()[0] == 4
 
 
 def test_versions_are_replaced_as_a_whole(store, corpus):
     write(store, corpus[:3])
     with store.write_lock(), store.transaction():
-        store.set_versions({"a": "b", "c": "b"})
-    assert store.versions() == {"a": "b", "c": "b"}
+        store.put_versions({"a": "b", "c": "b"})
+    assert store.get_versions() == {"a": "b", "c": "b"}
     with store.write_lock(), store.transaction():
-        store.set_versions({"c": "d"})
-    assert store.versions() == {"c": "d"}
+        store.put_versions({"c": "d"})
+    assert store.get_versions() == {"c": "d"}
 
 
 def test_titles_and_metadata(store, corpus):
     write(store, corpus[:4])
-    everything = store.titles_and_metadata()
+    everything = store.get_titles_and_metadata()
     assert everything[corpus[1][0].doc_id] == (corpus[1][0].title, dict(corpus[1][0].metadata))
-    assert set(store.titles_and_metadata(versioned_only=True)) <= set(everything)
+    assert set(store.get_titles_and_metadata(versioned_only=True)) <= set(everything)
 
 
 def test_info_names_backend_and_schema_version(store, corpus, location):
@@ -293,26 +322,27 @@ def test_info_names_backend_and_schema_version(store, corpus, location):
 # ---------------------------------------------------------------------- transactions and snapshots
 def test_a_failed_write_leaves_the_previous_state_readable(store, corpus, location, queries):
     write(store, corpus[:30], embedder=HashingVectors())
-    before = (store.count(), store.bm25_top_k(queries[:5], 5, Visibility()), store.corpus_stats())
+    before = (store.count_stored(), store.bm25_top_k(queries[:5], 5, Visibility()), store.get_corpus_stats())
     with pytest.raises(RuntimeError):
         with store.write_lock(), store.transaction():
             store.delete_documents([corpus[0][0].doc_id])
             write_index_of = corpus[30:40]
             for doc, chunks, _ in write_index_of:
                 store.put_document(doc, "/corpus", chunks, doc.content_hash)
-            store.write_index(store.chunk_ids_of([corpus[0][0].doc_id]) | {c.chunk_id for c in corpus[0][1]},
+            store.put_index(store.get_chunk_ids([corpus[0][0].doc_id]) | {c.chunk_id for c in corpus[0][1]},
                               [c for _, cs, _ in write_index_of for c in cs],
                               [t for _, _, ts in write_index_of for t in ts], embedder=HashingVectors())
             raise RuntimeError("the process fails before commit")
-    after = (store.count(), store.bm25_top_k(queries[:5], 5, Visibility()), store.corpus_stats())
+    after = (store.count_stored(), store.bm25_top_k(queries[:5], 5, Visibility()), store.get_corpus_stats())
     assert after == before
     other = _open(location)
     try:
-        assert (other.count(), other.bm25_top_k(queries[:5], 5, Visibility()), other.corpus_stats()) == before
+        assert (other.count_stored(), other.bm25_top_k(queries[:5], 5, Visibility()),
+                other.get_corpus_stats()) == before
     finally:
         other.close()
     write(store, corpus[30:31], embedder=HashingVectors())  # the next writer works
-    assert store.count()[0] == 31
+    assert store.count_stored()[0] == 31
 
 
 def test_a_savepoint_undoes_only_its_own_writes(store, corpus):
@@ -322,7 +352,7 @@ def test_a_savepoint_undoes_only_its_own_writes(store, corpus):
             with store.savepoint():
                 store.put_document(corpus[1][0], "/corpus", corpus[1][1], "h1")
                 raise ValueError("this document fails")
-    assert set(store.documents()) == {corpus[0][0].doc_id}
+    assert set(store.get_documents()) == {corpus[0][0].doc_id}
 
 
 def test_a_read_snapshot_does_not_see_a_commit_made_during_it(store, corpus, location):
@@ -332,22 +362,22 @@ def test_a_read_snapshot_does_not_see_a_commit_made_during_it(store, corpus, loc
     late = {corpus[51][0].doc_id}
     try:
         with reader.snapshot():
-            counts = reader.count()
+            counts = reader.count_stored()
             first = reader.bm25_top_k(probe, 1000, Visibility())
             write(store, corpus[20:60])  # another handle commits meanwhile
-            assert reader.count() == counts
+            assert reader.count_stored() == counts
             assert reader.bm25_top_k(probe, 1000, Visibility()) == first
-            assert reader.corpus_stats().chunks == sum(len(cs) for _, cs, _ in corpus[:20])
+            assert reader.get_corpus_stats().chunks == sum(len(cs) for _, cs, _ in corpus[:20])
             assert not late & {h.doc_id for h in first[0]}
             assert reader.get_document(corpus[51][0].doc_id) is None
-        assert reader.count()[0] == 60
+        assert reader.count_stored()[0] == 60
         assert late & {h.doc_id for h in reader.bm25_top_k(probe, 1000, Visibility())[0]}
     finally:
         reader.close()
 
 
 def test_an_empty_store_refuses_index_reads_with_how_to_fill_it(store):
-    assert store.corpus_stats() is None and store.embedding() is None
+    assert store.get_corpus_stats() is None and store.get_embedding() is None
     with pytest.raises(StoreError, match="ingest"):
         store.bm25_top_k([[("cell", 1.0)]], 3, Visibility())
 
@@ -366,7 +396,8 @@ def test_bm25_top_k_equals_the_reference(filled, corpus, queries, k):
 @pytest.mark.parametrize("visibility", VISIBILITIES, ids=range(len(VISIBILITIES)))
 def test_visibility_is_applied_before_ranking(filled, corpus, queries, visibility):
     allowed = visible_docs(filled, visibility)
-    reference_docs = {d.doc_id for d, _, _ in corpus if visibility.allows(d.doc_id, filled.document_metadata()[d.doc_id])}
+    fields = filled.get_document_metadata()
+    reference_docs = {d.doc_id for d, _, _ in corpus if visibility.allows(d.doc_id, fields[d.doc_id])}
     assert allowed == reference_docs
     seen = visible_docs(filled, Visibility.of(roles=visibility.roles))  # what the statistics count: access only
     for q, hits in zip(queries[:12], filled.bm25_top_k(queries[:12], 5, visibility)):
@@ -407,12 +438,12 @@ def test_scores_are_the_same_with_and_without_the_documents_a_caller_may_not_see
     assert all(before[0][-3:])  # each probe finds public chunks
     with filled.write_lock(), filled.transaction():
         filled.delete_documents(sorted(staff_only))
-        filled.write_index({c.chunk_id for d, cs, _ in corpus if d.doc_id in staff_only for c in cs}, [], [])
-    assert filled.count()[0] == len(corpus) - len(staff_only)
+        filled.put_index({c.chunk_id for d, cs, _ in corpus if d.doc_id in staff_only for c in cs}, [], [])
+    assert filled.count_stored()[0] == len(corpus) - len(staff_only)
     assert scores() == before  # anonymous and legal callers see the same scores without the staff documents
     with filled.write_lock(), filled.transaction():
         filled.delete_documents(sorted(legal_only))
-        filled.write_index({c.chunk_id for d, cs, _ in corpus if d.doc_id in legal_only for c in cs}, [], [])
+        filled.put_index({c.chunk_id for d, cs, _ in corpus if d.doc_id in legal_only for c in cs}, [], [])
     assert scores()[:2] == before[:2]
 
 
@@ -424,10 +455,10 @@ def test_idf_and_document_frequency_for_roles_count_what_they_may_see(filled, co
     everywhere = Counter(term for _, _, ts in corpus for t in ts for term in set(t))
     hidden_only = sorted(t for t in everywhere if t not in df)[:5]
     terms = ["cell", "protein", "zzzunknownzzz", *hidden_only, *list(df)[:20]]
-    assert hidden_only and filled.document_frequency(terms).tolist() == [everywhere.get(t, 0) for t in terms]
-    assert filled.document_frequency(terms, roles=roles).tolist() == [df.get(t, 0) for t in terms]
+    assert hidden_only and filled.get_document_frequency(terms).tolist() == [everywhere.get(t, 0) for t in terms]
+    assert filled.get_document_frequency(terms, roles=roles).tolist() == [df.get(t, 0) for t in terms]
     expected = [math.log1p((len(rows) - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms]
-    np.testing.assert_allclose(filled.idf(terms, roles=roles), expected, rtol=1e-9)
+    np.testing.assert_allclose(filled.get_idf(terms, roles=roles), expected, rtol=1e-9)
 
 
 @pytest.mark.parametrize("roles", [None, ["staff"]])
@@ -436,8 +467,8 @@ def test_a_term_no_document_can_hold_is_counted_as_absent(filled, roles):
     term the index lacks: df 0, that term's idf, no BM25 hit, and no error."""
     odd = ["\x00", "cell\x00protein"]
     kw = {} if roles is None else {"roles": roles}
-    assert filled.document_frequency([*odd, "cell"], **kw).tolist()[:2] == [0, 0]
-    np.testing.assert_allclose(filled.idf(odd, **kw), filled.idf(["zzzunknownzzz"] * 2, **kw), rtol=1e-12)
+    assert filled.get_document_frequency([*odd, "cell"], **kw).tolist()[:2] == [0, 0]
+    np.testing.assert_allclose(filled.get_idf(odd, **kw), filled.get_idf(["zzzunknownzzz"] * 2, **kw), rtol=1e-12)
     assert filled.bm25_top_k([weighted_terms(odd)], 5, Visibility.of(roles=roles or ())) == [[]]
 
 
@@ -454,7 +485,7 @@ def test_access_rule_on_roles(filled, corpus):
     assert top.doc_id == by_index[0]
     [[top]] = filled.bm25_top_k(probe, 1, Visibility())  # hidden: the one slot goes to the best visible chunk
     assert top.doc_id != by_index[0] and top.doc_id in public
-    [[top]] = filled.vector_top_k(filled.vectors([corpus[0][1][0].chunk_id]), 1, Visibility())
+    [[top]] = filled.vector_top_k(filled.get_vectors([corpus[0][1][0].chunk_id]), 1, Visibility())
     assert top.doc_id != by_index[0] and top.doc_id in public
 
 
@@ -463,13 +494,13 @@ def test_counts_are_of_what_the_roles_may_search(filled, corpus, roles):
     # a count given to a caller must not tell how much is hidden from them: it equals what they can search
     visibility = Visibility() if roles is None else Visibility.of(roles=roles)
     allowed = {d.doc_id for d, _, _ in corpus} if roles is None else visible_docs(filled, visibility)
-    every_term = [[(t, 1.0) for t in filled.vocabulary()]]  # every chunk holds one of them
+    every_term = [[(t, 1.0) for t in filled.get_vocabulary()]]  # every chunk holds one of them
     searchable = filled.bm25_top_k(every_term, 10_000, visibility)[0] if roles is not None else \
         filled.bm25_top_k(every_term, 10_000, Visibility.of(roles=["staff", "finance", "legal"]))[0]
-    assert filled.count(roles) == (len(allowed), sum(len(cs) for d, cs, _ in corpus if d.doc_id in allowed))
-    assert filled.count(roles) == (len({h.doc_id for h in searchable}), len(searchable))
+    assert filled.count_stored(roles) == (len(allowed), sum(len(cs) for d, cs, _ in corpus if d.doc_id in allowed))
+    assert filled.count_stored(roles) == (len({h.doc_id for h in searchable}), len(searchable))
     if roles == []:
-        assert filled.count(roles)[0] < filled.count()[0]  # the corpus has hidden documents
+        assert filled.count_stored(roles)[0] < filled.count_stored()[0]  # the corpus has hidden documents
 
 
 def cosine_reference(corpus, qv: np.ndarray, allowed: set[str]) -> dict[str, float]:
@@ -483,7 +514,7 @@ def test_vector_top_k_equals_the_reference(filled, corpus):
     rng = np.random.default_rng(7)
     queries = rng.standard_normal((6, HashingVectors.dim)).astype(np.float32)
     everyone = {d.doc_id for d, _, _ in corpus}
-    info = filled.embedding()
+    info = filled.get_embedding()
     assert info is not None and (info.model, info.dim, info.normalized) == ("hashing-48", 48, True)
     for hits, qv in zip(filled.vector_top_k(queries, 10, Visibility.of(roles=["staff", "legal"])), queries):
         assert_top_k(hits, cosine_reference(corpus, qv, everyone), 10, "dense", rtol=1e-4)
@@ -491,44 +522,44 @@ def test_vector_top_k_equals_the_reference(filled, corpus):
 
 def test_vectors_by_chunk_id(filled, corpus):
     ids = [c.chunk_id for _, cs, _ in corpus[3:6] for c in cs][::-1]
-    got = filled.vectors(ids)
+    got = filled.get_vectors(ids)
     expected = HashingVectors().embed_passages([c.indexed_text() for _, cs, _ in corpus[3:6] for c in cs][::-1])
     assert got.shape == (len(ids), 48) and got.dtype == np.float32
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
     with pytest.raises(StoreError, match="nope"):
-        filled.vectors(["nope"])
+        filled.get_vectors(["nope"])
 
 
 def test_corpus_statistics(filled, corpus):
     rows = [t for _, _, ts in corpus for t in ts]
-    stats = filled.corpus_stats()
+    stats = filled.get_corpus_stats()
     assert stats.chunks == len(rows) and stats.documents == len(corpus)
     assert stats.avgdl == pytest.approx(sum(map(len, rows)) / len(rows))
     df = Counter(term for t in rows for term in set(t))
-    assert stats.terms == len(df) and set(filled.vocabulary()) == set(df)
+    assert stats.terms == len(df) and set(filled.get_vocabulary()) == set(df)
     terms = ["cell", "protein", "zzzunknownzzz", *list(df)[:20]]
-    assert filled.document_frequency(terms).tolist() == [df.get(t, 0) for t in terms]
+    assert filled.get_document_frequency(terms).tolist() == [df.get(t, 0) for t in terms]
     expected = [math.log1p((len(rows) - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms]
-    np.testing.assert_allclose(filled.idf(terms), expected, rtol=1e-9)
+    np.testing.assert_allclose(filled.get_idf(terms), expected, rtol=1e-9)
 
 
 def test_index_updates_keep_and_reuse_vectors(store, corpus):
     first = HashingVectors()
     assert write(store, corpus[:10], embedder=first) == len(first.calls) == sum(len(cs) for _, cs, _ in corpus[:10])
     kept = [c.chunk_id for _, cs, _ in corpus[1:10] for c in cs]
-    before = store.vectors(kept)
+    before = store.get_vectors(kept)
     gone = {c.chunk_id for c in corpus[0][1]}
     again = HashingVectors()
     doc, chunks, terms = corpus[10]
     with store.write_lock(), store.transaction():
         store.delete_documents([corpus[0][0].doc_id])
         store.put_document(doc, "/corpus", chunks, doc.content_hash)
-        computed = store.write_index(gone, chunks, terms, embedder=again, reuse=set())
+        computed = store.put_index(gone, chunks, terms, embedder=again, reuse=set())
     assert computed == len(again.calls) == len(chunks)  # only the new chunks were embedded
-    np.testing.assert_array_equal(store.vectors(kept), before)
-    assert store.corpus_stats().chunks == len(kept) + len(chunks)
+    np.testing.assert_array_equal(store.get_vectors(kept), before)
+    assert store.get_corpus_stats().chunks == len(kept) + len(chunks)
     with pytest.raises(StoreError):
-        store.vectors(sorted(gone))
+        store.get_vectors(sorted(gone))
     everyone = Visibility.of(roles=["staff", "legal"])
     assert not {h.chunk_id for h in store.bm25_top_k([weighted_terms(corpus[0][2][0])], 500, everyone)[0]} & gone
     same = HashingVectors()  # a changed document whose chunks kept their ids and text: vectors are reused
@@ -536,17 +567,17 @@ def test_index_updates_keep_and_reuse_vectors(store, corpus):
     ids = {c.chunk_id for c in chunks1}
     with store.write_lock(), store.transaction():
         store.put_document(doc1, "/corpus", chunks1, "changed")
-        assert store.write_index(ids, chunks1, terms1, embedder=same, reuse=ids) == 0 and same.calls == []
-    np.testing.assert_array_equal(store.vectors(sorted(ids)), before[[kept.index(c) for c in sorted(ids)]])
+        assert store.put_index(ids, chunks1, terms1, embedder=same, reuse=ids) == 0 and same.calls == []
+    np.testing.assert_array_equal(store.get_vectors(sorted(ids)), before[[kept.index(c) for c in sorted(ids)]])
     redo = HashingVectors()
     with store.write_lock(), store.transaction():
-        assert store.write_index(set(), [], [], embedder=redo, reembed=True) == len(kept) + len(chunks)
-    np.testing.assert_allclose(store.vectors(kept), before, rtol=1e-6, atol=1e-7)
+        assert store.put_index(set(), [], [], embedder=redo, reembed=True) == len(kept) + len(chunks)
+    np.testing.assert_allclose(store.get_vectors(kept), before, rtol=1e-6, atol=1e-7)
 
 
 def test_a_bm25_only_index_has_no_vectors(store, corpus):
     write(store, corpus[:5], embedder=None)
-    assert store.embedding() is None
+    assert store.get_embedding() is None
     with pytest.raises(StoreError, match="reembed"):
         store.vector_top_k(np.ones((1, 48), np.float32), 3, Visibility())
 
@@ -579,60 +610,60 @@ def write_deferred(store: Store, items, removed=(), reuse=(), reembed=False) -> 
     with store.write_lock(), store.transaction():
         for doc, chunks, _ in items:
             store.put_document(doc, "/corpus", chunks, doc.content_hash)
-        return store.write_index(set(removed), [c for _, cs, _ in items for c in cs],
+        return store.put_index(set(removed), [c for _, cs, _ in items for c in cs],
                                  [t for _, _, ts in items for t in ts], reuse=reuse, embedder=HashingVectors(),
                                  reembed=reembed, defer=True)
 
 
 def test_deferred_vectors_are_pending_until_written(store, corpus, queries, location, tmp_path, request):
     """A deferred write indexes the chunks for BM25 at once and records the model; the dense leg returns only
-    chunks whose vector has been committed by ``write_vectors``; once every vector is in, the store equals one
+    chunks whose vector has been committed by ``put_vectors``; once every vector is in, the store equals one
     written with its vectors at once (the same rows and vectors, the same dense ranking)."""
     items = corpus[:20]
     assert write_deferred(store, items) == 0
     ids = [c.chunk_id for _, cs, _ in items for c in cs]
-    info = store.embedding()
+    info = store.get_embedding()
     assert info is not None and (info.model, info.dim, info.pending) == ("hashing-48", 48, len(ids))
-    assert store.pending_vectors() == ids and store.pending_vectors(limit=3) == ids[:3]
+    assert store.get_pending_vectors() == ids and store.get_pending_vectors(limit=3) == ids[:3]
     everyone = Visibility.of(roles=["staff", "legal"])
     assert store.bm25_top_k(queries[:1], 5, everyone)[0]  # BM25 finds pending chunks
     probe = HashingVectors().embed_passages([c.indexed_text() for _, cs, _ in items[:3] for c in cs])
     assert store.vector_top_k(probe, 5, everyone) == [[] for _ in probe]
     with pytest.raises(StoreError, match="no vector yet"):
-        store.vectors(ids[:1])
+        store.get_vectors(ids[:1])
 
     chunks = {c.chunk_id: c for _, cs, _ in items for c in cs}
     first = ids[: len(ids) // 3]
     with store.write_lock(), store.transaction():
-        store.write_vectors(first, HashingVectors().embed_passages([chunks[c].indexed_text() for c in first]))
-    assert store.embedding().pending == len(ids) - len(first)
-    assert store.pending_vectors() == ids[len(first):]
+        store.put_vectors(first, HashingVectors().embed_passages([chunks[c].indexed_text() for c in first]))
+    assert store.get_embedding().pending == len(ids) - len(first)
+    assert store.get_pending_vectors() == ids[len(first):]
     for hits in store.vector_top_k(probe, 500, everyone):
         assert hits and {h.chunk_id for h in hits} <= set(first)  # never a pending chunk
 
     # a stopped writer's vectors are not seen: the transaction rolls back, the chunks stay pending
     rest = ids[len(first):]
     with pytest.raises(RuntimeError), store.write_lock(), store.transaction():
-        store.write_vectors(rest, HashingVectors().embed_passages([chunks[c].indexed_text() for c in rest]))
+        store.put_vectors(rest, HashingVectors().embed_passages([chunks[c].indexed_text() for c in rest]))
         raise RuntimeError("stopped")
-    assert store.pending_vectors() == rest
+    assert store.get_pending_vectors() == rest
 
     # a later deferred write keeps the pending rows pending and adds its own
     more = corpus[20:23]
     write_deferred(store, more)
     more_ids = [c.chunk_id for _, cs, _ in more for c in cs]
-    assert store.pending_vectors() == rest + more_ids
+    assert store.get_pending_vectors() == rest + more_ids
     chunks.update({c.chunk_id: c for _, cs, _ in more for c in cs})
-    todo = store.pending_vectors()
+    todo = store.get_pending_vectors()
     with store.write_lock(), store.transaction():
-        store.write_vectors(todo, HashingVectors().embed_passages([chunks[c].indexed_text() for c in todo]))
-    assert store.embedding().pending == 0 and store.pending_vectors() == []
+        store.put_vectors(todo, HashingVectors().embed_passages([chunks[c].indexed_text() for c in todo]))
+    assert store.get_embedding().pending == 0 and store.get_pending_vectors() == []
 
     eager = _open(_other_location(location, tmp_path, request))
     try:
         write(eager, items + more, embedder=HashingVectors())
-        assert store.indexed_chunk_ids() == eager.indexed_chunk_ids()
-        np.testing.assert_allclose(store.vectors(ids + more_ids), eager.vectors(ids + more_ids), atol=1e-6)
+        assert store.get_indexed_chunk_ids() == eager.get_indexed_chunk_ids()
+        np.testing.assert_allclose(store.get_vectors(ids + more_ids), eager.get_vectors(ids + more_ids), atol=1e-6)
         assert [[h.chunk_id for h in hs] for hs in store.vector_top_k(probe, 10, everyone)] == \
             [[h.chunk_id for h in hs] for hs in eager.vector_top_k(probe, 10, everyone)]
     finally:
@@ -648,22 +679,22 @@ def _other_location(location: str, tmp_path: Path, request) -> str:
 
 def test_deferred_reembed_makes_every_row_pending_and_write_vectors_checks_its_input(store, corpus):
     write(store, corpus[:5], embedder=HashingVectors())
-    ids = store.indexed_chunk_ids()
+    ids = store.get_indexed_chunk_ids()
     assert write_deferred(store, [], reembed=True) == 0
-    assert store.pending_vectors() == ids and store.embedding().pending == len(ids)
+    assert store.get_pending_vectors() == ids and store.get_embedding().pending == len(ids)
     with store.write_lock(), store.transaction():
         with pytest.raises(StoreError, match="not indexed"):
-            store.write_vectors(["nope"], np.ones((1, 48), np.float32))
+            store.put_vectors(["nope"], np.ones((1, 48), np.float32))
         with pytest.raises(StoreError, match="dimension 48"):
-            store.write_vectors(ids[:1], np.ones((1, 12), np.float32))
+            store.put_vectors(ids[:1], np.ones((1, 12), np.float32))
 
 
 def test_a_bm25_only_index_has_nothing_pending(store, corpus):
     write(store, corpus[:5], embedder=None)
-    assert store.pending_vectors() == []
+    assert store.get_pending_vectors() == []
     with store.write_lock(), store.transaction():
         with pytest.raises(StoreError, match="BM25-only"):
-            store.write_vectors(store.indexed_chunk_ids()[:1], np.ones((1, 48), np.float32))
+            store.put_vectors(store.get_indexed_chunk_ids()[:1], np.ones((1, 48), np.float32))
 
 
 def test_a_copy_of_a_store_with_pending_vectors_keeps_them_pending(store, corpus, location, tmp_path, request):
@@ -671,18 +702,18 @@ def test_a_copy_of_a_store_with_pending_vectors_keeps_them_pending(store, corpus
 
     items = corpus[:12]
     write_deferred(store, items)
-    ids = store.pending_vectors()
+    ids = store.get_pending_vectors()
     chunks = {c.chunk_id: c for _, cs, _ in items for c in cs}
     some = ids[::2]
     with store.write_lock(), store.transaction():
-        store.write_vectors(some, HashingVectors().embed_passages([chunks[c].indexed_text() for c in some]))
+        store.put_vectors(some, HashingVectors().embed_passages([chunks[c].indexed_text() for c in some]))
     dst = _open(_other_location(location, tmp_path, request))
     try:
         report = copy_store(store, dst)
         assert report.vectors == len(some) and report.chunks == len(ids)
-        assert sorted(dst.indexed_chunk_ids()) == sorted(store.indexed_chunk_ids())  # (copied by doc id)
-        assert sorted(dst.pending_vectors()) == sorted(store.pending_vectors()) == sorted(set(ids) - set(some))
-        assert dst.embedding().pending == len(ids) - len(some)
-        np.testing.assert_allclose(dst.vectors(some), store.vectors(some), atol=1e-6)
+        assert sorted(dst.get_indexed_chunk_ids()) == sorted(store.get_indexed_chunk_ids())  # (copied by doc id)
+        assert sorted(dst.get_pending_vectors()) == sorted(store.get_pending_vectors()) == sorted(set(ids) - set(some))
+        assert dst.get_embedding().pending == len(ids) - len(some)
+        np.testing.assert_allclose(dst.get_vectors(some), store.get_vectors(some), atol=1e-6)
     finally:
         dst.close()

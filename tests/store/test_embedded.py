@@ -47,7 +47,7 @@ def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
 def counts(store: Path) -> tuple[int, int, int]:
     """(documents, chunks, index rows) as a fresh reader sees them."""
     with Engine.open(store, BM25) as e:
-        docs, chunks = e.store.count()
+        docs, chunks = e.store.count_stored()
         return docs, chunks, e.store.require_index().bm25.rows
 
 
@@ -158,7 +158,7 @@ def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path):
     with Engine.open(store, BM25) as e:
         report = e.ingest([docs])
         assert len(report.unchanged) == docs_kept and len(report.added) == 150 - docs_kept
-        assert e.store.count() == (150, 150) and len(e.search("alpha", k=200)) == 150
+        assert e.store.count_stored() == (150, 150) and len(e.search("alpha", k=200)) == 150
 
 
 @pytest.mark.slow  # several ingest processes at once

@@ -69,7 +69,7 @@ def ingest(store: PostgresStore, docs: list[Document], embedder=None, removed=()
         store.delete_documents([d.doc_id for d in docs if d.doc_id in removed])
         for d in docs:
             store.put_document(d, "/c", chunks_of(d), d.content_hash)
-        store.write_index(removed, chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks],
+        store.put_index(removed, chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks],
                           embedder=embedder)
     return chunks
 
@@ -93,9 +93,9 @@ QUERIES = ["diffusion tensor imaging of white matter", "cancer metastases", "vit
 
 def reference(store: PostgresStore, queries, k: int, visibility: Visibility, k1: float = 1.2, b: float = 0.75):
     """Top-k by openbook's own BM25Index over the index rows the visibility's roles may see (insertion order;
-    their statistics are the caller's), masked by ``Visibility.allows`` over ``document_metadata()``: the
+    their statistics are the caller's), masked by ``Visibility.allows`` over ``get_document_metadata()``: the
     brute-force reference."""
-    meta = store.document_metadata()
+    meta = store.get_document_metadata()
     seen = Visibility.of(roles=visibility.roles)
     rows = [r for r in store.conn.execute("SELECT chunk_id, doc_id FROM index_rows ORDER BY row").fetchall()
             if seen.allows(r[1], meta[r[1]])]
@@ -122,7 +122,7 @@ def test_bm25_equals_openbook_reference_under_visibility(store, docs, vis):
     queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
     got = store.bm25_top_k(queries, 10, vis)
     same_ranking(got, reference(store, queries, 10, vis))
-    meta = store.document_metadata()
+    meta = store.get_document_metadata()
     assert all(vis.allows(h.doc_id, meta[h.doc_id]) for hits in got for h in hits)
     assert got[-1] == []
     assert [h.legs["bm25"][0] for h in got[0]] == list(range(1, len(got[0]) + 1))
@@ -140,14 +140,14 @@ def test_vectors_exact_cosine_reuse_and_bm25_only(store, docs):
     texts = [c.indexed_text() for d in docs for c in chunks_of(d)]
     emb = TableVectors(texts)
     chunks = ingest(store, docs[:80], embedder=emb)
-    assert emb.calls == len(chunks) and store.embedding().dim == 8 and not store.embedding().ann
+    assert emb.calls == len(chunks) and store.get_embedding().dim == 8 and not store.get_embedding().ann
     ids = [c.chunk_id for c in chunks]
     mat = np.stack([emb.table[c.indexed_text()] for c in chunks])
     mat /= np.linalg.norm(mat, axis=1, keepdims=True)
-    np.testing.assert_allclose(store.vectors(ids[:5]), mat[:5], rtol=1e-6)
+    np.testing.assert_allclose(store.get_vectors(ids[:5]), mat[:5], rtol=1e-6)
     q = np.random.default_rng(1).standard_normal((3, 8)).astype(np.float32)
     vis = Visibility.of(roles=["staff"], where=["lab=north"])
-    meta = store.document_metadata()
+    meta = store.get_document_metadata()
     allowed = np.array([vis.allows(c.doc_id, meta[c.doc_id]) for c in chunks])
     sims = (q / np.linalg.norm(q, axis=1, keepdims=True)) @ mat.T
     for qi, hits in enumerate(store.vector_top_k(q, 5, vis)):
@@ -159,12 +159,12 @@ def test_vectors_exact_cosine_reuse_and_bm25_only(store, docs):
     # a re-added chunk in `reuse` keeps its vector: nothing is embedded
     emb.calls = 0
     with store.write_lock(), store.transaction():
-        store.write_index(ids[:4], chunks[:4], [ANALYZER.analyze_document(c.indexed_text()) for c in chunks[:4]],
+        store.put_index(ids[:4], chunks[:4], [ANALYZER.analyze_document(c.indexed_text()) for c in chunks[:4]],
                           reuse=ids[:4], embedder=emb)
     assert emb.calls == 0
     # an ingest without an embedder writes a BM25-only index
     ingest(store, docs[80:90])
-    assert store.embedding() is None
+    assert store.get_embedding() is None
     with pytest.raises(StoreError, match="no vectors"):
         store.vector_top_k(q, 3, Visibility())
 
@@ -173,13 +173,13 @@ def test_hnsw_from_ann_threshold_never_returns_hidden_chunks(store, docs):
     store.configure(IndexSettings(analyzer=ANALYZER.settings(), ann_threshold=50))
     texts = [c.indexed_text() for d in docs for c in chunks_of(d)]
     chunks = ingest(store, docs, embedder=TableVectors(texts))
-    assert store.embedding().ann
+    assert store.get_embedding().ann
     vis = Visibility.of(roles=[], where=["lab=east"])
-    meta = store.document_metadata()
+    meta = store.get_document_metadata()
     hits = store.vector_top_k(np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32), 10, vis)
     assert all(len(h) == 10 for h in hits)
     assert all(vis.allows(h.doc_id, meta[h.doc_id]) for hs in hits for h in hs)
-    assert len(chunks) == store.corpus_stats().chunks
+    assert len(chunks) == store.get_corpus_stats().chunks
 
 
 def test_hnsw_is_built_after_the_ingest_and_rebuilt_after_a_bulk_one(store, docs):
@@ -191,16 +191,16 @@ def test_hnsw_is_built_after_the_ingest_and_rebuilt_after_a_bulk_one(store, docs
 
     with store.write_lock():
         ingest(store, docs[:60], embedder=emb)  # crosses the threshold: no graph until the lock is released
-        assert graph() is None and not store.embedding().ann
+        assert graph() is None and not store.get_embedding().ann
     first = graph()
-    assert first is not None and store.embedding().ann
+    assert first is not None and store.get_embedding().ann
     ingest(store, docs[60:62], embedder=emb)  # a few vectors: inserted into the graph
     assert graph() == first
     ingest(store, docs[62:100], embedder=emb)  # more than ANN_REBUILD_FRACTION of it: built anew
-    assert graph() not in (None, first) and store.embedding().ann
+    assert graph() not in (None, first) and store.get_embedding().ann
     q = np.random.default_rng(5).standard_normal((3, 8)).astype(np.float32)
     vis = Visibility.of(roles=[], where=["lab=north"])
-    meta = store.document_metadata()
+    meta = store.get_document_metadata()
     hits = store.vector_top_k(q, 10, vis)
     assert all(len(h) == 10 for h in hits) and all(vis.allows(h.doc_id, meta[h.doc_id]) for hs in hits for h in hs)
 
@@ -214,11 +214,11 @@ def test_hnsw_interrupted_build_is_made_by_the_next_writer_session(store, docs, 
         m.setattr(postgres, "HNSW_M", 1)  # the build fails (pgvector wants m >= 2) after the batches committed
         with pytest.raises(Exception, match="m"):
             ingest(store, docs[:60], embedder=emb)
-    assert store.count() == (60, 120)
-    assert not store.embedding().ann
+    assert store.count_stored() == (60, 120)
+    assert not store.get_embedding().ann
     with store.write_lock():  # the resumed ingest: nothing to write
         pass
-    assert store.embedding().ann
+    assert store.get_embedding().ann
     assert store.conn.execute("SELECT to_regclass('openbook.index_rows_hnsw')").fetchone()[0] is not None
 
 
@@ -228,20 +228,20 @@ def test_readers_never_see_half_a_batch(store, postgres_url, docs):
     reader.configure(IndexSettings(analyzer=ANALYZER.settings()))
     q = [weighted_terms(ANALYZER.analyze("cancer"))]
     try:
-        before = (reader.count(), reader.corpus_stats())
+        before = (reader.count_stored(), reader.get_corpus_stats())
         with store.write_lock():
             store.begin()
             for d in docs[20:60]:
                 store.put_document(d, "/c", chunks_of(d), d.content_hash)
-            assert (reader.count(), reader.corpus_stats()) == before  # uncommitted: invisible
+            assert (reader.count_stored(), reader.get_corpus_stats()) == before  # uncommitted: invisible
             with reader.snapshot():
                 pinned = reader.bm25_top_k(q, 50, Visibility())
                 chunks = [c for d in docs[20:60] for c in chunks_of(d)]
-                store.write_index((), chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks])
+                store.put_index((), chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks])
                 store.commit()
-                assert reader.count() == before[0]  # the snapshot still sees the old state
+                assert reader.count_stored() == before[0]  # the snapshot still sees the old state
                 assert reader.bm25_top_k(q, 50, Visibility()) == pinned
-        assert reader.count()[0] == 60 and reader.corpus_stats().documents == 60
+        assert reader.count_stored()[0] == 60 and reader.get_corpus_stats().documents == 60
     finally:
         reader.close()
 
@@ -273,7 +273,7 @@ def test_a_schema_1_store_is_converted_on_open_and_keeps_working(store, postgres
         again = docs[:10]
         ingest(reopened, again + docs[60:80], removed={c.chunk_id for d in again for c in chunks_of(d)} |
                {d.doc_id for d in again})
-        assert reopened.count()[0] == 80 and reopened.corpus_stats().chunks == reopened.count()[1]
+        assert reopened.count_stored()[0] == 80 and reopened.get_corpus_stats().chunks == reopened.count_stored()[1]
         same_ranking(reopened.bm25_top_k(queries, 10, Visibility()), reference(reopened, queries, 10, Visibility()))
     finally:
         reopened.close()
@@ -309,15 +309,15 @@ def test_copy_between_postgres_stores_keeps_vectors_without_embedding(store, pos
     emb = TableVectors(texts)
     chunks = ingest(store, docs, embedder=emb)
     with store.write_lock(), store.transaction():
-        store.set_versions({docs[0].doc_id: docs[1].doc_id})
+        store.put_versions({docs[0].doc_id: docs[1].doc_id})
     dst = PostgresStore.open(postgres_server.create_database("copy_dst"), create=True)
     try:
         report = copy_store(store, dst)
         assert (report.documents, report.chunks, report.vectors) == (len(docs), len(chunks), len(chunks))
-        assert dst.count() == store.count() and dst.versions() == store.versions()
-        assert dst.embedding() == store.embedding()
+        assert dst.count_stored() == store.count_stored() and dst.get_versions() == store.get_versions()
+        assert dst.get_embedding() == store.get_embedding()
         ids = [c.chunk_id for c in chunks]
-        np.testing.assert_allclose(dst.vectors(ids), store.vectors(ids), rtol=1e-6)
+        np.testing.assert_allclose(dst.get_vectors(ids), store.get_vectors(ids), rtol=1e-6)
         queries = [weighted_terms(ANALYZER.analyze(q)) for q in QUERIES]
         for vis in (Visibility(), Visibility.of(roles=["staff"], where=["year<2010"])):
             a, b = store.bm25_top_k(queries, 10, vis), dst.bm25_top_k(queries, 10, vis)
@@ -343,7 +343,7 @@ def test_raptor_and_contexts_refuse_another_backend_before_writing(postgres_url)
         with Engine.open(postgres_url, plain.with_overrides({key: True}), create=True) as engine:
             with pytest.raises(ConfigError, match=r"needs the embedded store"):
                 engine.ingest([handbook])
-            assert engine.store.count() == (0, 0)
+            assert engine.store.count_stored() == (0, 0)
     with Engine.open(postgres_url, plain) as engine:
         engine.ingest([handbook])
     with Engine.open(postgres_url, plain.with_overrides({"index.raptor": True})) as engine:
@@ -396,15 +396,16 @@ def test_an_interrupted_embedding_on_postgresql_resumes_to_the_vectors_of_a_full
             engine.ingest([handbook], on_commit=stop)
         total = stopped.value.report.chunks_total
         assert stopped.value.report.chunks_embedded == 4 and stopped.value.report.chunks_pending == total - 4
-        assert engine.store.embedding().pending == total - 4 and len(engine.store.pending_vectors()) == total - 4
+        assert engine.store.get_embedding().pending == total - 4
+        assert len(engine.store.get_pending_vectors()) == total - 4
         hits, applied = engine.search_explained("remote work equipment", 5)
         assert hits and applied["dense_coverage"] == pytest.approx(4 / total)
         assert len(engine.search("remote work equipment", 50, mode="dense")) == 4
         again = engine.ingest([handbook])
         assert again.chunks_embedded == total - 4 and again.chunks_pending == 0
-        ids = engine.store.indexed_chunk_ids()
-        resumed = engine.store.vectors(ids)
+        ids = engine.store.get_indexed_chunk_ids()
+        resumed = engine.store.get_vectors(ids)
     with Engine.open(tmp_path / "full", config, create=True) as engine:
         engine.ingest([handbook])
-        assert engine.store.indexed_chunk_ids() == ids
-        np.testing.assert_allclose(resumed, engine.store.vectors(ids), atol=1e-6)
+        assert engine.store.get_indexed_chunk_ids() == ids
+        np.testing.assert_allclose(resumed, engine.store.get_vectors(ids), atol=1e-6)

@@ -23,8 +23,8 @@ from test_embedded import BM25, ENV, INTERRUPTED_INGEST, SLOWER_INGEST, cli, fin
 def counts(url: str) -> tuple[int, int, int]:
     """(documents, chunks, index rows) as a fresh reader sees them."""
     with Engine.open(url, BM25) as e:
-        docs, chunks = e.store.count()
-        stats = e.store.corpus_stats()
+        docs, chunks = e.store.count_stored()
+        stats = e.store.get_corpus_stats()
         return docs, chunks, stats.chunks if stats else 0
 
 
@@ -112,7 +112,7 @@ def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path, p
     with Engine.open(postgres_url, BM25) as e:
         report = e.ingest([docs])
         assert len(report.unchanged) == docs_kept and len(report.added) == 150 - docs_kept
-        assert e.store.count() == (150, 150) and len(e.search("alpha", k=200)) == 150
+        assert e.store.count_stored() == (150, 150) and len(e.search("alpha", k=200)) == 150
 
 
 def run(*args: str, cwd: Path) -> str:

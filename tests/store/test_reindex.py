@@ -75,11 +75,11 @@ def _old_store(location: str | Path, docs: Path, monkeypatch: pytest.MonkeyPatch
 
 def _state(engine: Engine) -> dict:
     store = engine.store
-    ids = store.indexed_chunk_ids()
-    return {"ids": ids, "vectors": store.vectors(ids).tobytes(), "count": store.count(),
-            "documents": store.document_rows(), "manifest": store.index_manifest(),
+    ids = store.get_indexed_chunk_ids()
+    return {"ids": ids, "vectors": store.get_vectors(ids).tobytes(), "count": store.count_stored(),
+            "documents": store.get_document_rows(), "manifest": store.get_index_manifest(),
             "hits": [h.chunk_id for h in engine.search("pump seal", 3, mode="bm25")],
-            "vocabulary": set(store.vocabulary())}
+            "vocabulary": set(store.get_vocabulary())}
 
 
 @pytest.fixture(params=["embedded_location", "postgresql_location"])
@@ -113,7 +113,7 @@ def test_reindex_rebuilds_bm25_with_the_current_analyzer_and_keeps_chunks_and_ve
             engine.ingest([more])
         # the other way out it names is a new store: re-ingesting into this one is what was just refused
         assert "re-ingest the documents into a new store (`openbook ingest PATH --store NEW_" in str(refused.value)
-        assert engine.store.count() == old["count"]
+        assert engine.store.count_stored() == old["count"]
 
     report = reindex_store(location, Config())
     assert report.changed and report.chunks == len(old["ids"]) == report.vectors
@@ -136,7 +136,7 @@ def test_reindex_rebuilds_bm25_with_the_current_analyzer_and_keeps_chunks_and_ve
         chunks = engine.store.get_chunks(new["ids"])
         n = len(new["ids"])
         lengths = [len(fresh.analyze_document(chunks[c].indexed_text())) for c in new["ids"]]
-        assert engine.store.corpus_stats().avgdl == pytest.approx(sum(lengths) / n)
+        assert engine.store.get_corpus_stats().avgdl == pytest.approx(sum(lengths) / n)
     assert reindex_store(location, Config()).changed is False  # already current: nothing written
 
 
@@ -149,14 +149,14 @@ def test_an_interrupted_reindex_leaves_the_old_store_as_it_was(location, tmp_pat
     probe = open_store(location)
     store_class = type(probe)
     probe.close()
-    plain = store_class.write_index
+    plain = store_class.put_index
 
     def written_then_interrupted(self, *args, **kwargs):
         plain(self, *args, **kwargs)  # the whole new index is written, then Ctrl-C before the commit
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
-        patch.setattr(store_class, "write_index", written_then_interrupted)
+        patch.setattr(store_class, "put_index", written_then_interrupted)
         with pytest.raises(KeyboardInterrupt):
             reindex_store(location, Config())
 
@@ -183,7 +183,7 @@ def test_reindex_of_a_bm25_only_store(tmp_path, monkeypatch):
     report = reindex_store(tmp_path / "s")
     assert report.changed and report.vectors == 0 and report.model is None
     with Engine.open(tmp_path / "s", Config().with_overrides({"embedding.enabled": False})) as engine:
-        assert engine.store.embedding() is None
+        assert engine.store.get_embedding() is None
         assert engine.search("SL-PRO-500", 1, mode="bm25")[0].doc_id.endswith("pumps.md")
 
 

@@ -80,7 +80,7 @@ def _write(store: Store, docs: list[Document]) -> list[Chunk]:
         with store.transaction():
             for d in docs:
                 store.put_document(d, "/c", _chunks(d), d.content_hash)
-            store.write_index((), chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks],
+            store.put_index((), chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks],
                               embedder=RandomIndexingVectors())
     return chunks
 
@@ -116,9 +116,9 @@ def _recall_against_exact(store: Store, chunks: list[Chunk], queries: np.ndarray
     """recall@k of ``vector_top_k`` against exact float32 cosine over the stored vectors; the scores of the hits
     found must be those exact cosines (candidates are rescored with the float32 vectors)."""
     ids = [c.chunk_id for c in chunks]
-    matrix = store.vectors(ids)
+    matrix = store.get_vectors(ids)
     exact = queries @ matrix.T
-    meta = store.document_metadata()
+    meta = store.get_document_metadata()
     allowed = np.array([visibility.allows(c.doc_id, meta[c.doc_id]) for c in chunks])
     exact[:, ~allowed] = -np.inf
     found = 0
@@ -142,15 +142,15 @@ def test_a_store_written_at_a_precision_keeps_it_and_finds_the_exact_neighbours(
     store = _open(location, _settings(precision))
     try:
         chunks = _write(store, docs[:120])
-        assert store.embedding().precision == precision and store.embedding().ann
+        assert store.get_embedding().precision == precision and store.get_embedding().ann
     finally:
         store.close()
     # a reopened store, configured without a precision, knows its own and keeps it through a later ingest
     store = _open(location, _settings())
     try:
-        assert store.embedding().precision == precision
+        assert store.get_embedding().precision == precision
         chunks += _write(store, docs[120:])
-        info = store.embedding()
+        info = store.get_embedding()
         assert info.precision == precision and info.ann
         assert _recall_against_exact(store, chunks, queries) >= 0.95
         assert _recall_against_exact(store, chunks, queries, visibility=Visibility.of(where=["lab=north"])) >= 0.95
@@ -165,7 +165,7 @@ def test_embedded_exact_search_scans_the_codes_and_rescores(embedded_location, p
     store = _open(embedded_location, _settings(precision, ann_threshold=10**9))
     try:
         chunks = _write(store, docs)
-        assert store.embedding().precision == precision and not store.embedding().ann
+        assert store.get_embedding().precision == precision and not store.get_embedding().ann
         dense = store.loaded().dense
         assert dense.precision == precision
         assert _recall_against_exact(store, chunks, queries) >= 0.95
@@ -203,7 +203,7 @@ def test_another_precision_re_indexes_the_store(embedded_location, postgresql_lo
         store = _open(location, _settings(then))
         try:
             chunks = _write(store, docs[80:])
-            assert store.embedding().precision == then and store.embedding().ann
+            assert store.get_embedding().precision == then and store.get_embedding().ann
             if store.backend == "postgresql":
                 definition = store.conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = "
                                                 "'index_rows_hnsw'").fetchone()[0]
@@ -215,7 +215,7 @@ def test_another_precision_re_indexes_the_store(embedded_location, postgresql_lo
 
 def store_chunks(store: Store, later: list[Chunk]) -> list[Chunk]:
     """Every indexed chunk (the earlier ingest's too) as ``Chunk`` values, in index order."""
-    ids = store.indexed_chunk_ids() if hasattr(store, "indexed_chunk_ids") else None
+    ids = store.get_indexed_chunk_ids() if hasattr(store, "get_indexed_chunk_ids") else None
     if ids is None:
         ids = [r[0] for r in store.conn.execute("SELECT chunk_id FROM index_rows ORDER BY row").fetchall()]
     found = store.get_chunks(ids)
@@ -232,7 +232,7 @@ def test_postgresql_graph_is_built_on_the_quantized_expression_and_used(postgres
         assert "binary_quantize" in definition and "bit_hamming_ops" in definition
         # the codes are taken about the vectors' mean, recorded for the queries
         centre = store._graph_centre(-1)
-        mean = np.mean(store.vectors([c.chunk_id for c in store_chunks(store, [])]), axis=0)
+        mean = np.mean(store.get_vectors([c.chunk_id for c in store_chunks(store, [])]), axis=0)
         np.testing.assert_allclose(np.array(json.loads(centre)), mean, atol=1e-5)
         # the search's ORDER BY matches the index expression, so the planner can scan the graph
         from openbook.store.postgres import _graph_operand
@@ -255,7 +255,7 @@ def test_int8_on_postgresql_is_refused_with_the_choices(postgresql_location, cor
     try:
         with pytest.raises(StoreError, match="pgvector has no int8 type.*f32, f16, binary"):
             _write(store, docs[:5])
-        assert store.count() == (0, 0)  # nothing half-written
+        assert store.count_stored() == (0, 0)  # nothing half-written
     finally:
         store.close()
 
@@ -285,7 +285,7 @@ def test_cli_ingest_records_the_precision(tmp_path):
     assert result.exit_code == 0, result.output
     reopened = open_store(store)
     try:
-        assert reopened.embedding().precision == "int8"
+        assert reopened.get_embedding().precision == "int8"
     finally:
         reopened.close()
     result = runner.invoke(cli, ["ingest", str(folder), "--store", str(store), "--vector-precision", "int4"])
@@ -298,7 +298,7 @@ def test_cli_ingest_records_the_precision(tmp_path):
     assert len(report["unchanged"]) == 3 and report["chunks_embedded"] == 0
     reopened = open_store(store)
     try:
-        assert reopened.embedding().precision == "binary" and reopened.embedding().pending == 0
+        assert reopened.get_embedding().precision == "binary" and reopened.get_embedding().pending == 0
     finally:
         reopened.close()
 
@@ -325,7 +325,7 @@ def test_a_copy_keeps_the_source_precision(tmp_path, postgresql_location, corpus
             target = open_store(location, create=True)
             try:
                 copy_store(source, target)
-                assert target.embedding().precision == "binary"
+                assert target.get_embedding().precision == "binary"
                 hits = target.vector_top_k(queries[:3], 5, Visibility())
                 assert [[h.chunk_id for h in hs] for hs in hits] == \
                     [[h.chunk_id for h in hs] for hs in source.vector_top_k(queries[:3], 5, Visibility())]

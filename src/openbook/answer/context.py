@@ -75,7 +75,7 @@ def superseded_docs(passages: Sequence[Passage], recorded: Mapping[str, str] | N
 
     Args:
         passages: the retrieved passages; only their documents are linked.
-        recorded: older -> newer links the store recorded at ingest (``Store.versions()``).
+        recorded: older -> newer links the store recorded at ingest (``Store.get_versions()``).
         analyzer: matches a phrase against titles (``named_as_older``); the default English analyzer when None.
     """
     docs: dict[str, tuple[str, Mapping[str, Any]]] = {}

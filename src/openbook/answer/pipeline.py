@@ -42,7 +42,7 @@ def question_cosines(question: str, passages: Sequence[Passage], store: Any,
         question: the question, embedded once as a query.
         passages: the passages the answerer reads (already filtered by roles, ``where`` and exclusions: only
             their own vectors are read).
-        store: the open store (``vectors(chunk_ids) -> float32 [n, dim]``, ``StoreError`` for an id it does not
+        store: the open store (``get_vectors(chunk_ids) -> float32 [n, dim]``, ``StoreError`` for an id it does not
             index).
         embed: ``(texts, "query" | "passage") -> float [n, dim]``, the store's embedder.
 
@@ -55,7 +55,7 @@ def question_cosines(question: str, passages: Sequence[Passage], store: Any,
     if not missing:
         return {}
     try:
-        vectors = np.asarray(store.vectors(missing), dtype=np.float64)
+        vectors = np.asarray(store.get_vectors(missing), dtype=np.float64)
     except StoreError:
         return {}
     q = np.asarray(embed([question], "query")[0], dtype=np.float64)
@@ -149,7 +149,7 @@ class Answerer:
         from .extractive import answer_extractive
 
         self.retriever.require_index()
-        vectors = self.store.embedding()
+        vectors = self.store.get_embedding()
         embed = None
         cosines: dict[str, float] = {}
         if vectors is not None:
@@ -161,7 +161,7 @@ class Answerer:
         stats = VisibleStats(self.retriever, VisibleVocabulary(
             self.store, visibility, likely=self.retriever.analyzer.analyze(question)), roles=roles)
         return answer_extractive(question, passages, stats, self.config.answer,
-                                 embed=embed, versions=self.store.versions(),
+                                 embed=embed, versions=self.store.get_versions(),
                                  embedder=vectors.model if vectors is not None else None, cosines=cosines,
                                  expansions=[e for e in self.retriever.expansions(question, visibility)
                                              if e.source != "wordnet" or self.config.answer.wordnet])
@@ -207,13 +207,13 @@ class Answerer:
         """
         from .prompt import assemble_context
 
-        if self.store.count()[1] > 10 * WHOLE_CORPUS_MAX_CHUNKS:  # a large store: no listing of every document
+        if self.store.count_stored()[1] > 10 * WHOLE_CORPUS_MAX_CHUNKS:  # a large store: no listing of every document
             return None
         excluded = set(exclude_docs)
         docs = [d for d in list_documents(self.store, where=where, roles=roles) if d["doc_id"] not in excluded]
         if not docs or sum(d["chunks"] for d in docs) > WHOLE_CORPUS_MAX_CHUNKS:
             return None
-        chunks = [c for d in docs for c in self.store.chunks_of(d["doc_id"])]
+        chunks = [c for d in docs for c in self.store.get_document_chunks(d["doc_id"])]
         passages = [Passage(n=i, hit=Hit(c.chunk_id, c.doc_id, 0.0, {}, c)) for i, c in enumerate(chunks, 1)]
         try:
             context = assemble_context(question, passages, self.config.llm)
@@ -226,10 +226,10 @@ class Answerer:
 
 class VisibleStats:
     """The retriever's term statistics (``extractive.TermStats``) as a caller who sees only what a
-    ``Visibility`` allows would find them: ``vocabulary()`` holds the terms of the documents it allows
+    ``Visibility`` allows would find them: ``get_vocabulary()`` holds the terms of the documents it allows
     (``retrieve.pipeline.VisibleVocabulary``, membership tests only) and ``idf`` of any other term is that of a
     term the index lacks (df = 0), so neither a refusal's notes nor its confidence tells whether a hidden
-    document uses a question word. idf counts the chunks ``roles`` may see (``Store.idf``), as BM25 scores them;
+    document uses a question word. idf counts the chunks ``roles`` may see (``Store.get_idf``), as BM25 scores them;
     the analyzer and ``known_characters`` are the whole index's."""
 
     _ABSENT = "\x00"  # never an analyzer term: its idf is that of df = 0

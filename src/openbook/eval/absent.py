@@ -44,8 +44,8 @@ def absent_store(src: str | Path, doc_ids: Collection[str], dest: str | Path) ->
 
     Returns:
         ``dest`` as a ``Path``: open it with ``Engine.open(dest, config)``. Its corpus statistics
-        (``corpus_stats``, ``idf``, ``vocabulary``) are those of the remaining documents; its vectors, when the
-        source has any, are the source's for the remaining chunks (none recomputed).
+        (``get_corpus_stats``, ``get_idf``, ``get_vocabulary``) are those of the remaining documents; its
+        vectors, when the source has any, are the source's for the remaining chunks (none recomputed).
 
     Raises:
         EvaluationError: ``dest`` is not empty, or the source has nothing indexed.
@@ -64,7 +64,7 @@ def absent_store(src: str | Path, doc_ids: Collection[str], dest: str | Path) ->
 
 def _delete_documents(store: Store, doc_ids: Collection[str]) -> None:
     """Delete ``doc_ids`` from ``store`` and rewrite its index without their chunks, keeping stored vectors."""
-    manifest: dict[str, Any] = store.index_manifest() or {}
+    manifest: dict[str, Any] = store.get_index_manifest() or {}
     if not manifest:
         raise EvaluationError(f"store {store.location} has nothing indexed; ingest the corpus first")
     bm25 = manifest.get("bm25") or {}
@@ -72,15 +72,15 @@ def _delete_documents(store: Store, doc_ids: Collection[str]) -> None:
                                   analyzer=dict(manifest.get("analyzer") or {}),
                                   chunking=dict(manifest.get("chunking") or {})))
     with store.write_lock():
-        stored = store.documents()
+        stored = store.get_documents()
         present = [d for d in dict.fromkeys(doc_ids) if d in stored]
         if not present:
             return
-        info = store.embedding()
+        info = store.get_embedding()
         # kept rows keep their vectors and no chunk is added, so this source is never asked for a vector
         vectors = StoredVectors(info.model, info.normalized) if info is not None else None
         with store.transaction():
-            removed = store.chunk_ids_of(present)
+            removed = store.get_chunk_ids(present)
             store.delete_documents(present)
-            store.set_versions(version_links(store.titles_and_metadata(versioned_only=True)))
-            store.write_index(removed, [], [], embedder=vectors)
+            store.put_versions(version_links(store.get_titles_and_metadata(versioned_only=True)))
+            store.put_index(removed, [], [], embedder=vectors)

@@ -8,10 +8,10 @@ keeps every committed batch, and readers never see half a batch. ``Engine.ingest
 Two phases, so that a store answers searches within seconds of the start of a long ingest:
 
 1. ``index``: every file is read, chunked and analyzed, and each batch is committed with its BM25 index; with
-   embeddings on, the new chunks are written *pending* (``Store.write_index(..., defer=True)``): BM25 finds them
+   embeddings on, the new chunks are written *pending* (``Store.put_index(..., defer=True)``): BM25 finds them
    at once, the dense leg does not yet.
 2. ``embed``: the pending chunks (their number now known exactly) are embedded and committed batch by batch
-   (``Store.write_vectors``); each commit adds its vectors to the dense leg. A stopped ingest leaves a searchable
+   (``Store.put_vectors``); each commit adds its vectors to the dense leg. A stopped ingest leaves a searchable
    store whose pending chunks the next ``ingest`` (or ``Ingester.embed_pending``, ``openbook embed``) embeds.
 
 Each phase shows one progress bar for all of its work (tqdm on a terminal), or a plain line every
@@ -427,7 +427,7 @@ def _under(source: str, roots: set[str]) -> bool:
 
 
 class _Vectors:
-    """The embedder as ``Store.write_index`` sees it (``VectorSource``): the ingest's batched, timed ``_embed``."""
+    """The embedder as ``Store.put_index`` sees it (``VectorSource``): the ingest's batched, timed ``_embed``."""
 
     def __init__(self, ingester: "Ingester") -> None:
         self._ingester = ingester
@@ -475,7 +475,7 @@ class Ingester:
         """The embedder in use: ``config.embedding.model``, else the store's, else the default."""
         from ..index.embedders import embedder_for
 
-        info = self.store.embedding()
+        info = self.store.get_embedding()
         return embedder_for(self.config.embedding.model, info.model if info is not None else None)
 
     def _embeds_by_default(self, report: IngestReport) -> bool:
@@ -488,7 +488,7 @@ class Ingester:
             return True
         from ..index.embedders import DEFAULT_EMBEDDER, missing_packages
 
-        info = self.store.embedding()
+        info = self.store.get_embedding()
         if not missing_packages(info.model if info is not None else DEFAULT_EMBEDDER):
             return True
         report.notes.append(f"BM25 only: {hint('embedding', 'embed')}")
@@ -595,13 +595,13 @@ class Ingester:
 
     def _totals(self, report: IngestReport, start: float) -> IngestReport:
         """``report`` with the store's document, chunk and pending-vector totals and the seconds since ``start``."""
-        report.documents_total, report.chunks_total = self.store.count()
+        report.documents_total, report.chunks_total = self.store.count_stored()
         report.chunks_pending = self._pending_count()
         report.seconds = time.perf_counter() - start
         return report
 
     def _pending_count(self) -> int:
-        info = self.store.embedding()
+        info = self.store.get_embedding()
         return info.pending if info is not None else 0
 
     def embed_pending(self, *, progress: bool = False, on_wait: Callable[[str], None] | None = None,
@@ -642,11 +642,11 @@ class Ingester:
     def _embed_pending_locked(self, report: IngestReport, progress: bool, batches: int | None = None) -> None:
         """Phase ``embed``, under the writer lock: every pending chunk's vector, committed batch by batch (at most
         ``batches`` batches)."""
-        ids = self.store.pending_vectors()
+        ids = self.store.get_pending_vectors()
         if not ids:
             return
         embedder = self.embedder()
-        info = self.store.embedding()
+        info = self.store.get_embedding()
         if info is not None and info.model != embedder.name:
             from ..index.dense import check_model
 
@@ -680,7 +680,7 @@ class Ingester:
                 vectors = self._embed(texts, advance)
                 t0 = time.perf_counter()
                 with self.store.transaction():
-                    self.store.write_vectors(part, vectors)
+                    self.store.put_vectors(part, vectors)
                 report.stage_seconds["index"] += time.perf_counter() - t0
                 done += len(part)
                 committed += 1
@@ -696,7 +696,7 @@ class Ingester:
             return BATCH_FIRST_EMBED_CHUNKS
         limit = min(max(int(self._embed_rate * BATCH_EMBED_SECONDS), BATCH_FIRST_EMBED_CHUNKS),
                     BATCH_MAX_EMBED_CHUNKS)
-        stats = self.store.corpus_stats()
+        stats = self.store.get_corpus_stats()
         return max(limit, (stats.chunks if stats is not None else 0) // BATCH_REWRITE_SHARE)
 
     @staticmethod
@@ -752,15 +752,15 @@ class Ingester:
                        sync: bool, progress: bool, embed: bool, reembed: bool) -> bool:
         """Phase ``index`` of ``ingest``, under the store's writer lock: load, chunk and commit in batches, new
         chunks pending their vectors when embedding. Returns whether the ``embed`` phase should follow."""
-        stats, vectors = self.store.corpus_stats(), self.store.embedding()
+        stats, vectors = self.store.get_corpus_stats(), self.store.get_embedding()
         if embed and not reembed and vectors is not None:
             if self.config.embedding.model:
                 from ..index.dense import check_model
 
                 check_model(vectors.model, vectors.dim, self.config.embedding.model)
         sig = self._pipeline_signature()
-        stored = self.store.documents()
-        sources = self.store.sources()
+        stored = self.store.get_documents()
+        sources = self.store.get_sources()
         seen: set[str] = set()
         read_ok: set[str] = set()
         batch = _Batch()
@@ -818,7 +818,7 @@ class Ingester:
                 gone = sorted(d for d, s in stored.items() if d not in seen and d not in done
                               and (s.root in roots or _under(s.source, roots))
                               and (s.source in read_ok or not Path(s.source).exists()))
-                batch.removed |= self.store.chunk_ids_of(gone)
+                batch.removed |= self.store.get_chunk_ids(gone)
                 self.store.delete_documents(gone)
                 batch.deleted.extend(gone)
             if batch.touched() or (reembed and first) or self._precision_changes():
@@ -839,12 +839,12 @@ class Ingester:
     def _precision_changes(self) -> bool:
         """Whether ``[embedding] vector_precision`` asks for another precision than the store's vectors are
         searched at: a commit then re-indexes them (from the stored float32 vectors) even when no file changed."""
-        wanted, info = self.config.embedding.vector_precision, self.store.embedding()
+        wanted, info = self.config.embedding.vector_precision, self.store.get_embedding()
         return bool(wanted) and info is not None and info.precision != wanted
 
     def _batch_limit(self) -> int:
         """Pending new chunks that trigger a commit of the BM25 index (see ``BATCH_MIN_CHUNKS``)."""
-        stats = self.store.corpus_stats()
+        stats = self.store.get_corpus_stats()
         return max(BATCH_MIN_CHUNKS, stats.chunks if stats is not None else 0)
 
     def _ingest_document(self, doc: Document, root: str, path_keyed: bool, stored: dict[str, Any],
@@ -887,7 +887,7 @@ class Ingester:
                 chunks = self._situator.apply(doc, chunks)
             tokens = [self.analyzer.analyze_document(c.indexed_text()) for c in chunks]
         with self.store.savepoint():
-            removed = self.store.chunk_ids_of([doc.doc_id, *duplicates]) if (old or duplicates) else set()
+            removed = self.store.get_chunk_ids([doc.doc_id, *duplicates]) if (old or duplicates) else set()
             common = removed & {c.chunk_id for c in chunks}
             before = {cid: c.indexed_text() for cid, c in self.store.get_chunks(sorted(common)).items()}
             reuse = {c.chunk_id for c in chunks if before.get(c.chunk_id) == c.indexed_text()}
@@ -909,8 +909,8 @@ class Ingester:
         """Index the batch as the next generation and commit it with its documents (one transaction); the
         chunks to embed are written pending (``defer``): the ``embed`` phase computes their vectors."""
         t0 = time.perf_counter()
-        self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
-        self.store.write_index(batch.removed, batch.chunks, batch.tokens, reuse=batch.reuse,
+        self.store.put_versions(version_links(self.store.get_titles_and_metadata(versioned_only=True)))
+        self.store.put_index(batch.removed, batch.chunks, batch.tokens, reuse=batch.reuse,
                                embedder=_Vectors(self) if embed or reembed else None, reembed=reembed, defer=True)
         self.store.commit()
         report.added += batch.added
@@ -944,8 +944,8 @@ class Ingester:
         Returns:
             One entry per distinct given string, in the order given.
         """
-        stored = self.store.documents()
-        sources = self.store.sources()
+        stored = self.store.get_documents()
+        sources = self.store.get_sources()
         out: dict[str, list[str]] = {}
         for given in doc_ids:
             d = nfc(given)
@@ -971,11 +971,11 @@ class Ingester:
             if not present:
                 return []
             with self.store.transaction():
-                removed = self.store.chunk_ids_of(present)
+                removed = self.store.get_chunk_ids(present)
                 self.store.delete_documents(present)
-                self.store.set_versions(version_links(self.store.titles_and_metadata(versioned_only=True)))
-                vectors = _Vectors(self) if self.store.embedding() is not None else None
-                self.store.write_index(removed, [], [], embedder=vectors)
+                self.store.put_versions(version_links(self.store.get_titles_and_metadata(versioned_only=True)))
+                vectors = _Vectors(self) if self.store.get_embedding() is not None else None
+                self.store.put_index(removed, [], [], embedder=vectors)
         return present
 
     def _embed(self, texts: list[str], advance: Callable[[int, float], None] | None = None) -> np.ndarray:

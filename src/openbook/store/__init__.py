@@ -1,4 +1,5 @@
-"""Where a corpus and its index live. The boundary is ``openbook.store.base.Store``; backends are chosen by the
+"""Where a corpus and its index live. The boundary is ``openbook.store.base.Store``, the composition of the role
+protocols ``StoreHandle``, ``Transactions``, ``DocumentStore``, ``IndexWriter`` and ``SearchIndex``; backends are chosen by the
 store location's URL scheme (a plain path is the embedded store).
 
     BACKENDS      scheme -> "module:Class", imported on first use
@@ -19,8 +20,9 @@ from typing import Collection
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import StoreError
-from .base import (CorpusStats, EmbeddingInfo, IndexSettings, LocalIndex, QueryTerms, Store, StoredDocument,
-                   VectorSource, Visibility, require_local_index, weighted_terms)
+from .base import (CorpusStats, DocumentStore, EmbeddingInfo, IndexSettings, IndexWriter, LocalIndex, QueryTerms,
+                   SearchIndex, Store, StoredDocument, StoreHandle, Transactions, VectorSource, Visibility,
+                   require_local_index, weighted_terms)
 
 BACKENDS: dict[str, str] = {
     "embedded": "openbook.store.embedded:EmbeddedStore",
@@ -141,6 +143,6 @@ def copy_committed(src: str | Path, dest: str | Path) -> bool:
     return True
 
 
-__all__ = ["BACKENDS", "CorpusStats", "EmbeddingInfo", "IndexSettings", "LocalIndex", "QueryTerms", "Store",
-           "StoredDocument", "VectorSource", "Visibility", "backend_name", "copy_committed", "local_folder",
+__all__ = ["BACKENDS", "CorpusStats", "DocumentStore", "EmbeddingInfo", "IndexSettings", "IndexWriter", "LocalIndex",
+           "QueryTerms", "SearchIndex", "Store", "StoreHandle", "StoredDocument", "Transactions", "VectorSource", "Visibility", "backend_name", "copy_committed", "local_folder",
            "open_store", "remove_empty_store", "require_local_index", "store_exists", "weighted_terms"]

@@ -2,6 +2,20 @@
 operations it must answer. Retrieval (``openbook.retrieve.pipeline.Retriever``), ingest and answering talk to a
 store only through the ``Store`` protocol below; nothing above ``store/`` knows files, SQL or generations.
 
+Roles (``ROLES``; ``Store`` is their composition, and every backend implements all of them)::
+
+    StoreHandle     backend, location, read_only; configure, close, info; local_index (optional capability)
+    Transactions    the writer lock, begin / commit / rollback, savepoints, read snapshots
+    DocumentStore   documents, chunks, their metadata, version links
+    IndexWriter     index and vector writes, and the reads a rewrite of the index needs
+    SearchIndex     BM25 and dense top-k, stored vectors, corpus statistics (N, df, idf, vocabulary)
+    LocalIndex      optional: the index as a local folder of generations, with files kept beside a generation
+
+Method names say what a call does: ``get_*`` reads (no side effect; each says what a missing id gives),
+``put_*`` writes (insert or replace, *write*: inside a transaction), ``delete_*`` removals (*write*), ``count_*``
+counts; ``*_top_k`` are the two searches. Lifecycle and transaction verbs (``configure``, ``close``, ``info``,
+``begin``, ``commit``, ...) and the capability query ``local_index`` are named for their action.
+
 Backends::
 
     embedded     openbook.store.embedded.EmbeddedStore   one folder: SQLite + memory-mapped index generations
@@ -28,7 +42,7 @@ Division of work (who owns what):
   ``openbook.store.filters.document_passes``); a backend may translate it (to SQL, to a row mask) but must agree
   with it on every document — the conformance suite checks this on roles, ``acl`` strings/lists, ``=``, ``!=``,
   ``in``, ``not in``, dates, numbers and missing fields. A backend that cannot translate a clause evaluates
-  ``Visibility.allows`` over ``document_metadata()`` itself (what the embedded store does).
+  ``Visibility.allows`` over ``get_document_metadata()`` itself (what the embedded store does).
 - Fusion (RRF), reranking, multi-hop, query transforms, glossary expansion and answering stay above the store, in
   ``openbook.retrieve`` and ``openbook.answer``; they are backend-independent.
 
@@ -39,9 +53,9 @@ ingest: ``snapshot()`` pins one committed state for several reads (a search and 
 
 How a new backend plugs in (what the PostgreSQL helper implements):
 
-1. A module ``openbook/store/NAME.py`` with a class that implements every method of ``Store`` (structural
-   typing: no base class to inherit; ``isinstance(obj, Store)`` works at run time because the protocol is
-   ``runtime_checkable``), plus a classmethod ``open(location: str, create: bool = False) -> Self`` that raises
+1. A module ``openbook/store/NAME.py`` with a class that implements every member of ``Store``'s roles
+   (structural typing: no base class to inherit; ``isinstance(obj, Store)`` works at run time because the
+   protocols are ``runtime_checkable``, and the conformance suite names a missing member and its role), plus a classmethod ``open(location: str, create: bool = False) -> Self`` that raises
    ``StoreError`` (missing / unreachable, with how to fix it) or ``StoreVersionError`` (schema written by an
    incompatible openbook; a backend with migrations applies the known ones at open and raises for unknown).
 2. One line in ``openbook.store.BACKENDS`` (``openbook/store/__init__.py``): the URL scheme (``postgresql``) and
@@ -54,7 +68,7 @@ Nothing in ``retrieve/``, ``answer/`` or ``api.py`` changes for a new backend.
 
 Errors (``openbook.errors``): ``StoreError`` for anything the user can fix about the store (missing, empty,
 read-only, busy, unreachable), ``StoreVersionError`` for an incompatible format or schema, ``ModelMismatchError``
-never from a store (the retriever checks ``embedding().model``). Messages name the store and the fix.
+never from a store (the retriever checks ``get_embedding().model``). Messages name the store and the fix.
 """
 
 from __future__ import annotations
@@ -62,7 +76,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Protocol,
+from typing import (TYPE_CHECKING, Any, Callable, Collection, ContextManager, Generic, Iterable, Iterator, Mapping, Protocol,
                     Sequence, runtime_checkable)
 
 import numpy as np
@@ -158,7 +172,7 @@ class Visibility:
         return cls(tuple(roles), parse_filters(where), frozenset(exclude_docs))
 
     def allows(self, doc_id: str, fields: Mapping[str, Any]) -> bool:
-        """The reference decision for one document; ``fields`` as in ``Store.document_metadata()`` (builtin
+        """The reference decision for one document; ``fields`` as in ``Store.get_document_metadata()`` (builtin
         fields ``doc_id``, ``title``, ``format``, ``path`` and the metadata keys, ``acl`` included)."""
         return doc_id not in self.exclude_docs and document_passes(fields, self.clauses, self.roles)
 
@@ -211,8 +225,8 @@ class EmbeddingInfo:
     approximate index (HNSW) answers ``vector_top_k``, and how many indexed chunks still wait for their vector.
 
     Attributes:
-        pending: indexed chunks written without a vector (``write_index(..., defer=True)``) and not yet given one
-            by ``write_vectors``; the dense leg does not see them, BM25 does. 0 when every chunk has its vector.
+        pending: indexed chunks written without a vector (``put_index(..., defer=True)``) and not yet given one
+            by ``put_vectors``; the dense leg does not see them, BM25 does. 0 when every chunk has its vector.
         precision: what the vectors are searched at (``IndexSettings.vector_precision``), ``f32`` by default.
     """
 
@@ -226,7 +240,7 @@ class EmbeddingInfo:
 
 class VectorSource(Protocol):
     """The embedder as an index write sees it (``openbook.index.embedders``); ``dim`` is read by deferred writes
-    (``write_index(..., defer=True)``), which record the model before any vector is computed."""
+    (``put_index(..., defer=True)``), which record the model before any vector is computed."""
 
     name: str
     normalized: bool
@@ -238,11 +252,12 @@ class VectorSource(Protocol):
 
 
 @runtime_checkable
-class Store(Protocol):
-    """Documents, chunks, metadata, versions and the lexical and dense index of one corpus.
+class StoreHandle(Protocol):
+    """What every open store is: its name, location and mode, its settings and its release.
 
-    Not thread-safe: one object per thread. Methods marked *write* must be called between ``begin`` and
-    ``commit`` (or inside ``transaction()``) while holding ``write_lock``.
+    ``configure`` is called once, right after the backend's ``open``, before any other method; after ``close``
+    no method may be called. ``local_index`` is the optional capability query: a backend whose index is a local
+    folder of generations returns a ``LocalIndex``, any other returns None.
     """
 
     backend: str
@@ -254,7 +269,6 @@ class Store(Protocol):
     read_only: bool
     """Opened without write permission: it can be searched, not written (writes raise ``StoreError``)."""
 
-    # ------------------------------------------------------------------ lifecycle
     def configure(self, settings: IndexSettings) -> None:
         """Set BM25 parameters, analyzer settings and ANN threshold for later queries and writes (call once,
         right after ``open``)."""
@@ -271,7 +285,24 @@ class Store(Protocol):
         may add keys (the embedded store adds ``generation``)."""
         ...
 
-    # ------------------------------------------------------------------ writers and transactions
+    def local_index(self) -> LocalIndex | None:
+        """This store as a ``LocalIndex`` (its index is a local folder of generations), or None for a backend
+        without one. Features that keep files beside a generation ask for it (``require_local_index``)."""
+        ...
+
+
+@runtime_checkable
+class Transactions(Protocol):
+    """One writer at a time, all-or-nothing writes, and stable reads.
+
+    A writer holds ``write_lock`` for its whole run, then writes between ``begin`` and ``commit`` (or inside
+    ``transaction()``); every method marked *write* in the other roles must be called there, else the backend
+    raises ``StoreError``. ``commit`` publishes the documents, chunks, versions and index changes of the
+    transaction together; ``rollback`` (or the process dying) leaves the previous committed state. Readers use
+    ``snapshot()`` to see one committed state across several reads. Errors: ``StoreError`` for a read-only store,
+    a lock that cannot be taken, or a busy store.
+    """
+
     def write_lock(self, on_wait: Callable[[str], None] | None = None) -> ContextManager[None]:
         """Hold the store's exclusive writer lock for a whole ingest or delete (re-entrant in one process).
         When another writer holds it, ``on_wait`` hears one line saying so and this call waits.
@@ -310,12 +341,21 @@ class Store(Protocol):
         process during it is not seen. Re-entrant; inside a write transaction it reads that transaction's state."""
         ...
 
-    # ------------------------------------------------------------------ documents and chunks
-    def documents(self) -> dict[str, StoredDocument]:
+
+@runtime_checkable
+class DocumentStore(Protocol):
+    """The stored documents and their chunks, metadata and version links: what ingest writes, what answers cite.
+
+    A missing id is absent from a returned mapping, or None for one id, never an error; ``put_*`` and
+    ``delete_*`` are *write*. Orders: chunks in document
+    order, document listings by doc id. Neither a put nor a delete touches the index (``IndexWriter``).
+    """
+
+    def get_documents(self) -> dict[str, StoredDocument]:
         """Every stored document by id (no text)."""
         ...
 
-    def count(self, roles: Sequence[str] | None = None) -> tuple[int, int]:
+    def count_stored(self, roles: Sequence[str] | None = None) -> tuple[int, int]:
         """``(documents, chunks)`` stored: every one for ``roles`` None (a local administrator); for a role list
         (empty: a caller with no role) only the documents those roles may see under the access rule
         (``Visibility(roles).allows``: no ``acl`` or one of its roles) and their chunks, counted by a query
@@ -325,14 +365,14 @@ class Store(Protocol):
     def put_document(self, doc: Document, root: str, chunks: Sequence[Chunk], digest: str) -> None:
         """*Write.* Insert or replace a document and all its chunks (``chunks`` in document order; ``root``: the
         folder it was ingested from; ``digest``: the content hash compared by the next ingest). The index is
-        changed separately, by ``write_index``."""
+        changed separately, by ``put_index``."""
         ...
 
     def delete_documents(self, doc_ids: Iterable[str]) -> None:
         """*Write.* Remove documents and their chunks; unknown ids are ignored."""
         ...
 
-    def chunk_ids_of(self, doc_ids: Iterable[str]) -> set[str]:
+    def get_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
         """Chunk ids currently stored for these documents."""
         ...
 
@@ -344,43 +384,52 @@ class Store(Protocol):
         """Chunks by id, each with its document's title and metadata; unknown ids are absent."""
         ...
 
-    def chunks_of(self, doc_id: str) -> list[Chunk]:
+    def get_document_chunks(self, doc_id: str) -> list[Chunk]:
         """One document's chunks in document order (empty when unknown)."""
         ...
 
-    def document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
+    def get_document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
         """``(doc_id, title, source, metadata, chunk count)`` of every document, ordered by doc id."""
         ...
 
-    def sources(self) -> dict[str, list[str]]:
+    def get_sources(self) -> dict[str, list[str]]:
         """Source path -> ids of the documents read from it (ids in doc id order)."""
         ...
 
-    # ------------------------------------------------------------------ metadata and versions
-    def document_metadata(self) -> dict[str, dict[str, Any]]:
+    def get_document_metadata(self) -> dict[str, dict[str, Any]]:
         """Filterable fields of every document by id: ``doc_id``, ``title``, ``format``, ``path`` (the source),
         then its metadata keys (a metadata key of the same name wins). What ``Visibility.allows`` reads."""
         ...
 
-    def metadata_fields(self) -> set[str]:
+    def get_metadata_fields(self) -> set[str]:
         """Every field some document has: the four builtin fields plus the metadata keys in use."""
         ...
 
-    def titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
+    def get_titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
         """``(title, metadata)`` by doc id; ``versioned_only`` may restrict it to what version linking uses
         (every document when some names ``supersedes``, else those with an ``updated`` date)."""
         ...
 
-    def set_versions(self, links: Mapping[str, str]) -> None:
+    def put_versions(self, links: Mapping[str, str]) -> None:
         """*Write.* Replace the recorded version links (older doc id -> newer doc id)."""
         ...
 
-    def versions(self) -> dict[str, str]:
+    def get_versions(self) -> dict[str, str]:
         """Recorded version links: older doc id -> the doc id that supersedes it."""
         ...
 
-    # ------------------------------------------------------------------ the index: writes
-    def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
+
+@runtime_checkable
+class IndexWriter(Protocol):
+    """Changes to the lexical and dense index, and the reads a rewrite of the index needs.
+
+    ``put_index`` and ``put_vectors`` are *write*; they become visible at ``commit``. The reads here
+    (``get_pending_vectors``, ``get_index_manifest``, ``get_indexed_chunk_ids``) do not check the recorded
+    analyzer settings against ``configure``'s, so a migration (``openbook.store.reindex``) can read an index
+    the search role refuses. Chunk ids come in row order (insertion order, the order that breaks BM25 ties).
+    """
+
+    def put_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
                     reuse: Collection[str] = (), embedder: VectorSource | None = None,
                     reembed: bool = False, defer: bool = False) -> int:
         """*Write.* Change the index: drop the rows of ``removed`` chunk ids, add ``chunks`` with their analyzed
@@ -399,48 +448,59 @@ class Store(Protocol):
         pending is not reused.
 
         ``defer``: compute no vector here. The chunks that would be embedded (with ``reembed``: every row) are
-        indexed as *pending*: BM25 searches them at once, the dense leg once ``write_vectors`` has given them a
-        vector (``pending_vectors`` lists them, ``embedding().pending`` counts them). The model
-        (``embedder.name``, ``.dim``, ``.normalized``) is recorded now, so ``embedding()`` is not None.
+        indexed as *pending*: BM25 searches them at once, the dense leg once ``put_vectors`` has given them a
+        vector (``get_pending_vectors`` lists them, ``get_embedding().pending`` counts them). The model
+        (``embedder.name``, ``.dim``, ``.normalized``) is recorded now, so ``get_embedding()`` is not None.
 
         Returns:
             How many vectors were computed (0 with ``defer``).
         """
         ...
 
-    def write_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+    def put_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
         """*Write.* Give indexed chunks their vectors (``vectors[i]`` for ``chunk_ids[i]``, float ``[n, dim]``,
         stored unit-normalised): a pending chunk joins the dense leg at ``commit``; a chunk that had a vector gets
         the new one. BM25 is unchanged.
 
         Raises:
             StoreError: the index records no embedding model (a BM25-only store), a chunk id is not indexed (the
-                message names it), or ``vectors`` is not ``[len(chunk_ids), embedding().dim]``.
+                message names it), or ``vectors`` is not ``[len(chunk_ids), get_embedding().dim]``.
         """
         ...
 
-    def pending_vectors(self, limit: int | None = None) -> list[str]:
-        """Chunk ids of the committed index that wait for their vector (``write_index(..., defer=True)``), in row
+    def get_pending_vectors(self, limit: int | None = None) -> list[str]:
+        """Chunk ids of the committed index that wait for their vector (``put_index(..., defer=True)``), in row
         order, at most ``limit`` of them (None: all); empty for a BM25-only store and when every chunk has one."""
         ...
 
-    # ------------------------------------------------------------------ the index: reads
-    def index_manifest(self) -> dict[str, Any] | None:
+    def get_index_manifest(self) -> dict[str, Any] | None:
         """The committed index's manifest as recorded (``format_version``, ``analyzer``, ``bm25``, ``chunking``,
         ``embedding``), read without checking it against ``configure``'s settings: what a migration reads of an
         index this openbook refuses to query (``openbook.store.reindex``). None before the first index write."""
         ...
 
-    def indexed_chunk_ids(self) -> list[str]:
+    def get_indexed_chunk_ids(self) -> list[str]:
         """Chunk ids of the committed index in row order (insertion order: the order that breaks BM25 ties), read
         without checking the analyzer settings; empty before the first index write."""
         ...
 
-    def corpus_stats(self) -> CorpusStats | None:
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """Queries of the committed index: BM25 and dense top-k under a ``Visibility``, stored vectors, and the
+    corpus statistics (N, df, idf, avgdl, vocabulary) that BM25 and the answerer's term weights use.
+
+    Batch first: the top-k methods take a list of queries and return one ranked list per query, in query order,
+    best first. Statistics for a role list count only what those roles may see (see the module docstring).
+    Errors: ``StoreError`` for an empty store (nothing indexed; ``empty_store_error``), ``StoreVersionError``
+    for an index written with other analyzer settings than ``configure``'s.
+    """
+
+    def get_corpus_stats(self) -> CorpusStats | None:
         """Statistics of the committed index; None when nothing was ever indexed."""
         ...
 
-    def embedding(self) -> EmbeddingInfo | None:
+    def get_embedding(self) -> EmbeddingInfo | None:
         """The stored vectors' embedder, or None for a BM25-only index (dense and hybrid need vectors)."""
         ...
 
@@ -481,7 +541,7 @@ class Store(Protocol):
         """
         ...
 
-    def vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
+    def get_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored vectors of these chunks: float32 ``[len(chunk_ids), dim]`` in the order given.
 
         Raises:
@@ -489,26 +549,47 @@ class Store(Protocol):
         """
         ...
 
-    def idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+    def get_idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         """Lucene idf of each analyzed term over the indexed chunks (``roles`` None), or over those these roles
         may see (as ``bm25_top_k`` scores them): float64 ``[len(terms)]``; a term absent from them gets the idf
         of df = 0."""
         ...
 
-    def document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+    def get_document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         """How many indexed chunks contain each term (``roles`` None: all; else those these roles may see):
         int64 ``[len(terms)]`` (0 when absent)."""
         ...
 
-    def vocabulary(self) -> Mapping[str, int]:
+    def get_vocabulary(self) -> Mapping[str, int]:
         """Every indexed term -> a backend-defined integer id (callers use membership and ``len``)."""
         ...
 
-    # ------------------------------------------------------------------ optional capabilities
-    def local_index(self) -> LocalIndex | None:
-        """This store as a ``LocalIndex`` (its index is a local folder of generations), or None for a backend
-        without one. Features that keep files beside a generation ask for it (``require_local_index``)."""
-        ...
+
+@runtime_checkable
+class Store(StoreHandle, Transactions, DocumentStore, IndexWriter, SearchIndex, Protocol):
+    """Documents, chunks, metadata, versions and the lexical and dense index of one corpus: every role together.
+
+    What a backend implements and what ingest, retrieval and answering are given. Code that needs only one
+    role may annotate with that role (``SearchIndex``, ``DocumentStore``, ...). Not thread-safe: one object per
+    thread.
+    """
+
+
+def protocol_members(protocol: type) -> set[str]:
+    """The attributes and methods a class must have to satisfy ``protocol`` (its own and its bases', without
+    ``Protocol``'s and ``object``'s): what the conformance suite checks each backend class for."""
+    names: set[str] = set()
+    for klass in protocol.__mro__:
+        if klass in (Protocol, object, Generic):
+            continue
+        names.update(getattr(klass, "__annotations__", {}))
+        names.update(n for n, v in vars(klass).items()
+                     if not n.startswith("_") and (callable(v) or isinstance(v, (property, classmethod, staticmethod))))
+    return names
+
+
+ROLES: tuple[type, ...] = (StoreHandle, Transactions, DocumentStore, IndexWriter, SearchIndex)
+"""The role protocols ``Store`` is made of, in the order a backend author reads them."""
 
 
 @runtime_checkable

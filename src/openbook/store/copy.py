@@ -4,7 +4,7 @@ re-embedding.
 Everything goes through the ``Store`` protocol, so any pair of backends works: documents with their chunks,
 roots and content hashes, version links, and the index. Analyzed terms are recomputed from the chunk texts with
 the analyzer the source index was built with (the analyzer is deterministic and its settings are checked against
-the source manifest); vectors are read from the source (``Store.vectors``) and handed to the destination's
+the source manifest); vectors are read from the source (``Store.get_vectors``) and handed to the destination's
 index write as a ``VectorSource`` that looks them up by the chunk's indexed text, so no embedder runs.
 
 What is not the same afterwards: the destination's index rows are in document-id order, so two chunks with
@@ -76,7 +76,7 @@ def copy_store(src: Store, dst: Store, settings: IndexSettings | None = None,
         StoreError: ``dst`` is not empty, or ``src`` holds nothing indexed.
         StoreVersionError: the source index was built with analyzer settings this openbook cannot reproduce.
     """
-    if dst.count()[0]:
+    if dst.count_stored()[0]:
         raise StoreError(f"store copy: the destination {dst.location} already holds documents; copy into a new, "
                          f"empty store (a new folder, or an empty database)")
     manifest: dict[str, Any] = src.info().get("manifest") or {}
@@ -91,24 +91,24 @@ def copy_store(src: Store, dst: Store, settings: IndexSettings | None = None,
                                 vector_precision=precision))
     src.configure(IndexSettings(k1=float(bm25.get("k1", 1.2)), b=float(bm25.get("b", 0.75)),
                                 analyzer=analyzer.settings(), chunking=dict(manifest.get("chunking") or {})))
-    info = src.embedding()
+    info = src.get_embedding()
     vectors = StoredVectors(info.model, info.normalized, info.dim) if info is not None else None
     docs = chunks = copied_vectors = 0
     with src.snapshot():
-        stored = src.documents()
+        stored = src.get_documents()
         ids = sorted(stored)
-        links = src.versions()
-        pending = set(src.pending_vectors()) if info is not None and info.pending else set()
+        links = src.get_versions()
+        pending = set(src.get_pending_vectors()) if info is not None and info.pending else set()
         with dst.write_lock():
             for start in range(0, len(ids), BATCH_DOCUMENTS):
                 batch = []
                 for doc_id in ids[start:start + BATCH_DOCUMENTS]:
                     doc = src.get_document(doc_id)
                     if doc is not None:
-                        batch.append((doc, src.chunks_of(doc_id)))
+                        batch.append((doc, src.get_document_chunks(doc_id)))
                 new_chunks = [c for _, cs in batch for c in cs]
                 have = [c.chunk_id for c in new_chunks if c.chunk_id not in pending]
-                vecs = src.vectors(have) if vectors is not None and have else None
+                vecs = src.get_vectors(have) if vectors is not None and have else None
                 if vecs is not None and not pending:
                     vectors.by_text = {c.indexed_text(): v for c, v in zip(new_chunks, vecs)}
                 with dst.transaction():
@@ -116,12 +116,12 @@ def copy_store(src: Store, dst: Store, settings: IndexSettings | None = None,
                         meta = stored[doc.doc_id]
                         dst.put_document(doc, meta.root, cs, meta.content_hash)
                     # a source with chunks still waiting for their vectors: they wait in the copy too
-                    dst.write_index((), new_chunks, analyzer.analyze_batch([c.indexed_text() for c in new_chunks]),
+                    dst.put_index((), new_chunks, analyzer.analyze_batch([c.indexed_text() for c in new_chunks]),
                                     embedder=vectors, defer=bool(pending))
                     if pending and vecs is not None:
-                        dst.write_vectors(have, vecs)
+                        dst.put_vectors(have, vecs)
                     if start + BATCH_DOCUMENTS >= len(ids):
-                        dst.set_versions(links)
+                        dst.put_versions(links)
                 docs += len(batch)
                 chunks += len(new_chunks)
                 copied_vectors += len(have) if vectors is not None else 0

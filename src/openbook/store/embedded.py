@@ -24,7 +24,7 @@ is not writable (read-only media, another user's files) is opened read-only (``m
 when SQLite cannot even create its shared-memory file there); it can be searched, not written.
 
 This class implements ``openbook.store.base.Store``: the index operations (``bm25_top_k``, ``vector_top_k``,
-``vectors``, ``idf``, ...) answer from the current generation's memory-mapped files, under a row mask built from
+``get_vectors``, ``get_idf``, ...) answer from the current generation's memory-mapped files, under a row mask built from
 the ``Visibility`` before ranking.
 """
 
@@ -107,7 +107,7 @@ class EmbeddedStore:
         self._index: LoadedIndex | None = None
         self._index_gen = -1
         self._metadata: tuple[int, dict[str, dict[str, Any]]] | None = None  # (generation, fields by doc id)
-        self._fields: tuple[int, set[str]] | None = None  # (generation, metadata_fields())
+        self._fields: tuple[int, set[str]] | None = None  # (generation, get_metadata_fields())
         self._wrote_generation = False  # the open transaction names a new generation
         self._committed_generation = 0  # the generation committed when the open transaction first wrote one
         self._snapshots = 0  # depth of open ``snapshot()`` blocks
@@ -479,7 +479,7 @@ class EmbeddedStore:
             raise empty_store_error(self)
         return index
 
-    def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
+    def put_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
                     reuse: Collection[str] = (), embedder: VectorSource | None = None,
                     reembed: bool = False, defer: bool = False) -> int:
         """Write the next generation (``openbook.store.generations``) and name it in the open transaction."""
@@ -511,7 +511,7 @@ class EmbeddedStore:
                 raise
             return old
 
-    def index_manifest(self) -> dict[str, Any] | None:
+    def get_index_manifest(self) -> dict[str, Any] | None:
         """The current generation's ``manifest.json`` as written, unchecked; None before the first index write."""
         gen = self.generation
         if gen == 0:
@@ -521,7 +521,7 @@ class EmbeddedStore:
         except FileNotFoundError as exc:
             raise self._missing(exc) from None
 
-    def indexed_chunk_ids(self) -> list[str]:
+    def get_indexed_chunk_ids(self) -> list[str]:
         """The current generation's ``chunk_ids.npy``, in row order, unchecked; empty before the first write."""
         gen = self.generation
         if gen == 0:
@@ -532,14 +532,14 @@ class EmbeddedStore:
             raise self._missing(exc) from None
         return [c.decode("ascii") for c in ids]
 
-    def corpus_stats(self) -> CorpusStats | None:
+    def get_corpus_stats(self) -> CorpusStats | None:
         index = self.loaded()
         if index is None:
             return None
         return CorpusStats(documents=len(index.doc_ids), chunks=index.bm25.rows, avgdl=index.bm25.avgdl,
                            terms=len(index.bm25.vocab))
 
-    def embedding(self) -> EmbeddingInfo | None:
+    def get_embedding(self) -> EmbeddingInfo | None:
         index = self.loaded()
         if index is None or index.dense is None:
             return None
@@ -558,7 +558,7 @@ class EmbeddedStore:
         def metadata() -> dict[str, dict[str, Any]]:
             gen = self._index_gen
             if self._metadata is None or self._metadata[0] != gen:
-                self._metadata = (gen, self.document_metadata())
+                self._metadata = (gen, self.get_document_metadata())
             return self._metadata[1]
 
         return index.mask(visibility, metadata)
@@ -577,7 +577,7 @@ class EmbeddedStore:
         rows, scores = index.dense.search_batch(queries, k, index.dense_mask(self.visible_rows(index, visibility)))
         return index.hits(rows, scores, "dense")
 
-    def vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
+    def get_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
         index = self.require_index()
         if index.dense is None:
             raise StoreError(f"store {self.path} holds no vectors: run `openbook ingest --reembed PATH --store "
@@ -593,14 +593,14 @@ class EmbeddedStore:
                                  f"chunks pending): `openbook embed --store {self.path}` computes them")
         return np.asarray(index.dense.vectors[rows], dtype=np.float32).reshape(len(rows), index.dense.dim)
 
-    def pending_vectors(self, limit: int | None = None) -> list[str]:
+    def get_pending_vectors(self, limit: int | None = None) -> list[str]:
         index = self.loaded()
         if index is None or index.pending is None:
             return []
         rows = np.flatnonzero(index.pending)
         return [index.chunk_id(int(r)) for r in (rows if limit is None else rows[:limit])]
 
-    def write_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+    def put_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
         """Write the next generation with these vectors (``write_vectors_generation``: the BM25 files are
         hard-linked, not rewritten) and name it in the open transaction."""
         old = self.loaded()
@@ -609,7 +609,7 @@ class EmbeddedStore:
                              f"ingest --reembed PATH --store {self.path}` to embed it")
         shape = np.shape(vectors)
         if shape != (len(chunk_ids), old.dense.dim):
-            raise StoreError(f"write_vectors: vectors of shape {shape} for {len(chunk_ids)} chunks; store "
+            raise StoreError(f"put_vectors: vectors of shape {shape} for {len(chunk_ids)} chunks; store "
                              f"{self.path} holds {old.dense.model} vectors of dimension {old.dense.dim}")
         try:
             old.rows_of(chunk_ids)
@@ -624,22 +624,22 @@ class EmbeddedStore:
         index = self.require_index()
         return index.bm25 if roles is None else index.bm25_for(roles)
 
-    def idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+    def get_idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         return self._bm25_of(roles).idf(terms)
 
-    def document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+    def get_document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         return self._bm25_of(roles).document_frequency(terms)
 
-    def vocabulary(self) -> Mapping[str, int]:
+    def get_vocabulary(self) -> Mapping[str, int]:
         return self.require_index().bm25.term_ids
 
     # ------------------------------------------------------------------ documents and chunks
-    def documents(self) -> dict[str, StoredDocument]:
+    def get_documents(self) -> dict[str, StoredDocument]:
         """Every stored document by id."""
         rows = self.conn.execute("SELECT doc_id, source, root, content_hash FROM documents")
         return {r[0]: StoredDocument(*r) for r in rows}
 
-    def count(self, roles: Sequence[str] | None = None) -> tuple[int, int]:
+    def count_stored(self, roles: Sequence[str] | None = None) -> tuple[int, int]:
         """(documents, chunks) stored; with ``roles``, only those the roles may see (one SQL query: the access
         rule runs inside SQLite on each document's ``acl``, as the index's ``acl.json`` holds it)."""
         if roles is None:
@@ -684,14 +684,14 @@ class EmbeddedStore:
         self.conn.executemany("DELETE FROM chunks WHERE doc_id = ?", ids)
         self.conn.executemany("DELETE FROM documents WHERE doc_id = ?", ids)
 
-    def chunk_ids_of(self, doc_ids: Iterable[str]) -> set[str]:
+    def get_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
         """Chunk ids currently stored for these documents."""
         out: set[str] = set()
         for d in doc_ids:
             out.update(r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ?", (d,)))
         return out
 
-    def titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
+    def get_titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
         """(title, metadata) of every document by id.
 
         ``versioned_only``: only what version linking can use: every document when some document names a
@@ -714,23 +714,23 @@ class EmbeddedStore:
                 out[doc_id] = list(roles)
         return out
 
-    def set_versions(self, links: dict[str, str]) -> None:
+    def put_versions(self, links: dict[str, str]) -> None:
         """Replace the recorded version links (older doc id -> newer doc id); inside ``transaction``."""
         self.conn.execute("DELETE FROM versions")
         self.conn.executemany("INSERT INTO versions VALUES (?, ?)", sorted(links.items()))
 
-    def versions(self) -> dict[str, str]:
+    def get_versions(self) -> dict[str, str]:
         """Recorded version links: older doc id -> the doc id that supersedes it."""
         return dict(self.conn.execute("SELECT doc_id, superseded_by FROM versions"))
 
-    def document_metadata(self) -> dict[str, dict[str, Any]]:
+    def get_document_metadata(self) -> dict[str, dict[str, Any]]:
         """Filterable fields of every document by id: ``BUILTIN_FIELDS`` and then its metadata keys (a
         metadata key of the same name wins)."""
         rows = self.conn.execute("SELECT doc_id, metadata, title, format, source FROM documents")
         return {r[0]: {"doc_id": r[0], "title": r[2], "format": r[3], "path": r[4], **json.loads(r[1])}
                 for r in rows}
 
-    def metadata_fields(self) -> set[str]:
+    def get_metadata_fields(self) -> set[str]:
         """Every field some document has: ``BUILTIN_FIELDS`` plus the metadata keys in use (cached per
         generation)."""
         gen = self.generation
@@ -739,21 +739,21 @@ class EmbeddedStore:
             self._fields = (gen, {*BUILTIN_FIELDS, *(r[0] for r in rows)})
         return set(self._fields[1])
 
-    def sources(self) -> dict[str, list[str]]:
+    def get_sources(self) -> dict[str, list[str]]:
         """Source path -> ids of the documents read from it."""
         out: dict[str, list[str]] = {}
         for doc_id, source in self.conn.execute("SELECT doc_id, source FROM documents ORDER BY doc_id"):
             out.setdefault(source, []).append(doc_id)
         return out
 
-    def document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
+    def get_document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
         """(doc_id, title, source, metadata, chunk count) of every document, by doc id."""
         rows = self.conn.execute(
             "SELECT d.doc_id, d.title, d.source, d.metadata, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) "
             "FROM documents d ORDER BY d.doc_id")
         return [(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
 
-    def chunks_of(self, doc_id: str) -> list[Chunk]:
+    def get_document_chunks(self, doc_id: str) -> list[Chunk]:
         """The chunks of one document, in document order."""
         ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ? ORDER BY ord", (doc_id,))]
         chunks = self.get_chunks(ids)
@@ -817,7 +817,7 @@ def remove_empty_store(path: str | Path, kept: Collection[str] | None) -> bool:
     store = EmbeddedStore.open(path)
     try:
         with store.write_lock():
-            if store.count() != (0, 0):
+            if store.count_stored() != (0, 0):
                 return False
             store.close()
             for entry in path.iterdir():

@@ -20,7 +20,7 @@ Rows are positions: a write keeps the previous generation's rows that were not r
 the new chunks, so BM25 ties (broken by lower row) keep insertion order. Term frequencies and vectors of kept
 rows are reused, never recomputed; only new chunks are analyzed (by the caller) and embedded.
 
-Pending vectors: a deferred write (``Store.write_index(..., defer=True)``) indexes chunks before their vectors
+Pending vectors: a deferred write (``Store.put_index(..., defer=True)``) indexes chunks before their vectors
 exist; ``pending.npy`` (bool [rows], absent when every row has its vector) marks them, their rows in ``dense/``
 are zero and the dense leg never returns them. A generation that only adds vectors (``write_vectors_generation``)
 hard-links every file but ``dense/``, ``pending.npy`` and the manifest from the previous generation (a
@@ -192,7 +192,7 @@ def write_generation(target: GenerationWrite, old: LoadedIndex | None, removed: 
                      embedder: VectorSource | None = None, reembed: bool = False, defer: bool = False,
                      chunk_texts: Callable[[list[str]], dict[str, str]] | None = None) -> int:
     """Write the next generation into ``target.folder``: ``old``'s rows minus ``removed`` chunk ids, then
-    ``new_chunks`` (``tokens``: their analyzed terms). See ``Store.write_index`` for the vector rules
+    ``new_chunks`` (``tokens``: their analyzed terms). See ``Store.put_index`` for the vector rules
     (``defer``: rows to embed are written pending).
 
     Args:

@@ -29,7 +29,7 @@ its index scan; BENCHMARKS.md ("Store backends", BM25 extensions) has the measur
 
 Visibility is applied in SQL before ranking: the access rule as ``documents.acl`` (empty = public, else one of
 the caller's case-folded roles), ``--where`` clauses as the set of document ids ``Visibility.allows`` admits
-(computed once per index generation from ``document_metadata``; the clause grammar's date/number/string
+(computed once per index generation from ``get_document_metadata``; the clause grammar's date/number/string
 comparison stays in one place), excluded documents as ``NOT doc_id = ANY(...)``.
 
 Concurrency: writers take a session-level advisory lock (``write_lock``) for a whole ingest, so a second ingest
@@ -37,7 +37,7 @@ waits (and is told so) instead of racing; a process that dies drops its connecti
 Every batch is one transaction (``begin``/``commit``); readers use ``snapshot()`` (``REPEATABLE READ``, read only)
 and so see whole batches or nothing.
 
-Bulk writes: ``put_document`` buffers and writes documents and chunks with binary COPY; ``write_index`` COPYs the
+Bulk writes: ``put_document`` buffers and writes documents and chunks with binary COPY; ``put_index`` COPYs the
 rows and one term array per chunk and lets the database count tf and df and pack the postings. The HNSW graph is
 not maintained vector by vector during a large ingest: it is built once when the writer lock is released (see
 ``ANN_REBUILD_FRACTION``); dropping an existing graph in a batch's transaction blocks readers of ``index_rows``
@@ -502,12 +502,12 @@ class PostgresStore:
         self._dirty = True
 
     # ------------------------------------------------------------------ documents and chunks
-    def documents(self) -> dict[str, StoredDocument]:
+    def get_documents(self) -> dict[str, StoredDocument]:
         self._flush(read=True)
         rows = self.conn.execute("SELECT doc_id, source, root, content_hash FROM documents")
         return {r[0]: StoredDocument(*r) for r in rows}
 
-    def count(self, roles: Sequence[str] | None = None) -> tuple[int, int]:
+    def count_stored(self, roles: Sequence[str] | None = None) -> tuple[int, int]:
         """(documents, chunks) stored; with ``roles``, only those the roles may see (the access rule on
         ``documents.acl`` in SQL, as searches apply it)."""
         self._flush(read=True)
@@ -554,7 +554,7 @@ class PostgresStore:
         self._bump()
 
     def delete_documents(self, doc_ids: Iterable[str]) -> None:
-        """*Write.* Remove documents and their chunks (index rows go through ``write_index``)."""
+        """*Write.* Remove documents and their chunks (index rows go through ``put_index``)."""
         if not self._write_tx:
             self._require_write()
         ids = list(doc_ids)
@@ -562,7 +562,7 @@ class PostgresStore:
             self._pending.append(("delete", ids))  # buffered like put_document
             self._bump()
 
-    def chunk_ids_of(self, doc_ids: Iterable[str]) -> set[str]:
+    def get_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
         ids = list(doc_ids)
         if not ids:
             return set()
@@ -595,21 +595,21 @@ class PostgresStore:
                               start=r[4], end=r[5], page=r[6], metadata=m, format=r[9] or "")
         return out
 
-    def chunks_of(self, doc_id: str) -> list[Chunk]:
+    def get_document_chunks(self, doc_id: str) -> list[Chunk]:
         self._flush(read=True)
         ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = %s ORDER BY ord",
                                                (doc_id,))]
         chunks = self.get_chunks(ids)
         return [chunks[c] for c in ids if c in chunks]
 
-    def document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
+    def get_document_rows(self) -> list[tuple[str, str, str, dict[str, Any], int]]:
         self._flush(read=True)
         rows = self.conn.execute(
             "SELECT d.doc_id, d.title, d.source, d.metadata, "
             "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id) FROM documents d ORDER BY d.doc_id COLLATE \"C\"")
         return [(r[0], r[1], r[2], r[3], int(r[4])) for r in rows]
 
-    def sources(self) -> dict[str, list[str]]:
+    def get_sources(self) -> dict[str, list[str]]:
         self._flush(read=True)
         out: dict[str, list[str]] = {}
         for doc_id, source in self.conn.execute("SELECT doc_id, source FROM documents ORDER BY doc_id COLLATE \"C\""):
@@ -617,17 +617,17 @@ class PostgresStore:
         return out
 
     # ------------------------------------------------------------------ metadata and versions
-    def document_metadata(self) -> dict[str, dict[str, Any]]:
+    def get_document_metadata(self) -> dict[str, dict[str, Any]]:
         self._flush(read=True)
         rows = self.conn.execute("SELECT doc_id, metadata, title, format, source FROM documents")
         return {r[0]: {"doc_id": r[0], "title": r[2], "format": r[3], "path": r[4], **r[1]} for r in rows}
 
-    def metadata_fields(self) -> set[str]:
+    def get_metadata_fields(self) -> set[str]:
         self._flush(read=True)
         keys = self.conn.execute("SELECT DISTINCT jsonb_object_keys(metadata) FROM documents")
         return {*BUILTIN_FIELDS, *(r[0] for r in keys)}
 
-    def titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
+    def get_titles_and_metadata(self, versioned_only: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
         self._flush(read=True)
         query = "SELECT doc_id, title, metadata FROM documents"
         if versioned_only and not self.conn.execute(
@@ -635,28 +635,28 @@ class PostgresStore:
             query += " WHERE metadata ? 'updated'"
         return {r[0]: (r[1], r[2]) for r in self.conn.execute(query)}
 
-    def set_versions(self, links: Mapping[str, str]) -> None:
+    def put_versions(self, links: Mapping[str, str]) -> None:
         """*Write.* Replace the recorded version links."""
         self._require_write()
         self.conn.execute("DELETE FROM versions")
         with self.conn.cursor() as cur:
             cur.executemany("INSERT INTO versions VALUES (%s, %s)", sorted(links.items()))
 
-    def versions(self) -> dict[str, str]:
+    def get_versions(self) -> dict[str, str]:
         self._flush(read=True)
         return dict(self.conn.execute("SELECT doc_id, superseded_by FROM versions").fetchall())
 
     # ------------------------------------------------------------------ the index: writes
-    def write_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
+    def put_index(self, removed: Collection[str], chunks: Sequence[Chunk], terms: Sequence[Sequence[str]], *,
                     reuse: Collection[str] = (), embedder: VectorSource | None = None,
                     reembed: bool = False, defer: bool = False) -> int:
         """*Write.* Drop the rows of ``removed``, append ``chunks`` with their analyzed ``terms`` (in the order
         given: the insertion order that breaks score ties), and maintain df, lengths and vectors as
-        ``Store.write_index`` describes (a pending row is one whose ``embedding`` is NULL while the manifest
+        ``Store.put_index`` describes (a pending row is one whose ``embedding`` is NULL while the manifest
         names a model). Visible to readers at ``commit``."""
         self._require_write()
         if len(chunks) != len(terms):
-            raise StoreError(f"write_index: {len(chunks)} chunks but {len(terms)} term lists")
+            raise StoreError(f"put_index: {len(chunks)} chunks but {len(terms)} term lists")
         settings = self._settings()
         manifest = self._manifest() or {}
         old_emb = manifest.get("embedding")
@@ -947,12 +947,12 @@ class PostgresStore:
             cur.execute("TRUNCATE stage_terms, stage_postings")
 
     # ------------------------------------------------------------------ the index: reads
-    def index_manifest(self) -> dict[str, Any] | None:
+    def get_index_manifest(self) -> dict[str, Any] | None:
         """The manifest in ``meta`` as written, unchecked; None before the first index write."""
         self._flush(read=True)
         return self._manifest()
 
-    def indexed_chunk_ids(self) -> list[str]:
+    def get_indexed_chunk_ids(self) -> list[str]:
         """``index_rows`` chunk ids by ``row`` (insertion order), unchecked."""
         self._flush(read=True)
         return [r[0] for r in self.conn.execute("SELECT chunk_id FROM index_rows ORDER BY row")]
@@ -966,7 +966,7 @@ class PostgresStore:
 
     def _manifest_with_counts(self) -> dict[str, Any] | None:
         manifest = self._manifest()
-        stats = self.corpus_stats()
+        stats = self.get_corpus_stats()
         if manifest is not None and stats is not None:
             manifest = {**manifest, "rows": stats.chunks, "documents": stats.documents}
         return manifest
@@ -1008,7 +1008,7 @@ class PostgresStore:
             self._checked_gen = gen
         return rows, total / rows, gen
 
-    def corpus_stats(self) -> CorpusStats | None:
+    def get_corpus_stats(self) -> CorpusStats | None:
         with self.snapshot():
             rows, total, gen = self._stats()
             if rows == 0 and gen == 0:
@@ -1022,7 +1022,7 @@ class PostgresStore:
 
             return self._cached("stats", gen, compute)
 
-    def embedding(self) -> EmbeddingInfo | None:
+    def get_embedding(self) -> EmbeddingInfo | None:
         with self.snapshot():
             manifest = self._cached("manifest", self._stats()[2], self._manifest)
         emb = (manifest or {}).get("embedding")
@@ -1042,7 +1042,7 @@ class PostgresStore:
         params["roles"] = roles
         if visibility.clauses:
             def allowed() -> list[str]:
-                meta = self.document_metadata()
+                meta = self.get_document_metadata()
                 return [d for d, fields in meta.items() if all(c.matches(fields) for c in visibility.clauses)]
 
             params["allowed"] = self._cached(f"where:{visibility.clauses!r}", gen, allowed)
@@ -1139,7 +1139,7 @@ class PostgresStore:
         out: list[list[Hit]] = []
         with self.snapshot():
             _, _, gen = self._require_index()
-            emb = self.embedding()
+            emb = self.get_embedding()
             if emb is None:
                 raise StoreError(f"store {self.location} holds no vectors: run `openbook ingest --reembed PATH "
                                  f"--store {self.location}`")
@@ -1186,8 +1186,8 @@ class PostgresStore:
                                 legs={"dense": (i, float(np.float32(1.0 - r[3])))}) for i, r in enumerate(rows, 1)])
         return out
 
-    def vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
-        emb = self.embedding()
+    def get_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        emb = self.get_embedding()
         if emb is None:
             raise StoreError(f"store {self.location} holds no vectors: run `openbook ingest --reembed PATH "
                              f"--store {self.location}`")
@@ -1204,15 +1204,15 @@ class PostgresStore:
             out[i] = _vec(found[c])
         return out
 
-    def pending_vectors(self, limit: int | None = None) -> list[str]:
+    def get_pending_vectors(self, limit: int | None = None) -> list[str]:
         self._flush(read=True)
-        if self.embedding() is None:
+        if self.get_embedding() is None:
             return []
         rows = self.conn.execute("SELECT chunk_id FROM index_rows WHERE embedding IS NULL ORDER BY row LIMIT %s",
                                  (limit,)).fetchall()
         return [r[0] for r in rows]
 
-    def write_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+    def put_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
         """*Write.* COPY the vectors into a staging table and set them on their rows in one UPDATE; a bulk
         update drops the HNSW graph as a bulk ingest does (``ANN_REBUILD_FRACTION``), rebuilt at the session's
         end."""
@@ -1225,7 +1225,7 @@ class PostgresStore:
         ids = list(chunk_ids)
         shape = np.shape(vectors)
         if shape != (len(ids), int(emb["dim"])):
-            raise StoreError(f"write_vectors: vectors of shape {shape} for {len(ids)} chunks; store "
+            raise StoreError(f"put_vectors: vectors of shape {shape} for {len(ids)} chunks; store "
                              f"{self.location} holds {emb['model']} vectors of dimension {emb['dim']}")
         if not ids:
             return
@@ -1260,7 +1260,7 @@ class PostgresStore:
         self._wrote_index = True
         self._bump()
 
-    def document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+    def get_document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         terms = list(terms)
         asked = [t for t in terms if _storable(t)]
         with self.snapshot():
@@ -1277,16 +1277,16 @@ class PostgresStore:
                     f"GROUP BY t.term", {"terms": asked, "roles": sorted({r.casefold() for r in roles})}).fetchall())
         return np.array([df.get(t, 0) for t in terms], dtype=np.int64)
 
-    def idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
+    def get_idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         with self.snapshot():
             n = self._stats()[0]
             if roles is not None:
                 seen = self._access_stats(roles, self._stats()[2])
                 n = n if seen is None else seen[0]
-            df = self.document_frequency(terms, roles).astype(np.float64)
+            df = self.get_document_frequency(terms, roles).astype(np.float64)
         return np.log1p((n - df + 0.5) / (df + 0.5))
 
-    def vocabulary(self) -> Mapping[str, int]:
+    def get_vocabulary(self) -> Mapping[str, int]:
         with self.snapshot():
             gen = self._stats()[2]
             return self._cached("vocabulary", gen, lambda: dict(

@@ -8,11 +8,11 @@ source files (re-reading, re-chunking and, above all, re-embedding every chunk) 
 are analysed again and the index is rewritten with their vectors reused by chunk id.
 
 How: through the ``Store`` protocol, so both backends take one code path. Under the store's writer lock, one
-write transaction calls ``Store.write_index`` with every indexed chunk id removed and every chunk added back in
+write transaction calls ``Store.put_index`` with every indexed chunk id removed and every chunk added back in
 the same row order (so BM25 ties still break by the original insertion order), ``reuse`` naming all of them, and
 a ``VectorSource`` that refuses to embed anything: the vectors are the stored ones, byte for byte, and no
 embedder is loaded. A backend allows this whole replacement of an index with other analyzer settings, and only
-that (``Store.write_index``).
+that (``Store.put_index``).
 
 Atomicity is the write transaction's: the embedded store writes a complete new generation folder and names it in
 one SQLite commit; PostgreSQL commits one transaction. A crash or Ctrl-C before the commit leaves the previous
@@ -70,7 +70,7 @@ class ReindexReport:
 
 
 class StoredVectorsOnly:
-    """The ``VectorSource`` a reindex hands to ``Store.write_index``: it names the stored vectors' embedder and
+    """The ``VectorSource`` a reindex hands to ``Store.put_index``: it names the stored vectors' embedder and
     refuses to compute any vector, so a reindex can never embed (every chunk is in ``reuse``).
 
     Raises:
@@ -116,7 +116,7 @@ def reindex_store(store: Store, analyzer: Analyzer, settings: IndexSettings | No
     t0 = time.perf_counter()
     current = analyzer.settings()
     with store.write_lock(on_wait):
-        manifest = store.index_manifest()
+        manifest = store.get_index_manifest()
         if not manifest:
             raise StoreError(f"store reindex: {store.location} has nothing indexed: run `openbook ingest PATH "
                              f"--store {store.location}` first")
@@ -132,7 +132,7 @@ def reindex_store(store: Store, analyzer: Analyzer, settings: IndexSettings | No
         store.configure(IndexSettings(k1=base.k1, b=base.b, analyzer=current,
                                       chunking=dict(manifest.get("chunking") or {}),
                                       ann_threshold=base.ann_threshold))
-        ids = store.indexed_chunk_ids()
+        ids = store.get_indexed_chunk_ids()
         say(f"reading {len(ids)} chunks from {store.location}")
         chunks = []
         for start in range(0, len(ids), BATCH_CHUNKS):
@@ -151,7 +151,7 @@ def reindex_store(store: Store, analyzer: Analyzer, settings: IndexSettings | No
         say("writing the new index (atomic: the previous one stays until the commit)")
         with store.transaction():
             # (chunks still waiting for their vectors stay pending: ``defer`` embeds nothing)
-            store.write_index(ids, chunks, terms, reuse=ids, embedder=vectors, defer=True)
+            store.put_index(ids, chunks, terms, reuse=ids, embedder=vectors, defer=True)
     kept = len(chunks) - int(emb.get("pending", 0)) if emb else 0  # vectors carried over (pending ones wait)
     return ReindexReport(chunks=len(chunks), vectors=kept, model=model, before=before,
                          after=current, seconds=time.perf_counter() - t0, changed=True)
