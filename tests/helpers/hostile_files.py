@@ -77,7 +77,7 @@ def epub_entry_bomb(path: Path, entries: int = 10_050) -> Path:
 
 
 def docx_nested_zip(path: Path) -> Path:
-    """A DOCX that carries, stored, a zip whose one entry inflates to 1 GiB (a bomb inside the package): the
+    """A DOCX that carries, stored, a zip whose one entry inflates to 256 MiB (a bomb inside the package): the
     package itself is small and within every limit; its embedded zip is never to be inflated."""
     inner = io.BytesIO()
     entry = zipfile.ZipInfo("payload.bin")
@@ -85,7 +85,7 @@ def docx_nested_zip(path: Path) -> Path:
     with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as zf:
         with zf.open(entry, "w", force_zip64=True) as out:
             block = b"\0" * (64 * 2**20)
-            for _ in range(16):
+            for _ in range(4):
                 out.write(block)
     import docx
 
@@ -96,8 +96,9 @@ def docx_nested_zip(path: Path) -> Path:
     return _rewrite(template, path, {}, {"word/embeddings/archive.zip": inner.getvalue()})
 
 
-def docx_deep_xml(path: Path, depth: int = 100_000) -> Path:
-    """A DOCX whose body nests ``depth`` tables, one in each cell of the one before."""
+def docx_deep_xml(path: Path, depth: int = 20_000) -> Path:
+    """A DOCX whose body nests ``depth`` tables, one in each cell of the one before (document.xml stays under
+    1 MiB, below the zip ratio check)."""
     return docx_with_body(path, [b"</w:t></w:r></w:p>" + b"<w:tbl><w:tr><w:tc>" * depth + b"<w:p><w:r><w:t>deep"
                                  + b"</w:t></w:r></w:p>" + b"</w:tc></w:tr></w:tbl>" * depth
                                  + b"<w:p><w:r><w:t>end"])
@@ -187,19 +188,51 @@ def _text_ops(text: bytes) -> bytes:
 
 
 def pdf_cyclic(path: Path) -> Path:
-    """A PDF whose page tree loops (the Pages node lists itself among its /Kids, a page's /Parent is a Pages
-    node whose /Parent is the page's own node) and whose content stream's /Length is an object that refers to
-    itself."""
+    """A PDF whose page tree loops: the Pages node lists itself among its /Kids."""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R 2 0 R 6 0 R] /Count 3 /Parent 6 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>",
         _page(2, b"4 0 R", 5),
-        b"<< /Length 7 0 R >>\nstream\n" + _text_ops(b"Cyclic page text") + b"\nendstream",
+        _stream(_text_ops(b"Cyclic page text")),
         _FONT,
-        b"<< /Type /Pages /Kids [2 0 R] /Count 1 /Parent 2 0 R >>",
-        b"7 0 R",
     ]
     path.write_bytes(_pdf(objects))
+    return path
+
+
+def pdf_self_reference(path: Path) -> Path:
+    """A PDF whose page's /Parent is a Pages node that is its own /Parent, whose /Resources and content
+    stream /Length are objects that refer to themselves, and whose /Contents array holds itself."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 /Parent 2 0 R /Resources 8 0 R >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [4 0 R 9 0 R] >>",
+        b"<< /Length 6 0 R >>\nstream\n" + _text_ops(b"Self referring page text") + b"\nendstream",
+        _FONT,
+        b"6 0 R",
+        b"null",
+        b"8 0 R",
+        b"[9 0 R 4 0 R]",
+    ]
+    path.write_bytes(_pdf(objects))
+    return path
+
+
+def markdown_deep_front_matter(path: Path, depth: int = 10_000) -> Path:
+    """A Markdown file whose YAML front matter holds a list nested ``depth`` levels."""
+    path.write_text("---\ntitle: Deep\ntags: " + "[" * depth + "]" * depth + "\n---\n\n# Deep\n\nBody.\n",
+                    encoding="utf-8")
+    return path
+
+
+def markdown_yaml_laughs(path: Path) -> Path:
+    """A Markdown file whose YAML front matter is the billion laughs of YAML aliases (nine lists of nine
+    aliases of the list before)."""
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for n, name in enumerate("bcdefghi"):
+        prev = "abcdefghi"[n]
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    path.write_text("---\n" + "\n".join(lines) + "\n---\n\n# Laughs\n\nBody.\n", encoding="utf-8")
     return path
 
 
@@ -228,14 +261,16 @@ def pdf_flate_bomb(path: Path, inflated_mib: int = 2048) -> Path:
 
 
 def pdf_honest(path: Path, pages: int = 2) -> Path:
-    """A small honest PDF of ``pages`` pages of text."""
+    """An honest PDF of ``pages`` pages, page n saying "The room N keeps its spare key in the cabinet." with
+    n's digits written as letters (1 -> b, 2 -> c)."""
     objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>"]
     kids = b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(pages))
     objects.append(b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages))
     objects.append(_FONT)
     for i in range(pages):
         objects.append(_page(2, b"%d 0 R" % (5 + 2 * i), 3))
-        objects.append(_stream(_text_ops(b"Page %d of the honest booklet on cabinet keys." % (i + 1))))
+        name = bytes(97 + int(d) for d in str(i + 1))  # page 12: "bc", not a number the furniture check folds
+        objects.append(_stream(_text_ops(b"The room %s keeps its spare key in the cabinet." % name)))
     path.write_bytes(_pdf(objects))
     return path
 
@@ -263,6 +298,9 @@ HOSTILE = {
     "deep.html": deep_html,
     "deep.md": deep_markdown,
     "cyclic.pdf": pdf_cyclic,
+    "self-reference.pdf": pdf_self_reference,
+    "deep-front-matter.md": markdown_deep_front_matter,
+    "laughs-yaml.md": markdown_yaml_laughs,
     "flate-bomb.pdf": pdf_flate_bomb,
 }
 

@@ -69,6 +69,7 @@ PDF_MODULES = ("pypdf", "pdfplumber", "wordfreq")
 _EDGE_LINES = 3
 _FURNITURE_SHARE = 0.4
 _STREAM_LIMIT_MB = 75  # pypdf's Configuration: a stream inflating to more is refused (LimitReachedError)
+_JOIN_TAIL = 4096  # characters of the text so far that joining the next page reads (its last line, at most)
 _MIN_CHARS_PER_PAGE = 3  # fewer non-blank characters per page on average: no text layer (scanned)
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
@@ -454,10 +455,11 @@ def load_pdf(path: Path, doc_id: str, progress: Callable[[int], None] | None = N
     page_lines = [[line.translate(_LIGATURES) for line in lines] for lines in page_lines]
     seen = _vocabulary("\n".join("\n".join(lines) for lines in page_lines))
     pages = strip_headers_footers(page_lines)
-    texts = [
-        reflow(lines, seen, headings[i] if headings is not None else None, opening=i == 0)
-        for i, lines in enumerate(pages)
-    ]
+    texts = []
+    for i, lines in enumerate(pages):
+        texts.append(reflow(lines, seen, headings[i] if headings is not None else None, opening=i == 0))
+        if progress is not None:
+            progress(i)
     text, offsets = _join_pages(texts, seen)
     if not title:
         first = next((line for line in text.split("\n") if line.strip() and not line.startswith("|")), "")
@@ -482,14 +484,18 @@ def _join_pages(texts: list[str], seen: frozenset[str] = frozenset()) -> tuple[s
     for page in texts:
         page = page.strip()
         if out and page:
-            if _HYPHEN_END.search(out) and page[:1].islower():
+            # the end of the text so far, its last line (out never ends in white space): what the joins read,
+            # so that a PDF of many pages is joined in linear time
+            cut = max(0, len(out) - _JOIN_TAIL)
+            end = out[out.rfind("\n", cut) + 1 or cut:]
+            if _HYPHEN_END.search(end) and page[:1].islower():
                 word, _, rest = page.partition(" ")
-                head, tail = _LAST_WORD.search(out), _FIRST_WORD.match(word)
+                head, tail = _LAST_WORD.search(end), _FIRST_WORD.match(word)
                 keep = bool(head and tail and keeps_hyphen(head[1], tail[1], seen))
                 out = (out if keep else out[:-1]) + word
                 page = rest.lstrip()
                 sep = " " if page else ""
-            elif runs_on(out, page):
+            elif runs_on(end, page):
                 # (no space before a comma or a closing bracket, nor between CJK characters)
                 sep = "" if page[0] in NO_SENTENCE_START or _CJK.match(out[-1]) and _CJK.match(page[0]) else " "
             else:
