@@ -40,8 +40,13 @@ Steps:
 Dates: ``updated`` is /ModDate, else /CreationDate, from the /Info dictionary; a date printed in a running
 header or footer is removed with the furniture (step 3) and is not read.
 
+Hostile content: a page whose content stream decompresses past pypdf's limit (75 MB, a flate bomb) gets no
+text, is read by neither pdfium nor pdfplumber (which would inflate it whole), and adds a warning; a PDF with
+no other text fails. The caller bounds the time per page and the memory (``openbook.ingest.limits``): the
+loader calls ``progress`` after each page of each pass.
+
 Errors (``IngestError``, one line): ``empty file``, ``needs a password``, ``malformed PDF: <reason>``,
-``no text layer (scanned?)``.
+``no text layer (scanned?)``, ``refused as a possible decompression bomb``.
 """
 
 from __future__ import annotations
