@@ -164,7 +164,8 @@ class IngestConfig:
     What reading one zip-based file (DOCX, PPTX, EPUB) may cost (``openbook.ingest.limits``): ``max_unzipped_mb``
     MiB decompressed in all, ``max_zip_entries`` entries, ``max_zip_ratio`` times compressed per large entry
     (checked before parsing); ``parse_timeout_s`` seconds and ``parse_memory_mb`` MiB for its parse (0: no
-    limit). A file over a limit fails with the reason; the rest of the ingest goes on.
+    limit), which also bound a PDF's parse (the time per page). A file over a limit fails with the reason; the
+    rest of the ingest goes on.
 
     ``hidden_slides``: index the slides a PPTX deck hides from its slide show, each marked ``(hidden slide)``
     in its section heading (``openbook.ingest.office.load_pptx``); off, they are left out with a warning."""

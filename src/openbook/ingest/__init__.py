@@ -25,7 +25,7 @@ from ..dates import body_metadata
 from .beir import iter_beir, load_beir
 from .epub import load_epub
 from .html import load_html
-from .limits import ISOLATED_SUFFIXES, ParseLimits, check_zip, isolated
+from .limits import ISOLATED_SUFFIXES, ZIP_SUFFIXES, ParseLimits, check_zip, isolated
 from .man import load_man
 from .markdown import load_markdown
 from .office import load_docx, load_pptx
@@ -166,10 +166,14 @@ def _with_body_metadata(doc: Document) -> Document:
     return dataclasses.replace(doc, metadata={**doc.metadata, **extra}) if extra else doc
 
 
-def _load(suffix: str, path: Path, doc_id: str, hidden_slides: bool = False) -> Document:
-    """The loader of ``suffix`` on ``path`` (a PPTX deck with its hidden slides when ``hidden_slides``)."""
+def _load(suffix: str, path: Path, doc_id: str, hidden_slides: bool = False,
+          progress: Callable[[int], None] | None = None) -> Document:
+    """The loader of ``suffix`` on ``path`` (a PPTX deck with its hidden slides when ``hidden_slides``; a PDF
+    calling ``progress`` after each page it reads)."""
     if suffix == ".pptx":
         return load_pptx(path, doc_id, hidden_slides=hidden_slides)
+    if suffix == ".pdf":
+        return load_pdf(path, doc_id, progress)
     return _LOADERS[suffix](path, doc_id)
 
 
@@ -180,9 +184,9 @@ def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None, *,
     Args:
         path: the file.
         doc_id: its doc id (see ``discover``); ignored for ``.jsonl``, whose documents use their ``_id``.
-        limits: what reading a zip-based file (DOCX, PPTX, EPUB) may cost (``openbook.ingest.limits``): its
-            package is checked before parsing, and it is parsed in a worker process with a time and memory
-            limit; None: the defaults of ``ParseLimits``.
+        limits: what reading a zip-based file (DOCX, PPTX, EPUB) or a PDF may cost (``openbook.ingest.limits``):
+            a zip package is checked before parsing, and both are parsed in a worker process with a time limit
+            (per page for a PDF) and a memory limit; None: the defaults of ``ParseLimits``.
         hidden_slides: read the hidden slides of a PPTX deck too, marked (``office.load_pptx``).
 
     Returns:
@@ -230,8 +234,9 @@ def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None, *,
                 raise UnsupportedFormatError(f"binary content ({kind}), not {inner} text")
         if inner == ".jsonl":
             return [_printable(doc) for doc in load_beir(path)]
-        if inner in ISOLATED_SUFFIXES:
+        if inner in ZIP_SUFFIXES:
             check_zip(path, inner[1:].upper(), limits)
+        if inner in ISOLATED_SUFFIXES:
             doc = isolated(inner, path, doc_id, limits, lambda: _load(inner, path, doc_id, hidden_slides),
                            hidden_slides=hidden_slides)
         else:

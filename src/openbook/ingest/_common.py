@@ -44,16 +44,36 @@ _ID_PREFIX = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[-_ ]+|(?:[A-Za-z]{1,5}[-_])?\d{2
 _BLANK_RUN = re.compile(r"\n(?:[ \t]*\n)+")  # (not the indent of the line after: code keeps it)
 
 
-def _jsonable(value: Any) -> Any:
-    """Dates become ISO strings, recursively; everything else YAML can produce is left as is."""
+def xml_error_reason(exc: BaseException) -> str:
+    """One line for an XML parser's error (lxml): libxml2's resource limits in words, its message otherwise."""
+    message = " ".join(str(exc).split())
+    if "Excessive depth" in message:
+        return "XML nested more than 256 levels deep (the XML parser's limit)"
+    if "amplification" in message or "entity reference loop" in message.lower():
+        return ("refused as an entity-expansion bomb ('billion laughs'): its XML entities expand past the XML "
+                "parser's limit")
+    return message[:150]
+
+
+MAX_METADATA_DEPTH = 32
+"""Levels of nested mappings and lists a metadata value may hold; deeper is refused (``normalise_metadata``):
+no front matter or corpus record people write comes near, and each level costs a stack frame in every stage
+that walks the value (the store's JSON, filters)."""
+
+
+def _jsonable(value: Any, depth: int = 1) -> Any:
+    """Dates become ISO strings, recursively; everything else YAML can produce is left as is. IngestError
+    past ``MAX_METADATA_DEPTH`` levels."""
     if isinstance(value, _dt.datetime):
         return value.isoformat()
     if isinstance(value, (_dt.date, _dt.time)):
         return value.isoformat()
+    if isinstance(value, (Mapping, list, tuple, set)) and depth > MAX_METADATA_DEPTH:
+        raise IngestError(f"metadata nested more than {MAX_METADATA_DEPTH} levels deep; flatten it")
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, depth + 1) for v in value]
     return value
 
 
@@ -106,7 +126,8 @@ def normalise_metadata(raw: Mapping[str, Any]) -> dict[str, Any]:
     ``updated`` falling back to ``date``); an unparseable value is kept under ``updated_raw``/``created_raw``.
     ``tags`` becomes a list of strings and ``acl`` a list of role names (``access_list``: a malformed or empty
     ``acl`` raises ``IngestError``, never reads as public), ``author`` a string; every other key is kept, with dates
-    turned into ISO strings so that the result is JSON-serialisable. Keys whose value is None are dropped.
+    turned into ISO strings so that the result is JSON-serialisable. Keys whose value is None are dropped. A
+    value nested more than ``MAX_METADATA_DEPTH`` levels deep raises ``IngestError``.
     """
     meta: dict[str, Any] = {str(k): _jsonable(v) for k, v in raw.items() if v is not None or k == "acl"}
     for target, aliases in (("updated", _UPDATED_KEYS + ("date",)), ("created", _CREATED_KEYS)):

@@ -33,7 +33,8 @@ def iter_beir(path: Path) -> Iterator[Document]:
     """Yield the documents of a BEIR ``corpus.jsonl`` (or ``corpus.jsonl.gz``, read as a stream) in file order
     (blank lines skipped).
 
-    A malformed line (not JSON, not an object with ``_id``, a non-string ``text``/``title``) is skipped, never
+    A malformed line (not JSON, not an object with ``_id``, a non-string ``text``/``title``, metadata that
+    ``normalise_metadata`` refuses: nested too deeply, a malformed ``acl``) is skipped, never
     the file: the skip is reported in ``Document.warnings`` of the next document in the file (of the last
     one, for bad lines at the end), as ``corpus.jsonl line N skipped: <reason>``.
 
@@ -74,19 +75,18 @@ def _parse_line(line: bytes, lineno: int, source: str) -> Document | str:
         meta = record.get("metadata")
     except _DecodeError as exc:
         return f"{lineno} skipped: malformed JSON ({' '.join(str(exc).split())})"
+    except RecursionError:  # the stdlib parser, past Python's recursion limit
+        return f"{lineno} skipped: JSON nested too deeply to parse"
     except (KeyError, AttributeError, TypeError):
         return f'{lineno} skipped: not a BEIR corpus record (needs an object with "_id" and "text")'
     if not isinstance(text, str) or not isinstance(title, str) or isinstance(doc_id, (dict, list)) \
             or doc_id is None or not str(doc_id).strip():
         return f'{lineno} skipped: "_id" must be a non-empty string or number and "text"/"title" strings'
-    return Document(
-        doc_id=str(doc_id),
-        text=text,
-        title=title,
-        source=source,
-        format="beir",
-        metadata=normalise_metadata(meta) if isinstance(meta, dict) and meta else {},
-    )
+    try:
+        metadata = normalise_metadata(meta) if isinstance(meta, dict) and meta else {}
+    except IngestError as exc:  # nested too deeply, a malformed acl
+        return f"{lineno} skipped: {exc}"
+    return Document(doc_id=str(doc_id), text=text, title=title, source=source, format="beir", metadata=metadata)
 
 
 def load_beir(path: Path) -> list[Document]:

@@ -34,9 +34,9 @@ from lxml import html as lxml_html
 from .._extras import require
 from ..errors import IngestError
 from ..types import Document
-from ._common import access_list, normalise_metadata, title_from_path
+from ._common import access_list, normalise_metadata, title_from_path, xml_error_reason
 from .frontmatter import canonical_key
-from .html import blocks_to_text, clean_tree, render_blocks
+from .html import TOO_DEEP, blocks_to_text, clean_tree, parse_html_depth, render_blocks
 
 _OPF_NS = "http://www.idpf.org/2007/opf"
 
@@ -140,7 +140,9 @@ def load_epub(path: Path, doc_id: str) -> Document:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ebooklib warns about its own future defaults
             book = epub.read_epub(str(path), options={"ignore_ncx": True})
-    except (epub.EpubException, KeyError, ValueError, zipfile.BadZipFile, etree.XMLSyntaxError, AttributeError) as exc:
+    except etree.XMLSyntaxError as exc:
+        raise IngestError(f"not a readable EPUB ({xml_error_reason(exc)})") from exc
+    except (epub.EpubException, KeyError, ValueError, zipfile.BadZipFile, AttributeError) as exc:
         raise IngestError(f"not a readable EPUB ({' '.join(str(exc).split())[:150]})") from exc
     text = ""
     offsets: list[int] = []
@@ -155,10 +157,12 @@ def load_epub(path: Path, doc_id: str) -> Document:
         if not content.strip():
             continue
         try:
-            root = lxml_html.document_fromstring(content)
-        except (etree.ParserError, ValueError) as exc:
+            root, too_deep = parse_html_depth(content)
+        except IngestError as exc:
             notes.append(f"{item.get_name()} could not be parsed ({' '.join(str(exc).split())[:80]}); its text is missing")
             continue
+        if too_deep:
+            notes.append(f"{item.get_name()}: {TOO_DEEP}")
         clean_tree(root)
         body = root.find(".//body")
         chapter = blocks_to_text(render_blocks(body if body is not None else root))
@@ -169,7 +173,8 @@ def load_epub(path: Path, doc_id: str) -> Document:
         offsets.append(len(text))
         text += chapter
     if not text:
-        raise IngestError("EPUB has no readable text (DRM-protected or image-only?)")
+        raise IngestError(f"EPUB has no readable text ({notes[0]})" if notes
+                          else "EPUB has no readable text (DRM-protected or image-only?)")
     raw: dict[str, Any] = {}
     titles = _dc(book, "title")
     creators = _dc(book, "creator")

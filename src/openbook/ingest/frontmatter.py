@@ -102,11 +102,16 @@ def _first_line(exc: Exception) -> str:
     return " ".join(str(exc).split())[:200]
 
 
+_TOO_DEEP = "{form} front matter nested too deeply to parse (lists or mappings hundreds of levels deep); flatten it"
+
+
 def _parse_yaml(block: str) -> Any:
     try:
         return yaml.load(block, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise IngestError(f"bad YAML front matter ({_first_line(exc)}); fix the block between the '---' lines") from exc
+    except RecursionError:  # PyYAML's composer recurses per level
+        raise IngestError(_TOO_DEEP.format(form="YAML")) from None
 
 
 def _parse_toml(block: str) -> Any:
@@ -114,6 +119,8 @@ def _parse_toml(block: str) -> Any:
         return tomllib.loads(block)
     except tomllib.TOMLDecodeError as exc:
         raise IngestError(f"bad TOML front matter ({_first_line(exc)}); fix the block between the '+++' lines") from exc
+    except RecursionError:
+        raise IngestError(_TOO_DEEP.format(form="TOML")) from None
 
 
 def _names_access_key(lines: list[str]) -> bool:
@@ -172,6 +179,8 @@ def _json_block(text: str, offset: int) -> tuple[dict[str, Any], int]:
         data, end = json.JSONDecoder().raw_decode(text, offset)
     except json.JSONDecodeError as exc:
         raise IngestError(f"bad JSON front matter ({_first_line(exc)}); fix the object at the top of the file") from exc
+    except RecursionError:
+        raise IngestError(_TOO_DEEP.format(form="JSON")) from None
     if not isinstance(data, dict):
         raise IngestError("JSON front matter is not an object; fix the block at the top of the file")
     return _canonical_mapping(data, "JSON"), end

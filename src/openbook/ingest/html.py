@@ -667,16 +667,36 @@ def page_metadata(root: etree._Element) -> tuple[str, dict[str, object]]:
     return title, normalise_metadata(raw)
 
 
-def parse_html(source: str) -> etree._Element:
+MAX_HTML_DEPTH = 256
+"""Element nesting libxml2's HTML parser reads (its limit without ``XML_PARSE_HUGE``): the content nested
+deeper is not in the tree (``too_deep``)."""
+
+TOO_DEEP = (f"elements nested more than {MAX_HTML_DEPTH} levels deep (the HTML parser's limit); the content "
+            f"below that depth is not read")
+
+
+def parse_html(source: str | bytes) -> etree._Element:
     """Parse page source with lxml's forgiving HTML parser; raises IngestError for an empty page."""
+    return parse_html_depth(source)[0]
+
+
+def parse_html_depth(source: str | bytes) -> tuple[etree._Element, bool]:
+    """Parse page source as ``parse_html`` does: ``(root, too_deep)``, ``too_deep`` when the page nests elements
+    deeper than ``MAX_HTML_DEPTH`` levels, whose content the tree then lacks.
+
+    Raises:
+        IngestError: an empty or unparseable page.
+    """
     if not source.strip():
         raise IngestError("empty HTML file")
-    source = re.sub(r"^\s*<\?xml[^>]*\?>", "", source)  # lxml refuses str input with an encoding declaration
+    if isinstance(source, str):
+        source = re.sub(r"^\s*<\?xml[^>]*\?>", "", source)  # lxml refuses str input with an encoding declaration
+    parser = lxml_html.HTMLParser()
     try:
-        root = lxml_html.document_fromstring(source)
+        root = lxml_html.document_fromstring(source, parser=parser)
     except (etree.ParserError, ValueError) as exc:
         raise IngestError(f"unparseable HTML: {exc}") from exc
-    return root
+    return root, any(e.type_name == "ERR_RESOURCE_LIMIT" and "depth" in e.message for e in parser.error_log)
 
 
 def load_html(path: Path, doc_id: str) -> Document:
@@ -685,19 +705,24 @@ def load_html(path: Path, doc_id: str) -> Document:
     Metadata comes from ``<meta>`` tags (``acl`` as a comma-separated role list; two different ``acl`` tags or
     an empty one are refused) and from a front-matter block before ``<html>`` (Jekyll, Hugo), which wins.
 
+    A page nesting elements deeper than ``MAX_HTML_DEPTH`` levels keeps the text above that depth, with a
+    warning (``TOO_DEEP``).
+
     Raises:
-        IngestError: the file is empty, unparseable, has no main text, or malformed access metadata.
+        IngestError: the file is empty, unparseable, has no main text (also: no text above the depth limit), or
+            malformed access metadata.
     """
     decoded = decode_text(path, declared=True)
     front, source = split_front_matter(decoded.text, plain_metadata=False)  # Jekyll/Hugo HTML pages
-    root = parse_html(source)
+    root, too_deep = parse_html_depth(source)
     title, metadata = page_metadata(root)
     if front:
         metadata = {**metadata, **normalise_metadata(front)}
         title = str(front.get("title") or "").strip() or title
     text = extract_main_text(root)
     if not text:
-        raise IngestError("no main text found in the HTML page")
+        raise IngestError(f"no main text found in the HTML page: {TOO_DEEP}" if too_deep
+                          else "no main text found in the HTML page")
     return Document(
         doc_id=doc_id,
         text=text,
@@ -705,5 +730,5 @@ def load_html(path: Path, doc_id: str) -> Document:
         source=str(path.resolve()),
         format="html",
         metadata=metadata,
-        warnings=decoded.warnings,
+        warnings=(*decoded.warnings, TOO_DEEP) if too_deep else decoded.warnings,
     )

@@ -1,5 +1,5 @@
 """What one file may cost to read: zip packages are bounded before they are parsed, and the parse of a zip-based
-format runs in a separate process with a time and a memory limit.
+format or a PDF runs in a separate process with a time and a memory limit.
 
 Zip packages (DOCX, PPTX, EPUB, every loader of a zip-based format calls ``check_zip`` first): refused before any
 parser sees them when the central directory lists more than ``max_zip_entries`` entries, when the entries
@@ -14,13 +14,16 @@ damaged, not believed.
 The parse itself (``isolated``): the loaders of ``ISOLATED_SUFFIXES`` run in a worker process (``spawn``, so a
 server's threads are not forked) whose address space may grow ``parse_memory_mb`` MiB beyond what it holds when
 idle (``RLIMIT_AS``), and whose answer is awaited at most ``parse_timeout_s`` seconds; past either the worker is
-stopped (a new one serves the next file) and the file fails with ``IngestError``. Workers are kept idle for
-the next file and stop with the process.
+stopped (a new one serves the next file) and the file fails with ``IngestError``. A PDF's loader reports each
+page it has read (``progress``), and ``parse_timeout_s`` bounds each page instead of the whole file, so that a
+long honest PDF finishes while a page that never does is stopped. Workers are kept idle for the next file and
+stop with the process.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import threading
 import zipfile
 import zlib
@@ -34,8 +37,15 @@ RATIO_MIN_BYTES = 1 << 20
 """Entries smaller than this (decompressed) are not held to ``max_zip_ratio``: a small part of repeated
 characters compresses far more than a large document does, and cannot grow a process by much."""
 
-ISOLATED_SUFFIXES = frozenset({".docx", ".pptx", ".epub"})
-"""Formats whose loader runs in the worker process (``isolated``): the zip-based ones."""
+ZIP_SUFFIXES = frozenset({".docx", ".pptx", ".epub"})
+"""The zip-based formats, each checked by ``check_zip`` before it is parsed."""
+
+PAGED_SUFFIXES = frozenset({".pdf"})
+"""Formats whose loader reports its progress page by page: ``parse_timeout_s`` bounds one page."""
+
+ISOLATED_SUFFIXES = ZIP_SUFFIXES | PAGED_SUFFIXES
+"""Formats whose loader runs in the worker process (``isolated``): the zip-based ones and PDF, whose
+libraries inflate streams and build page objects in memory that the file's size does not bound."""
 
 _READ_BLOCK = 1 << 20
 _START_S = 120.0  # a worker process's start (a Python and the loaders' imports) on a loaded machine
@@ -49,7 +59,8 @@ class ParseLimits:
         max_unzipped_mb: MiB a zip package may decompress to, all entries together (256: as a ``.gz`` file).
         max_zip_entries: entries a zip package may hold (10,000: an EPUB of many images stays below).
         max_zip_ratio: decompressed / compressed size an entry of more than ``RATIO_MIN_BYTES`` may reach (200).
-        parse_timeout_s: seconds one file's parse may take (120). 0: no limit, parsed in this process.
+        parse_timeout_s: seconds one file's parse may take (120), one page's for a PDF. 0: no limit, parsed in
+            this process.
         parse_memory_mb: MiB of address space one file's parse may add to its worker (2048). 0: no limit.
     """
 
@@ -138,7 +149,8 @@ def _serve(conn: Any, memory_mb: int) -> None:
 
     from . import _load
 
-    for module in ("docx", "ebooklib.epub", "pptx"):  # the loaders' libraries, before the limit and the first clock
+    for module in ("docx", "ebooklib.epub", "pptx", "pypdf", "pdfplumber", "pypdfium2", "wordfreq"):
+        # the loaders' libraries, imported before the limit and the first clock
         try:
             importlib.import_module(module)
         except ImportError:  # the office extra is missing: its loaders say so, file by file
@@ -155,8 +167,11 @@ def _serve(conn: Any, memory_mb: int) -> None:
             suffix, path, doc_id, hidden_slides = conn.recv()
         except (EOFError, OSError):
             return
+        def progress(page: int) -> None:
+            conn.send(("page", page))
+
         try:
-            reply: tuple[str, Any] = ("ok", _load(suffix, Path(path), doc_id, hidden_slides))
+            reply: tuple[str, Any] = ("ok", _load(suffix, Path(path), doc_id, hidden_slides, progress))
         except MemoryError:
             reply = ("memory", "")
         except (UnsupportedFormatError, MissingExtraError) as exc:
@@ -217,6 +232,16 @@ def _give_back(worker: _Worker) -> None:
     worker.stop()
 
 
+def _exit_text(code: int | None) -> str:
+    """A worker's exit status in words: ``killed by SIGABRT``, ``exit code 1``."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            pass
+    return f"exit code {code}"
+
+
 def isolated(suffix: str, path: Path, doc_id: str, limits: ParseLimits, local: Callable[[], Any],
              hidden_slides: bool = False) -> Any:
     """The Document that the loader of ``suffix`` makes of ``path``, parsed in a worker process within
@@ -232,18 +257,25 @@ def isolated(suffix: str, path: Path, doc_id: str, limits: ParseLimits, local: C
     worker = _take(limits.parse_memory_mb)
     try:
         worker.conn.send((suffix, str(path), doc_id, hidden_slides))
-        answered = worker.conn.poll(limits.parse_timeout_s)
-        reply = worker.conn.recv() if answered else None
+        while True:
+            reply = worker.conn.recv() if worker.conn.poll(limits.parse_timeout_s) else None
+            if reply is None or reply[0] != "page":
+                break
+            # a page read (a paged loader): the next one gets the whole limit
     except (EOFError, OSError):
         code = worker.process.exitcode
         worker.stop()
-        raise IngestError(f"the parser stopped while reading it (exit code {code}, out of memory?); "
-                          f"the file was not read") from None
+        raise IngestError(f"the parser stopped while reading it ({_exit_text(code)}; out of memory? [ingest] "
+                          f"parse_memory_mb is {limits.parse_memory_mb:,} MiB); the file was not read. Split the "
+                          f"file, or raise the limit") from None
     except BaseException:  # Ctrl-C: the worker may be mid-parse
         worker.stop()
         raise
     if reply is None:
         worker.stop()
+        if suffix in PAGED_SUFFIXES:
+            raise IngestError(f"reading one page took longer than {limits.parse_timeout_s:g} s ([ingest] "
+                              f"parse_timeout_s, per page); stopped. Split the file, or raise the limit")
         raise IngestError(f"parsing took longer than {limits.parse_timeout_s:g} s ([ingest] parse_timeout_s); "
                           f"stopped. Split the file, or raise the limit")
     kind, value = reply

@@ -37,7 +37,7 @@ from lxml import etree
 from .._extras import require
 from ..errors import IngestError
 from ..types import Document
-from ._common import heading_title, normalise_metadata, pipe_table, tidy, title_from_path
+from ._common import heading_title, normalise_metadata, pipe_table, tidy, title_from_path, xml_error_reason
 from .frontmatter import canonical_key
 
 _LIST_ITEM = re.compile(r"^\s*(?:-|\d+\.) ")
@@ -391,7 +391,9 @@ def load_docx(path: Path, doc_id: str) -> Document:
     _open_zip(path, "DOCX")
     try:
         doc = docx.Document(str(path))
-    except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile, etree.XMLSyntaxError) as exc:
+    except etree.XMLSyntaxError as exc:
+        raise IngestError(f"not a valid DOCX file ({xml_error_reason(exc)})") from exc
+    except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         raise IngestError(f"not a valid DOCX file ({' '.join(str(exc).split())[:150]})") from exc
     out: list[str] = []
     title = ""
@@ -512,7 +514,9 @@ def load_pptx(path: Path, doc_id: str, *, hidden_slides: bool = False) -> Docume
     _open_zip(path, "PPTX")
     try:
         deck = pptx.Presentation(str(path))
-    except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile, etree.XMLSyntaxError) as exc:
+    except etree.XMLSyntaxError as exc:
+        raise IngestError(f"not a valid PPTX file ({xml_error_reason(exc)})") from exc
+    except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         raise IngestError(f"not a valid PPTX file ({' '.join(str(exc).split())[:150]})") from exc
     text = ""
     offsets: list[int] = []

@@ -40,8 +40,13 @@ Steps:
 Dates: ``updated`` is /ModDate, else /CreationDate, from the /Info dictionary; a date printed in a running
 header or footer is removed with the furniture (step 3) and is not read.
 
+Hostile content: a page whose content stream decompresses past pypdf's limit (75 MB, a flate bomb) gets no
+text, is read by neither pdfium nor pdfplumber (which would inflate it whole), and adds a warning; a PDF with
+no other text fails. The caller bounds the time per page and the memory (``openbook.ingest.limits``): the
+loader calls ``progress`` after each page of each pass.
+
 Errors (``IngestError``, one line): ``empty file``, ``needs a password``, ``malformed PDF: <reason>``,
-``no text layer (scanned?)``.
+``no text layer (scanned?)``, ``refused as a possible decompression bomb``.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ import re
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .._extras import require
 from ..errors import IngestError
@@ -68,6 +73,8 @@ PDF_MODULES = ("pypdf", "pdfplumber", "wordfreq")
 
 _EDGE_LINES = 3
 _FURNITURE_SHARE = 0.4
+_STREAM_LIMIT_MB = 75  # pypdf's Configuration: a stream inflating to more is refused (LimitReachedError)
+_JOIN_TAIL = 4096  # characters of the text so far that joining the next page reads (its last line, at most)
 _MIN_CHARS_PER_PAGE = 3  # fewer non-blank characters per page on average: no text layer (scanned)
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
@@ -129,15 +136,34 @@ def _open(path: Path):  # -> pypdf.PdfReader
     return reader
 
 
-def _page_texts(reader) -> list[str]:  # reader: pypdf.PdfReader
-    texts = []
+def _page_texts(reader, progress: Callable[[int], None] | None = None,
+                ) -> tuple[list[str], frozenset[int]]:  # reader: pypdf.PdfReader
+    """Each page's text (pypdf), and the pages (0-based) whose content decompresses past pypdf's limit (a
+    possible decompression bomb: their text is "", and no other parser is to read them)."""
+    from pypdf.errors import LimitReachedError
+
+    texts: list[str] = []
+    bombs: set[int] = set()
     for number, page in enumerate(reader.pages, 1):
         try:
             texts.append(page.extract_text() or "")
+        except LimitReachedError as exc:
+            logger.debug("pypdf refused page %d: %s", number, _one_line(exc))
+            bombs.add(number - 1)
+            texts.append("")
         except Exception as exc:  # noqa: BLE001 - pypdf raises many types on broken content streams
             logger.debug("pypdf could not read page %d: %s", number, _one_line(exc))
             texts.append("")
-    return texts
+        if progress is not None:
+            progress(number - 1)
+    return texts, frozenset(bombs)
+
+
+def _bomb_warning(bombs: frozenset[int], n: int) -> str:
+    shown = ", ".join(str(i + 1) for i in sorted(bombs)[:10]) + (", ..." if len(bombs) > 10 else "")
+    return (f"page{'s' if len(bombs) > 1 else ''} {shown} of {n} not read: {'their' if len(bombs) > 1 else 'its'} "
+            f"content decompresses to more than pypdf's limit ({_STREAM_LIMIT_MB} MB; a possible "
+            f"decompression bomb)")
 
 
 def _furniture_key(line: str) -> str:
@@ -373,12 +399,14 @@ def _has_image(page) -> bool:  # page: pypdf.PageObject
         return False
 
 
-def _scan_warnings(raw_pages: list[str], reader) -> list[str]:  # reader: pypdf.PdfReader
-    """One warning per page that has no text layer but an image on it (a scanned page), e.g. pages 2-4."""
+def _scan_warnings(raw_pages: list[str], reader, bombs: frozenset[int] = frozenset()) -> list[str]:
+    """One warning per page that has no text layer but an image on it (a scanned page), e.g. pages 2-4; the
+    pages of ``bombs`` (0-based) are not looked at.  ``reader``: a pypdf.PdfReader."""
     n = len(raw_pages)
     out = []
     for number, text in enumerate(raw_pages, 1):
-        if len("".join(text.split())) < _MIN_CHARS_PER_PAGE and _has_image(reader.pages[number - 1]):
+        if (len("".join(text.split())) < _MIN_CHARS_PER_PAGE and number - 1 not in bombs
+                and _has_image(reader.pages[number - 1])):
             out.append(
                 f"page {number} of {n} has no text layer (a scanned image?): its text is missing; "
                 "run OCR first, e.g. ocrmypdf --skip-text"
@@ -386,15 +414,19 @@ def _scan_warnings(raw_pages: list[str], reader) -> list[str]:  # reader: pypdf.
     return out
 
 
-def load_pdf(path: Path, doc_id: str) -> Document:
+def load_pdf(path: Path, doc_id: str, progress: Callable[[int], None] | None = None) -> Document:
     """Load one PDF as a paged Document (``pages`` holds each page's start offset in ``text``).
 
     Pages with ruled tables or several columns are laid out with pdfplumber (``pdf_layout``: tables as pipe
     tables, columns in reading order); other pages keep pypdf's text. A page without a text layer in a PDF
-    that has text elsewhere adds one line to ``Document.warnings`` ("page 3 of 4 has no text layer ...").
+    that has text elsewhere adds one line to ``Document.warnings`` ("page 3 of 4 has no text layer ...");
+    so does a page whose content decompresses to more than pypdf's limit (75 MB), which no parser then
+    reads. ``progress(i)`` is called after each page ``i`` (0-based) of each pass over the pages (a page
+    may be reported more than once), so that a caller can bound the time one page takes.
 
     Raises:
-        IngestError: empty, password-protected, malformed, or text-less (scanned) file; one-line message.
+        IngestError: empty, password-protected, malformed, or text-less (scanned) file, or every page over the
+            decompression limit; one-line message.
         MissingExtraError: the ``pdf`` extra (pypdf, pdfplumber, wordfreq) is not installed.
     """
     for module in PDF_MODULES:
@@ -402,20 +434,25 @@ def load_pdf(path: Path, doc_id: str) -> Document:
     with _quiet_pypdf():
         reader = _open(path)
         try:
-            raw_pages = _page_texts(reader)
+            raw_pages, bombs = _page_texts(reader, progress)
         except (RecursionError, Exception) as exc:  # noqa: BLE001 - broken page tree
             raise IngestError(f"malformed PDF: {_one_line(exc)}") from exc
         title, metadata = _pdf_metadata(reader)
         if raw_pages and sum(len("".join(t.split())) for t in raw_pages) >= _MIN_CHARS_PER_PAGE * len(raw_pages):
-            warnings_ = _scan_warnings(raw_pages, reader)
+            warnings_ = _scan_warnings(raw_pages, reader, bombs)
         else:
             warnings_ = []
     if not raw_pages:
         raise IngestError("malformed PDF: no pages")
-    if sum(len("".join(t.split())) for t in raw_pages) < _MIN_CHARS_PER_PAGE * len(raw_pages):
+    if bombs:
+        if len(bombs) == len(raw_pages) or not any(t.strip() for t in raw_pages):
+            raise IngestError(f"refused as a possible decompression bomb: {_bomb_warning(bombs, len(raw_pages))}, "
+                              f"and no other page has text")
+        warnings_.insert(0, _bomb_warning(bombs, len(raw_pages)))
+    elif sum(len("".join(t.split())) for t in raw_pages) < _MIN_CHARS_PER_PAGE * len(raw_pages):
         raise IngestError("no text layer (scanned?); run OCR first, e.g. ocrmypdf")
     with _quiet_pypdf():
-        layouts, headings = analyse_pages(path, len(raw_pages))
+        layouts, headings = analyse_pages(path, len(raw_pages), bombs, progress)
     page_lines = [
         layout if layout is not None else text.replace("\r", "\n").split("\n")
         for text, layout in zip(raw_pages, layouts)
@@ -423,10 +460,11 @@ def load_pdf(path: Path, doc_id: str) -> Document:
     page_lines = [[line.translate(_LIGATURES) for line in lines] for lines in page_lines]
     seen = _vocabulary("\n".join("\n".join(lines) for lines in page_lines))
     pages = strip_headers_footers(page_lines)
-    texts = [
-        reflow(lines, seen, headings[i] if headings is not None else None, opening=i == 0)
-        for i, lines in enumerate(pages)
-    ]
+    texts = []
+    for i, lines in enumerate(pages):
+        texts.append(reflow(lines, seen, headings[i] if headings is not None else None, opening=i == 0))
+        if progress is not None:
+            progress(i)
     text, offsets = _join_pages(texts, seen)
     if not title:
         first = next((line for line in text.split("\n") if line.strip() and not line.startswith("|")), "")
@@ -451,14 +489,18 @@ def _join_pages(texts: list[str], seen: frozenset[str] = frozenset()) -> tuple[s
     for page in texts:
         page = page.strip()
         if out and page:
-            if _HYPHEN_END.search(out) and page[:1].islower():
+            # the end of the text so far, its last line (out never ends in white space): what the joins read,
+            # so that a PDF of many pages is joined in linear time
+            cut = max(0, len(out) - _JOIN_TAIL)
+            end = out[out.rfind("\n", cut) + 1 or cut:]
+            if _HYPHEN_END.search(end) and page[:1].islower():
                 word, _, rest = page.partition(" ")
-                head, tail = _LAST_WORD.search(out), _FIRST_WORD.match(word)
+                head, tail = _LAST_WORD.search(end), _FIRST_WORD.match(word)
                 keep = bool(head and tail and keeps_hyphen(head[1], tail[1], seen))
                 out = (out if keep else out[:-1]) + word
                 page = rest.lstrip()
                 sep = " " if page else ""
-            elif runs_on(out, page):
+            elif runs_on(end, page):
                 # (no space before a comma or a closing bracket, nor between CJK characters)
                 sep = "" if page[0] in NO_SENTENCE_START or _CJK.match(out[-1]) and _CJK.match(page[0]) else " "
             else:

@@ -34,7 +34,7 @@ import re
 import statistics
 from collections import Counter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from ._common import logger
 
@@ -441,10 +441,13 @@ def _char_words(textpage: Any, pdfium_c: Any, height: float) -> list[dict[str, A
     return words
 
 
-def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], bool, float, list[FontLine]]] | None:
+def _pdfium_pages(path: Path, n_pages: int, skip: frozenset[int] = frozenset(),
+                  progress: Callable[[int], None] | None = None,
+                  ) -> list[tuple[list[dict[str, Any]], bool, float, list[FontLine]]] | None:
     """Per page, from pypdfium2 (fast): positioned words (``_char_words``), whether its paths could form a
     ruled table (``_may_hold_ruled_table``), its width and its text lines with their fonts (``FontLine``;
-    empty when pdfium cannot tell); None when pypdfium2 cannot read the file."""
+    empty when pdfium cannot tell); None when pypdfium2 cannot read the file. The pages of ``skip`` (0-based)
+    are not loaded (no words, no paths); ``progress(i)`` is called after page ``i``."""
     try:
         import pypdfium2 as pdfium
         import pypdfium2.raw as pdfium_c
@@ -458,6 +461,9 @@ def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], 
         return None
     try:
         for i in range(min(n_pages, len(doc))):
+            if i in skip:
+                out.append(([], False, 0.0, []))
+                continue
             page = doc[i]
             textpage = page.get_textpage()
             try:
@@ -473,6 +479,8 @@ def _pdfium_pages(path: Path, n_pages: int) -> list[tuple[list[dict[str, Any]], 
             finally:
                 textpage.close()
                 page.close()
+            if progress is not None:
+                progress(i)
     except Exception as exc:  # noqa: BLE001
         logger.debug("pypdfium2 could not read %s: %s", path, exc)
         return None
@@ -519,21 +527,27 @@ def page_layouts(path: Path, n_pages: int) -> list[list[str] | None]:
     return analyse_pages(path, n_pages)[0]
 
 
-def analyse_pages(path: Path, n_pages: int) -> tuple[list[list[str] | None], list[dict[str, int]] | None]:
+def analyse_pages(path: Path, n_pages: int, skip: frozenset[int] = frozenset(),
+                  progress: Callable[[int], None] | None = None,
+                  ) -> tuple[list[list[str] | None], list[dict[str, int]] | None]:
     """Laid-out lines for each page (None for plain pages and on any failure) and the headings that fonts
     show (``heading_levels``: per page, ``heading_key(line)`` -> level 1-6; None when pdfium cannot read
     the file or the fonts show no headings).
 
     pypdfium2 reads every page quickly: a page whose paths cannot form a ruled table is laid out from
-    pdfium's characters (columns only); pdfplumber parses only the pages that may hold a ruled table.
+    pdfium's characters (columns only); pdfplumber parses only the pages that may hold a ruled table. The
+    pages of ``skip`` (0-based) are read by neither (None); ``progress(i)`` is called after each page ``i`` of
+    each pass.
     """
     result: list[list[str] | None] = [None] * n_pages
-    fast = _pdfium_pages(path, n_pages)
+    fast = _pdfium_pages(path, n_pages, skip, progress)
     headings = heading_levels([f[3] for f in fast]) if fast is not None and len(fast) == n_pages else None
-    wanted = list(range(n_pages))
+    wanted = [i for i in range(n_pages) if i not in skip]
     if fast is not None and len(fast) == n_pages:
         wanted = []
         for i, (words, has_paths, width, _) in enumerate(fast):
+            if i in skip:
+                continue
             if has_paths:
                 wanted.append(i)
             else:
@@ -556,6 +570,8 @@ def analyse_pages(path: Path, n_pages: int) -> tuple[list[list[str] | None], lis
                     logger.debug("pdfplumber could not lay out page %d of %s: %s", i + 1, path, exc)
                 finally:
                     page.close()
+                if progress is not None:
+                    progress(i)
     except Exception as exc:  # noqa: BLE001 - the file opens in pypdf; keep its text
         logger.debug("pdfplumber could not open %s: %s", path, exc)
     carry_headers(result)
