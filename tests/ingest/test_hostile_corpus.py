@@ -114,13 +114,14 @@ def test_the_hostile_corpus_ingests_with_a_report_and_bounded_memory(corpus, tmp
 def test_a_long_honest_pdf_finishes_under_a_per_page_deadline(tmp_path):
     """The parse deadline bounds each page: a PDF whose whole parse takes longer than the deadline is read."""
     path = pdf_honest(tmp_path / "long.pdf", 1500)
-    limits = ParseLimits(parse_timeout_s=1.5)
-    load_file(pdf_honest(tmp_path / "warm.pdf", 1), "warm.pdf", limits)  # a worker started, its libraries warm
+    load_file(pdf_honest(tmp_path / "warm.pdf", 1), "warm.pdf", ParseLimits())  # a worker started, libraries warm
     started = time.monotonic()
+    load_file(path, "long.pdf", ParseLimits(parse_timeout_s=600))
+    whole = time.monotonic() - started
+    # a third of the whole parse: hundreds of times one page's share, and well under the whole (on any machine)
+    limits = ParseLimits(parse_timeout_s=whole / 3)
     (doc,) = load_file(path, "long.pdf", limits)
-    took = time.monotonic() - started
     assert len(doc.pages) == 1500 and "The room bfaa keeps its spare key" in doc.text
-    assert took > limits.parse_timeout_s, f"the whole parse took {took:.1f} s: the test proves nothing"
 
 
 @pytest.mark.slow
