@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import bm25s
 import numpy as np
@@ -140,6 +144,8 @@ def test_a_repeated_query_term_counts_each_occurrence_like_bm25s(scifact_sample,
 
     if compiled:
         monkeypatch.setattr(kernels, "MIN_ROWS", 0)  # the sample is small: force the compiled kernel
+    else:  # the numpy path, even where an earlier test loaded the kernel into this process
+        monkeypatch.setattr(kernels, "HAVE_NUMBA", False)
     a, toks = scifact_sample
     idx = BM25Index.build(toks, k1=1.2, b=0.75)
     ref = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
@@ -163,6 +169,8 @@ def test_a_view_with_the_statistics_of_some_rows_scores_as_an_index_of_those_row
 
     if compiled:
         monkeypatch.setattr(kernels, "MIN_ROWS", 0)  # the sample is small: force the compiled kernel
+    else:  # the numpy path, even where an earlier test loaded the kernel into this process
+        monkeypatch.setattr(kernels, "HAVE_NUMBA", False)
     a, toks = scifact_sample
     counted = np.random.default_rng(3).random(len(toks)) > 0.4
     whole = BM25Index.build(toks)
@@ -181,3 +189,38 @@ def test_a_view_with_the_statistics_of_some_rows_scores_as_an_index_of_those_row
     assert view.with_params(0.9, 0.4).idf(terms).tolist() == view.idf(terms).tolist()  # k1/b keep the view
     with pytest.raises(Exception, match="row selection"):
         whole.with_stats_of(counted[:-1])
+
+
+
+SWITCH = """
+import sys, numpy as np
+from openbook.index import _bm25_kernels as kernels
+from openbook.index.analyzer import Analyzer
+from openbook.index.sparse import BM25Index
+texts = [line.strip() for line in sys.stdin if line.strip()]
+a = Analyzer()
+idx = BM25Index.build([a.analyze(t) for t in texts])
+assert kernels.HAVE_NUMBA and idx.rows < kernels.MIN_ROWS
+queries = [a.analyze(t) for t in texts[:40]]
+first = idx.search_batch(queries, 10)
+assert not kernels.loaded() and idx._numpy_s > 0
+kernels.LOAD_COST_S = idx._numpy_s / 2  # numpy has now spent more than the kernel's load cost on this index
+second = idx.search_batch(queries, 10)
+assert kernels.loaded()
+np.testing.assert_array_equal(first[0], second[0])
+np.testing.assert_array_equal(first[1], second[1])
+fresh = BM25Index.build([a.analyze(t) for t in texts[:50]])  # another small index: the loaded kernel at once
+fresh.search_batch(queries[:1], 10)
+assert fresh._numpy_s == 0.0
+print("ok")
+"""
+
+
+def test_a_small_index_switches_to_the_kernel_once_numpy_has_spent_its_load_cost(shared):
+    """Rent or buy: numpy scores a small index until it has spent LOAD_COST_S on it, then the compiled kernel,
+    with the same rows and scores (a fresh process: one that has not loaded the kernel yet)."""
+    lines = (shared / "datasets" / "scifact" / "corpus.jsonl").read_text().splitlines()[:400]
+    texts = "\n".join(json.loads(line)["title"] + " " + json.loads(line)["text"] for line in lines)
+    r = subprocess.run([sys.executable, "-c", SWITCH], input=texts, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]

@@ -8,7 +8,8 @@ and the top k are the same.
 
 Start-up: importing numba costs 0.3-0.5 s, more than a whole query on a small index, so this module does not
 import it; ``compiled()`` does, on the first query against an index of at least ``MIN_ROWS`` rows (smaller
-indexes use the numpy path in ``sparse.py``, which ranks identically: ``tests/index/test_sparse.py``). The
+indexes use the numpy path in ``sparse.py``, which ranks identically: ``tests/index/test_sparse.py``, until numpy
+has spent ``LOAD_COST_S`` scoring them or the kernel is loaded anyway). The
 compiled machine code is cached on disk (numba ``cache=True``): next to this file in ``__pycache__`` when that
 folder is writable, else in numba's per-user cache folder (``NUMBA_CACHE_DIR`` overrides it), so a read-only
 install compiles once per user, not once per process; with no writable folder at all it compiles in each process
@@ -24,8 +25,18 @@ import numpy as np
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None  # the accelerate extra
 MIN_ROWS = 50_000  # indexes with fewer rows are scored by numpy: cheaper than loading numba for one query
+# CPU seconds a process spends once to import numba and load the cached kernel (BENCHMARKS.md, "BM25 against its
+# peers", where openbook's time goes: 0.78 s). A smaller index switches to the kernel when numpy has spent this
+# long scoring it (or the kernel is loaded already): a batch of thousands of queries, or a long-lived server, then
+# pays the load once and runs about 4 times faster per query; a single query never pays it.
+LOAD_COST_S = 0.8
 
 _compiled: Callable[..., int] | None = None
+
+
+def loaded() -> bool:
+    """Whether ``compiled()`` has run in this process (numba imported, the kernel loaded): using it is then free."""
+    return _compiled is not None
 
 
 def compiled() -> Callable[..., int]:

@@ -34,6 +34,7 @@ Folder layout (``BM25Index.save``)::
 from __future__ import annotations
 
 import json
+import time
 from array import array
 from collections import defaultdict
 from itertools import chain, islice
@@ -85,6 +86,7 @@ class BM25Index:
         self._scores = np.zeros(n, dtype=np.float64)  # accumulator reused by every query (zero between queries)
         self._touched = np.zeros(n, dtype=np.int32)
         self._weights: np.ndarray | None = None  # float32 [postings], built on the first compiled-path query
+        self._numpy_s = 0.0  # seconds the numpy path has spent scoring this index (see _use_kernel)
 
     def _set_stats(self, df: np.ndarray, n_rows: int, counted_len: np.ndarray) -> None:
         """idf per term from ``df`` among ``n_rows`` rows, and every row's length norm with ``avgdl`` the mean of
@@ -188,6 +190,7 @@ class BM25Index:
         out._scores = np.zeros(self.rows, dtype=np.float64)
         out._touched = np.zeros(self.rows, dtype=np.int32)
         out._weights = None
+        out._numpy_s = 0.0
         return out
 
     @property
@@ -292,13 +295,14 @@ class BM25Index:
             ids, qtf = self._ids(terms)
             if not len(ids):
                 continue
-            if kernels.HAVE_NUMBA and self.rows >= kernels.MIN_ROWS:
+            if self._use_kernel():
                 if self._weights is None:  # per-posting BM25 weights, computed once for the compiled path
                     self._weights = kernels.posting_weights(self.indptr, self.indices, self.tf, self.idf_by_term,
                                                             self.norm)
                 kernels.compiled()(self.indptr, self.indices, self._weights, ids, qtf, m, use_mask, self._scores,
                                    self._touched, out_rows[qi], out_scores[qi])
             else:
+                started = time.perf_counter()
                 idx, w = self._postings(ids, qtf)
                 scores = np.bincount(idx, weights=w, minlength=self.rows)
                 if use_mask:
@@ -306,7 +310,16 @@ class BM25Index:
                 top = _top_k(scores, k)
                 out_rows[qi, : len(top)] = top
                 out_scores[qi, : len(top)] = scores[top]
+                self._numpy_s += time.perf_counter() - started
         return out_rows, out_scores
+
+    def _use_kernel(self) -> bool:
+        """Score with the compiled kernel (same scores and order as numpy) when numba is installed and the index
+        is large (``MIN_ROWS``), the kernel is loaded already, or numpy has spent the kernel's one-time load
+        cost (``LOAD_COST_S``) on this index: the rent-or-buy (ski rental) rule of Karlin et al.
+        1988, which spends at most about twice the cheaper of the two ways."""
+        return kernels.HAVE_NUMBA and (self.rows >= kernels.MIN_ROWS or kernels.loaded()
+                                       or self._numpy_s >= kernels.LOAD_COST_S)
 
     def search(self, terms: Sequence[str], k: int, mask: np.ndarray | None = None):
         """``search_batch([terms], k, mask)`` for one query: ``(rows [k], scores [k])``."""
