@@ -9,8 +9,7 @@ import doctest
 import pytest
 
 import openbook.scripts
-from openbook.answer.crosslingual import text_language
-from openbook.question import question_language, script_language
+from openbook.question import question_language, script_language, text_language
 from openbook.retrieve.blind import main_script, scripts
 from openbook.scripts import FAMILIES, SCRIPTS, family_of
 

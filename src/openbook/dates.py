@@ -1,4 +1,4 @@
-"""Dates in text: ``iso_date`` (any date value to ISO), and the version facts a document states in its own
+"""Dates in text: ``iso_date`` (any date value to ISO), ``iso_value`` (a stored ISO value to a ``date``), and the version facts a document states in its own
 opening text, for documents whose metadata lacks them. Neutral ground, like ``openbook.versions``: the loaders
 and the answerers both read it without importing each other.
 
@@ -31,12 +31,33 @@ _CJK_DATE = re.compile(r"(\d{4})\s*[年./-]\s*(\d{1,2})\s*[月./-]\s*(\d{1,2})\s
 _ISO_PREFIX = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})(?:$|[T\s])")
 
 
+def iso_value(value: Any) -> _dt.date | None:
+    """``value`` as a ``date`` when it already is one or is written in ISO form, else None.
+
+    Accepts ``date``/``datetime`` objects (a datetime gives its date) and anything whose text, stripped, starts
+    with ``YYYY-MM-DD`` followed by nothing, ``T`` or whitespace (``2024-05-01``, ``2024-05-01T10:00:00Z``); an
+    impossible day (``2024-02-30``) is None. The strict reading of a stored metadata value: ``iso_date`` is the
+    lenient one for values as written by people.
+    """
+    if isinstance(value, _dt.datetime):
+        return value.date()
+    if isinstance(value, _dt.date):
+        return value
+    m = _ISO_PREFIX.match(str(value).strip())
+    if not m:
+        return None
+    try:
+        return _dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+
+
 def iso_date(value: Any) -> str | None:
     """Return ``value`` as an ISO ``YYYY-MM-DD`` string, or None when it is not a recognisable date.
 
-    Accepts ``date``/``datetime`` objects, ISO strings, Chinese/Japanese dates (``2024年5月1日``) and
-    anything ``dateutil`` parses (``1 May 2024``, ``May 1, 2024``, ``2024/05/01``; ambiguous ``01/05/2024``
-    is read month first, as dateutil does).
+    Accepts ``date``/``datetime`` objects and ISO strings (``iso_value``), Chinese/Japanese dates
+    (``2024年5月1日``) and anything ``dateutil`` parses (``1 May 2024``, ``May 1, 2024``, ``2024/05/01``;
+    ambiguous ``01/05/2024`` is read month first, as dateutil does).
     """
     if isinstance(value, _dt.datetime):
         return value.date().isoformat()
@@ -45,7 +66,10 @@ def iso_date(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
-    m = _ISO_PREFIX.match(text) or _CJK_DATE.search(text)
+    if _ISO_PREFIX.match(text):
+        parsed = iso_value(text)
+        return parsed.isoformat() if parsed else None
+    m = _CJK_DATE.search(text)
     if m:
         try:
             return _dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()

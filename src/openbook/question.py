@@ -5,7 +5,9 @@ Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imp
 - **Language** (``question_language``): "ja" with kana, "zh" with Han characters, "ko", "ru", "ar", "th" ...
   for a question mostly in another script (``script_language``; the scripts are ``openbook.scripts``), and
   for Latin script "de", "fr", "es", "it", "pt" or "nl" when py3langid is sure enough (``latin_language``),
-  else "en".
+  else "en". A passage's language (``text_language``) goes by the share of each script's letters instead: one
+  Han name in an English document does not make it Chinese. Every language decision in openbook is one of these
+  (py3langid is called here only, through ``openbook._langid``).
 - **Identifiers** (``identifiers``): ticket-shaped codes such as SKY-5120 or CVE-2024-3094 (capitals, hyphen-joined
   parts, the last one of three or more digits; not IL-18 or HIV-1). The identifier hop
   (``openbook.retrieve.multihop``) follows them, and the answerer quotes the line they lead to
@@ -67,9 +69,9 @@ import regex
 
 from .scripts import HAN, HANGUL, KANA, LATIN, OTHER_SCRIPTS
 
-__all__ = ["question_language", "script_language", "latin_language", "LATIN_LANGUAGES", "identifiers",
-           "asked_value", "states_value", "ANSWER_TYPES", "expected_answer_type", "has_answer_type", "expected_unit",
-           "states_unit", "QuestionParts", "question_parts"]
+__all__ = ["question_language", "text_language", "script_language", "latin_language", "LATIN_LANGUAGES",
+           "identifiers", "asked_value", "states_value", "ANSWER_TYPES", "expected_answer_type", "has_answer_type",
+           "expected_unit", "states_unit", "QuestionParts", "question_parts"]
 
 _UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
 _LETTER = regex.compile(r"[^\W\d_]")
@@ -145,6 +147,35 @@ def question_language(text: str) -> str:
     if third:
         return lang
     return latin_language(text) if LATIN.pattern.search(text) else "en"
+
+
+_RE_LETTER = re.compile(r"[^\W\d_]")
+"""A letter as ``re`` reads one (``str.isalnum``: no combining marks), which ``text_language`` counts by; ``_LETTER``
+(``regex``: marks are letters) counts more in Thai or Devanagari."""
+
+
+def text_language(text: str, latin: bool = True) -> str:
+    """The language of a text by script (``openbook.scripts``): ``"ja"`` (kana), ``"zh"`` (Han), ``"ko"``
+    (Hangul) when those characters are at least a third of its letters; else the language of another script
+    (``script_language``: ``"ru"`` for Cyrillic, ``"ar"``, ``"th"``, ``"el"`` ...) when that script
+    has at least 3 letters, more than kana, Han and Hangul together, and at least a third of all letters; else
+    the Latin-script language py3langid tells with confidence (``latin_language``), else ``"en"``.
+
+    Unlike ``question_language``, one Han name in an English document does not make it Chinese.
+    ``latin=False``: Latin script is ``"en"`` whatever the language (for a sentence, too short to tell by).
+    """
+    letters = len(_RE_LETTER.findall(text))
+    if not letters:
+        return "en"
+    kana, han, hangul = KANA.count(text), HAN.count(text), HANGUL.count(text)
+    other, count = script_language(text)
+    if other != "ko" and count >= 3 and count > kana + han + hangul:  # (not "β = 118" in a formula)
+        return other if count * 3 >= letters else latin_language(text) if latin else "en"
+    if (kana + han + hangul) * 3 < letters:
+        return latin_language(text) if latin else "en"
+    if kana and kana * 10 >= kana + han:
+        return "ja"
+    return "ko" if hangul > han else "zh"
 
 
 # ---------------------------------------------------------------------- identifiers

@@ -3,7 +3,7 @@
 Three readers group the same scripts in two ways:
 
 - **by language** (``openbook.question.script_language`` / ``question_language`` and
-  ``openbook.answer.crosslingual.text_language``): kana is Japanese, Han Chinese, Hangul Korean, Cyrillic
+  ``question.text_language``): kana is Japanese, Han Chinese, Hangul Korean, Cyrillic
   Russian, ... (``Script.language``); Latin script has no language of its own (py3langid tells it,
   ``question.latin_language``).
 - **by what BM25 reads apart** (``openbook.retrieve.blind``): Han and kana are one family, ``"cjk"``, because

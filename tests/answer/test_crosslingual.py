@@ -9,7 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from openbook.answer.crosslingual import cross_sentence, margins, text_language
+from openbook.answer.crosslingual import cross_sentence, margins
+from openbook.question import text_language
 from openbook.api import Engine
 from openbook.types import Chunk, Hit, Passage
 

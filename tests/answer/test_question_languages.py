@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from openbook.answer.crosslingual import CrossSentence, text_language
+from openbook.answer.crosslingual import CrossSentence
 from openbook.answer.refusal import LANGUAGE_NAMES, REFUSALS, refusal_sentence
 from openbook.api import Engine
-from openbook.question import expected_answer_type, has_answer_type, question_language
+from openbook.question import expected_answer_type, has_answer_type, question_language, text_language
 
 from helpers.stores import hybrid_engine
 

@@ -1,5 +1,6 @@
 import pytest
 
+from openbook.dates import iso_date
 from openbook.errors import QueryError
 from openbook.store.filters import document_passes, parse_where, visible
 
@@ -45,6 +46,15 @@ def test_dates_compare_as_dates_not_text():
     with pytest.raises(QueryError, match="YYYY-MM-DD"):  # not an ISO date: said, not silently compared as text
         parse_where("updated>=2024-1-1")
     assert parse_where("updated>=2024-04-30").matches({"updated": "2024-05-01T10:00:00"})
+
+
+def test_a_filter_reads_a_date_as_the_loaders_do():
+    # one ISO reading (dates.iso_value) for the loaders and the filter: a value iso_date reads as 1 May is
+    # 1 May to the filter too, whatever whitespace parts it from its time (before, a tab made it text: "later")
+    stored = "2024-05-01\t10:00"
+    assert iso_date(stored) == "2024-05-01"
+    assert parse_where("updated<=2024-05-01").matches({"updated": stored})
+    assert not parse_where("updated>2024-05-01").matches({"updated": stored})
 
 
 @pytest.mark.parametrize("bad", ["", "author", "=x", "tags in a,b", "tags in []", "updated>>2024",

@@ -50,8 +50,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..index.embedders import cosines_to
-from ..question import LATIN_LANGUAGES, expected_unit, has_answer_type, latin_language, script_language, states_unit
-from ..scripts import HAN, HANGUL, KANA
+from ..question import LATIN_LANGUAGES, expected_unit, has_answer_type, states_unit, text_language
 from ..types import Passage
 
 Embedder = Callable[[list[str], str], np.ndarray]  # (texts, "query" | "passage") -> float [n, dim]
@@ -79,31 +78,6 @@ SHARED_BONUS = 0.05
 (identifiers, numbers: E-4410 and 2024 are the same in every language)."""
 
 _QUESTION_END = re.compile(r"[?？؟]\W*$")
-_LETTER = re.compile(r"[^\W\d_]")
-
-
-def text_language(text: str, latin: bool = True) -> str:
-    """The language of a text by script (``openbook.scripts``): ``"ja"`` (kana), ``"zh"`` (Han), ``"ko"``
-    (Hangul) when those characters are at least a third of its letters; else the language of another script
-    (``question.script_language``: ``"ru"`` for Cyrillic, ``"ar"``, ``"th"``, ``"el"`` ...) when that script
-    has at least 3 letters, more than kana, Han and Hangul together, and at least a third of all letters; else
-    the Latin-script language py3langid tells with confidence (``question.latin_language``), else ``"en"``.
-
-    Unlike ``question.question_language``, one Han name in an English document does not make it Chinese.
-    ``latin=False``: Latin script is ``"en"`` whatever the language (for a sentence, too short to tell by).
-    """
-    letters = len(_LETTER.findall(text))
-    if not letters:
-        return "en"
-    kana, han, hangul = KANA.count(text), HAN.count(text), HANGUL.count(text)
-    other, count = script_language(text)
-    if other != "ko" and count >= 3 and count > kana + han + hangul:  # (not "β = 118" in a formula)
-        return other if count * 3 >= letters else latin_language(text) if latin else "en"
-    if (kana + han + hangul) * 3 < letters:
-        return latin_language(text) if latin else "en"
-    if kana and kana * 10 >= kana + han:
-        return "ja"
-    return "ko" if hangul > han else "zh"
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,12 @@ those roles; a user with no roles sees only documents without ``acl``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..dates import iso_value
 from ..errors import QueryError
 
 _CLAUSE_RE = re.compile(
@@ -39,7 +39,6 @@ _CLAUSE_RE = re.compile(
     r"(?P<op>not\s+in\b|in\b|==|!=|>=|<=|=|>|<)\s*(?P<value>.*?)\s*$",
     re.IGNORECASE,
 )
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 @dataclass(frozen=True)
@@ -114,7 +113,7 @@ def parse_where(expr: str) -> Clause:
         if values[0][:1] in "<>=!":
             raise QueryError(f"cannot parse filter {expr!r}: the value starts with {values[0][:1]!r}; write "
                              f"one operator, e.g. updated>=2024-01-01")
-        if op in (">", ">=", "<", "<=") and _as_date(values[0]) is None and _as_number(values[0]) is None:
+        if op in (">", ">=", "<", "<=") and iso_value(values[0]) is None and _as_number(values[0]) is None:
             raise QueryError(f"filter {expr!r}: {op} compares dates (YYYY-MM-DD) or numbers, not {values[0]!r}")
     return Clause(m.group("field"), op, tuple(unicodedata.normalize("NFC", v) for v in values))
 
@@ -163,20 +162,6 @@ def _unquote(value: str) -> str:
     return value
 
 
-def _as_date(v: Any) -> _dt.date | None:
-    if isinstance(v, _dt.datetime):
-        return v.date()
-    if isinstance(v, _dt.date):
-        return v
-    s = str(v).strip()
-    if _DATE_RE.match(s[:10]) and (len(s) == 10 or s[10] in "T "):
-        try:
-            return _dt.date.fromisoformat(s[:10])
-        except ValueError:
-            return None
-    return None
-
-
 def _as_number(v: Any) -> float | None:
     if isinstance(v, bool):
         return None
@@ -195,7 +180,7 @@ def _fold(text: Any) -> str:
 
 def _compare(actual: Any, target: str) -> int | None:
     """-1/0/1 comparing actual to target by the richest common type; None when incomparable."""
-    da, dt = _as_date(actual), _as_date(target)
+    da, dt = iso_value(actual), iso_value(target)
     if da is not None and dt is not None:
         return (da > dt) - (da < dt)
     na, nt = _as_number(actual), _as_number(target)
