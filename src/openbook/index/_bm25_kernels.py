@@ -2,9 +2,9 @@
 
 ``score_top_k`` adds the query terms' posting lists into a per-row accumulator and keeps the top k with a heap:
 O(postings + touched * log k) for short lists; for long ones (an eighth of the rows or more) it reads every row
-once in order instead of listing the rows touched, which measured twice as fast on a million rows (about 0.9 ms
-for a median SciFact query, 390,000 postings). Both ways sum each row's score in the same order, so the scores
-and the top k are the same.
+once in order instead of listing the rows touched, about twice as fast on a million rows
+(``benchmarks/bm25_query.py`` run against both kernels). Both ways sum each row's score in the same order, so the
+scores and the top k are the same.
 
 Start-up: importing numba costs 0.3-0.5 s, more than a whole query on a small index, so this module does not
 import it; ``compiled()`` does, on the first query against an index of at least ``MIN_ROWS`` rows (smaller
@@ -28,7 +28,8 @@ MIN_ROWS = 50_000  # indexes with fewer rows are scored by numpy: cheaper than l
 # CPU seconds a process spends once to import numba and load the cached kernel (BENCHMARKS.md, "BM25 against its
 # peers", where openbook's time goes: 0.78 s). A smaller index switches to the kernel when numpy has spent this
 # long scoring it (or the kernel is loaded already): a batch of thousands of queries, or a long-lived server, then
-# pays the load once and runs about 4 times faster per query; a single query never pays it.
+# pays the load once and then runs about 7 times faster per query (BENCHMARKS.md, "BM25 against its peers", a
+# small index in a long-lived process: ``benchmarks/bm25_batches.py``); a single query never pays it.
 LOAD_COST_S = 0.8
 
 _compiled: Callable[..., int] | None = None

@@ -387,7 +387,7 @@ def decode_text(path: Path, declared: bool = False) -> DecodedText:
     4. the legacy encoding ``chardet`` (7.x) guesses, when it reads the text as a non-Latin script
        (GB18030, Big5, Shift-JIS, EUC-JP, EUC-KR, windows-1251, KOI8-R, cp866, windows-1253, ...) with a
        confidence of at least ``_MIN_CONFIDENCE``; chardet 7 tells these apart on a one-line file, where
-       ``charset_normalizer`` (used before) read a two-line KOI8-R note as Shift-JIS half-width katakana;
+       ``charset_normalizer`` reads a two-line KOI8-R note as Shift-JIS half-width katakana;
     5. cp1252 (Western text; the detector is unreliable between the Latin code pages), else latin-1 (never
        fails).
 

