@@ -47,8 +47,8 @@ Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imp
   would need the retrieval benchmarks and the calibration re-run.
 - **Units** (``expected_unit`` / ``states_unit``): a question asking for a size or a price is answered only by
   a text stating a value in bytes or a currency.
-- **Situation and ask** (``question_parts``): a scenario question ("A customer deleted a folder three weeks ago
-  and now wants it back from the Trash. Can they still restore it themselves?") states a situation and then
+- **Situation and ask** (``question_parts``): a scenario question ("A tenant moved out two months ago and the
+  deposit has not come back. Can they still claim it themselves?") states a situation and then
   asks. Its sentences are cut by BlingFire (``chunking.split_sentences``, the chunker's splitter), pieces cut
   inside quotes or brackets, after an abbreviation ("Rostker v. Goldberg") or not at a sentence end joined back;
   the ask runs from the first to the last sentence with a question mark (a text without one is all ask),
@@ -430,7 +430,7 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
 
 
 # A question asking for a quantity in a unit (a file size, a price) is answered only by a sentence that states
-# a value in that unit: "the maximum file size I can upload" is not answered by a link's expiry in days.
+# a value in that unit: "the attachment size limit" is not answered by a sentence that states a number of days.
 _UNIT_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("size", re.compile(r"\b(file|upload|attachment|storage|disk|mailbox|message|database|download)s? (size|"
                         r"limit|quota|space|capacity)\b|\bhow (much|big|large) (of )?(a |an |the )?(file|upload|"
@@ -452,7 +452,7 @@ _FREE_RE = re.compile(r"\bfree\b|免费|無料", re.I)
 
 
 def expected_unit(question: str) -> str | None:
-    """The unit a question's answer must be stated in: ``size`` (bytes: "maximum file size", "how much
+    """The unit a question's answer must be stated in: ``size`` (bytes: "attachment size", "how much
     storage") or ``money`` (a currency: "how much does it cost", "what is the price"), else None."""
     low = question.casefold()
     for unit, pattern in _UNIT_QUESTIONS:

@@ -1,17 +1,16 @@
 """The second sentence of a multi-hop answer, chosen by the entity the first sentence affirms.
 
-"What is the monthly per-user list price of the cheapest plan that supports SAML single sign-on?" is answered
-in two steps: one passage says which plan ("SAML single sign-on is available on the Business plan only; Team
-workspaces cannot enable it."), another passage, often a table, gives the price of each plan. Word overlap
-with the question alone picks whichever row shares most words with it ("monthly, per user"), which may be
-another plan's row. Here the row (or sentence) must hold the *bridge entity*: a name the first sentence
-affirms and the question does not state. A name in a negated clause ("Team workspaces cannot ...") is not
-affirmed.
+"What is the yearly list price of the cheapest model that stores offline maps?" is answered in two steps: one
+passage says which model ("Offline maps are stored on the Trail model only; the Road model cannot keep them."),
+another passage, often a table, gives the price of each model. Word overlap with the question alone picks
+whichever row shares most words with it ("yearly, list price"), which may be another model's row. Here the row
+(or sentence) must hold the *bridge entity*: a name the first sentence affirms and the question does not state.
+A name in a negated clause ("the Road model cannot ...") is not affirmed.
 
 The bridge may also be an identifier (``code_sentence``): the answering passage says "This defect is tracked as
-SKY-5120", and the release notes list "SKY-5120: the client now waits between retries ...". That line does not
-say which release it is in: its document's title does ("... DESKTOP 5.3 - RELEASE NOTES"), so it is quoted
-after the title.
+BUG-7310", and the release notes list "BUG-7310: sync waits between retries ...". That line does not say which
+release it is in: its document's title does ("... VIEWER 2.4 - RELEASE NOTES"), so it is quoted after the
+title.
 
 ``entity_sentence``, then ``code_sentence``, are used by ``openbook.answer.extractive`` when the title-based
 bridge (``_bridge_sentence``: the answering passage names another passage's document title) finds nothing.

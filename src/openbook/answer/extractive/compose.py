@@ -240,8 +240,8 @@ def _hop(asked: Asked, candidates: list[Candidate], governed: Governed, older: M
         hop = code_sentence(candidates[0], current, question)
     if hop is None and kind is not None and max_sentences > 1:
         # multi-hop: a sentence of another document explains more of the question but lacks the asked value
-        # ("SAML ... is available on the Business plan only" for "the price of the cheapest plan that supports
-        # SAML"); the name it affirms leads to the sentence or row that holds the value
+        # ("Offline maps are stored on the Trail model only" for "the price of the cheapest model that stores
+        # offline maps"); the name it affirms leads to the sentence or row that holds the value
         for b in candidates[1:]:
             if b.score < 0.4 * candidates[0].score:
                 break

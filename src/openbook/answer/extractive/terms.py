@@ -119,11 +119,11 @@ def scenario_weights(question: str, terms: Sequence[str], weights: np.ndarray, a
                      situation_weight: Mapping[str, float] | None = None) -> np.ndarray:
     """The weights answerability reads: ``weights`` itself (the same object) for a question that states no
     situation (``question_parts``), else a copy where the situation counts as context, not as words the answer
-    must hold ("A customer deleted a folder three weeks ago and now wants it back from the Trash. Can they
-    still restore it themselves?"):
+    must hold ("A tenant moved out of a Harbour Homes flat two months ago and the deposit has not come back.
+    Can they still claim it themselves?"):
 
-    - a term of the ask keeps its weight ("restore"), and so does a term of a name the situation states
-      ("Trash", "Kansas City Wizards": ``question_names``), which the passages must hold;
+    - a term of the ask keeps its weight ("claim"), and so does a term of a name the situation states
+      ("Harbour Homes", "Kansas City Wizards": ``question_names``), which the passages must hold;
     - a word of the ask that points back at the situation weighs nothing (``REFERRING_WORDS_EN``: "they",
       "themselves"), nor does any other word of the situation that no document contains ("yesterday",
       "neighbour"): the asker's story, which no answer can hold;
@@ -285,8 +285,8 @@ _HOW_TO_RE = re.compile(r"\bhow\s+(?:do|can|should|could|would|must|may|shall)\s
 
 
 def _focus_terms(question: str, analyzer: Analyzer) -> set[str]:
-    """The attribute a "what is the X" question asks for: the analyzer terms of the last word of X ("limit" in
-    "What is the API rate limit for a single access token?"); empty for any other question form."""
+    """The attribute a "what is the X" question asks for: the analyzer terms of the last word of X ("age" in
+    "What is the minimum age for a library card?"); empty for any other question form."""
     m = _FOCUS_RE.search(question)
     return set(analyzer.analyze(m.group(1).split()[-1])) if m else set()
 
