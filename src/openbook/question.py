@@ -8,7 +8,7 @@ Both ``openbook.retrieve`` and ``openbook.answer`` import from here (neither imp
   else "en". A passage's language (``text_language``) goes by the share of each script's letters instead: one
   Han name in an English document does not make it Chinese. Every language decision in openbook is one of these
   (py3langid is called here only, through ``openbook._langid``).
-- **Identifiers** (``identifiers``): ticket-shaped codes such as SKY-5120 or CVE-2024-3094 (capitals, hyphen-joined
+- **Identifiers** (``identifiers``): ticket-shaped codes such as BUG-7310 or CVE-2024-3094 (capitals, hyphen-joined
   parts, the last one of three or more digits; not IL-18 or HIV-1). The identifier hop
   (``openbook.retrieve.multihop``) follows them, and the answerer quotes the line they lead to
   (``openbook.answer.bridge.code_sentence``).
@@ -185,7 +185,7 @@ _CODE = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{3,}(?![\w-])")
 
 
 def identifiers(text: str) -> list[str]:
-    """Identifiers in ``text`` (``SKY-5120``, ``E-2043``, ``SL-PRO-500``, ``CVE-2024-3094``; not ``IL-18``
+    """Identifiers in ``text`` (``BUG-7310``, ``E-3071``, ``AX-PRO-500``, ``CVE-2024-3094``; not ``IL-18``
     or ``HIV-1``), distinct, in order of first occurrence."""
     return list(dict.fromkeys(_CODE.findall(text)))
 
@@ -229,7 +229,7 @@ def asked_value(question: str) -> str | None:
 
 def states_value(text: str, kind: str, question: str) -> bool:
     """Whether ``text`` states a value of ``kind`` (``asked_value``) that ``question`` does not: a version
-    number (5.3, v2.10.1), a year or a month and day, or a number; the digits of an identifier (SKY-5120) are
+    number (5.3, v2.10.1), a year or a month and day, or a number; the digits of an identifier (BUG-7310) are
     no value."""
     pattern = next(v for k, _, v in _ASKED if k == kind)
     asked = set(pattern.findall(_CODE.sub(" ", question)))

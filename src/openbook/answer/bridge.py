@@ -219,9 +219,9 @@ def row_by_bridge(candidates: Sequence[Any], analyzer: Any, question: str,
     return (top, []) if top_is_row else (top, tied)
 
 
-# A definition: "Category A item means a standard loan: ...", "A "new joiner" is an employee who ...", or a bold
-# label of a definitions list, "Controlled purchase: any single purchase of ..." (the answerer reads
-# "**Controlled purchase**: ..." without its emphasis). The defined term is one to five words.
+# A definition: "Category A item means a standard loan: ...", "A "contractor" is a person who ...", or a bold
+# label of a definitions list, "Reserved room: any meeting room booked ..." (the answerer reads
+# "**Reserved room**: ..." without its emphasis). The defined term is one to five words.
 _TERM = r"[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}"
 _DEFINITION_RES = (
     re.compile(rf"^(?:(?:an?|the)\s+)?[\"“]?(?P<term>{_TERM}?)[\"”]?\s+(?:means|is defined as|refers to|denotes|"

@@ -5,7 +5,7 @@ full-width ``［1］``/``【1】``), drops ids that were not in the context, and
 supported or not by the passages it cites. A sentence is supported when:
 
 1. it cites at least one passage that was in the context;
-2. every number in it (``14``, ``8.50``, ``2023-02-14``, the ``2043`` of ``E-2043``) appears among the numbers of
+2. every number in it (``30``, ``4.50``, ``2021-06-30``, the ``3071`` of ``E-3071``) appears among the numbers of
    the cited passages (their text, title, section and ``updated``/``version`` metadata);
 3. at least ``MIN_OVERLAP`` (0.5) of its content words (CJK: character bigrams) appear in the cited passages.
 
@@ -155,9 +155,9 @@ def _normalize(text: str) -> str:
 
 
 def numbers_in(text: str) -> set[str]:
-    """Numbers in ``text`` as strings: thousands separators removed, ``2023-02-14`` and ``8.50`` kept whole.
+    """Numbers in ``text`` as strings: thousands separators removed, ``2021-06-30`` and ``4.50`` kept whole.
 
-    A trailing zero decimal is normalised (``8.50`` and ``8.5`` match) when comparing with passages.
+    A trailing zero decimal is normalised (``4.50`` and ``4.5`` match) when comparing with passages.
     """
     found: set[str] = set()
     for m in _NUMBER.finditer(unicodedata.normalize("NFKC", text)):
@@ -173,7 +173,7 @@ def _norm_number(tok: str) -> str:
 
 
 def _passage_numbers(text: str) -> set[str]:
-    # whole numbers only: "2023-02-14" must not vouch for a bare "14"
+    # whole numbers only: "2021-06-30" must not vouch for a bare "30"
     return {_norm_number(t) for t in numbers_in(text)}
 
 

@@ -70,8 +70,8 @@ def superseded_docs(passages: Sequence[Passage], recorded: Mapping[str, str] | N
     the passages' documents, with what their text says ("replaces / supersedes / obsoletes NAME" names an older
     document, and a labelled date such as "Effective date:", "valid from", "as of", "Last updated":
     ``dates.labelled_date``, stands in for a missing ``updated`` date); and ``named_as_older``: a dated
-    document that calls another one older in its body ("Some older material, including the user manual
-    chapter on versions and the Trash, still mentions a longer period") supersedes it.
+    document that calls another one older in its body ("Some older material, including the onboarding
+    guide's chapter on leave, still mentions a longer notice period") supersedes it.
 
     Args:
         passages: the retrieved passages; only their documents are linked.
@@ -142,8 +142,8 @@ def named_as_older(docs: Mapping[str, tuple[str, Mapping[str, Any]]], texts: Map
                    analyzer: Analyzer) -> dict[str, str]:
     """Documents another one calls older in its body: older doc id -> the doc id that says so.
 
-    A document calls another older when a clause of its text names the other ("the user manual chapter on
-    versions and the Trash") beside a cue: before "is outdated / out of date / obsolete / superseded / no longer
+    A document calls another older when a clause of its text names the other ("the onboarding guide's chapter on
+    leave") beside a cue: before "is outdated / out of date / obsolete / superseded / no longer
     current / being revised", "has been superseded / replaced", "still says / mentions / lists", or "(now
     withdrawn)"; after "older material, including", "the previous version of", "the outdated", "replaces /
     supersedes". Merely naming another document ("see the user manual") is no cue.

@@ -75,7 +75,7 @@ gap between a right and a near-miss sentence of one passage)."""
 
 SHARED_BONUS = 0.05
 """Cosine units times the idf share of the question's terms a sentence shares with it in spite of the language
-(identifiers, numbers: E-4410 and 2024 are the same in every language)."""
+(identifiers, numbers: E-5512 and 2024 are the same in every language)."""
 
 _QUESTION_END = re.compile(r"[?？؟]\W*$")
 

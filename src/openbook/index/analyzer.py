@@ -24,9 +24,9 @@ Steps, in order:
      Myanmar, Tai scripts): cut into words by ICU's dictionary-based word break iterator (``icu4py``), as
      Lucene's ICUTokenizer does.
    - **Other words** joined by ``-``, ``_``, ``.`` or ``/``: a run that holds a digit is a *code-like* token
-     (``E-2043``, ``SL-PRO-500``, ``v5.2``, ``2.5``), emitted whole and unstemmed, so an exact code matches
-     exactly and never a look-alike (``e-2043`` is a different term from ``e-2403``), and its parts are
-     emitted as well (except one-letter ones, such as the ``e`` of ``E-2043``), so ``SL PRO 500`` typed
+     (``E-3071``, ``AX-PRO-500``, ``v5.2``, ``2.5``), emitted whole and unstemmed, so an exact code matches
+     exactly and never a look-alike (``e-3071`` is a different term from ``e-3701``), and its parts are
+     emitted as well (except one-letter ones, such as the ``e`` of ``E-3071``), so ``AX PRO 500`` typed
      with spaces still matches. A word followed by ``#``, ``+`` or ``++`` (``C#``, ``F#``, ``C++``,
      ``Disney+``) is emitted with its symbol, then as the bare word.
 
@@ -337,7 +337,7 @@ class Analyzer:
             out.append(raw)
         for part in parts:
             if code_like and len(part) == 1 and not part.isdigit():
-                continue  # the "e" of E-2043 would match every E-code; the whole token carries it
+                continue  # the "e" of E-3071 would match every E-code; the whole token carries it
             self._part_terms(part, stop, document, out)
 
     def _part_terms(self, word: str, stop: frozenset[str], document: bool, out: list[str]) -> None:

@@ -170,7 +170,7 @@ def heading_title(text: str, path: Path) -> str:
 
 
 def title_from_path(path: Path) -> str:
-    """A readable title from a file name: ``doc-027-support-sla-matrix.csv`` -> ``support sla matrix``.
+    """A readable title from a file name: ``doc-031-shift-rota.csv`` -> ``shift rota``.
 
     A leading sort or id prefix (``01-``, ``doc-027-``, ``2024-06-23-``) is dropped when something remains;
     ``-`` and ``_`` become spaces.

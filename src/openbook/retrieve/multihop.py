@@ -23,11 +23,11 @@ placed) and the first hop's hits follow in their order. Nothing here needs an LL
 the first hop used.
 
 **The identifier link.** A question may need a second document that the first one names by an identifier, not
-a title: a post-mortem says "This defect is tracked as SKY-5120", and only the release notes that list SKY-5120
+a title: a post-mortem says "This defect is tracked as BUG-7310", and only the release notes that list BUG-7310
 as fixed say in which version. ``identifier_query`` follows such a code when all of these hold: the question asks
 for a value (a version, a date, a number: ``openbook.question.asked_value``) that the first hop's top passage
 does not state; the top passage holds a code of an identifier's shape (``openbook.question.identifiers``:
-capitals, a hyphen, three or more digits, as SKY-5120, E-2043, SL-PRO-500, CVE-2024-3094) that the question
+capitals, a hyphen, three or more digits, as BUG-7310, E-3071, AX-PRO-500, CVE-2024-3094) that the question
 does not; and then (``link_identifier``) the code, searched on its own, is held by at most ``max_code_docs``
 other documents, one of whose passages states a value of the asked kind and is not already among the first
 ``lead`` hits. That passage moves to just below the top passage. A claim (SciFact) asks for no value, a protein
@@ -141,7 +141,7 @@ def identifier_query(question: str, first: Sequence[Hit]) -> str | None:
         first: first-hop hits with chunks loaded, best first.
 
     Returns:
-        At most ``MAX_CODES`` identifiers joined by spaces ("SKY-5120"), or None.
+        At most ``MAX_CODES`` identifiers joined by spaces ("BUG-7310"), or None.
     """
     kind = asked_value(question)
     top = first[0].chunk if first else None

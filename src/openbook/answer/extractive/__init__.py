@@ -147,7 +147,7 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
     semantic = _semantic_scores(question, [x.text for x in pool[:SEMANTIC_CANDIDATES]],
                                 embed if words.dense_decides else None)
     semantic += [0.0] * (len(pool) - len(semantic))
-    # an identifier in the question (E-4410, SL-PRO-500, v5.2) pins the subject: when some sentence holds
+    # an identifier in the question (E-5512, AX-PRO-500, v5.2) pins the subject: when some sentence holds
     # every one of them, sentences that do not are demoted, whatever else they share with the question
     pinned = bool(asked.codes) and any(asked.codes <= x.terms for x in pool)
     candidates = rank_candidates(pool, semantic, asked, pinned, governed)

@@ -178,7 +178,7 @@ _QUESTION_END = re.compile(r"[?？؟]\W*$")
 
 def _echoes(sentence: str, question_terms: set[str], analyzer: Analyzer) -> bool:
     """True for a sentence that cannot hold an answer: a question itself (an FAQ's "Q: ...?" line), or one
-    whose every content term is already in the question ("The client says error E-2043.")."""
+    whose every content term is already in the question ("The client says error E-3071.")."""
     if _QUESTION_END.search(sentence):
         return True
     return not (set(analyzer.analyze(sentence)) - question_terms)

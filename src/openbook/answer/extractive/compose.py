@@ -236,7 +236,7 @@ def _hop(asked: Asked, candidates: list[Candidate], governed: Governed, older: M
                               said=said_otherwise)
         if hop is not None and len(set(terms) & hop.terms) < 2:
             hop = None  # as for any sentence of another passage: one sharing one word with the question is unrelated
-    if hop is None:  # ... or as an identifier ("tracked as SKY-5120"): the line that lists it, after its title
+    if hop is None:  # ... or as an identifier ("tracked as BUG-7310"): the line that lists it, after its title
         hop = code_sentence(candidates[0], current, question)
     if hop is None and kind is not None and max_sentences > 1:
         # multi-hop: a sentence of another document explains more of the question but lacks the asked value

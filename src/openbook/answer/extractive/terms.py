@@ -69,7 +69,7 @@ def term_weights(terms: Sequence[str], stats: TermStats, question: str | None = 
     present = set(terms)
     for i, t in enumerate(terms):
         # a measurement written as one word ("9-hour", "25-foot") is also its number and its unit, which count
-        # on their own; the joined form missing from the corpus says nothing (unlike an identifier, E-2043)
+        # on their own; the joined form missing from the corpus says nothing (unlike an identifier, E-3071)
         m = _MEASURE_RE.match(t)
         if m and {m.group(1), m.group(2)} <= present and not _seen(t, stats):
             weights[i] = 0.0
@@ -292,7 +292,7 @@ def _focus_terms(question: str, analyzer: Analyzer) -> set[str]:
 
 
 # a year: 1600-2099 standing alone (in a date "2024-03-01", a span "2024/25", "2024年"), not inside a code or an
-# amount ("E-2043", "£2000", "12,2024")
+# amount ("E-3071", "£2000", "12,2024")
 _YEAR_RE = re.compile(r"(?<![0-9A-Za-z$€£¥.,_-])(1[6-9]\d\d|20\d\d)(?![0-9])(?![.,]\d)(?!\s*%)")
 
 
@@ -317,7 +317,7 @@ _LOWER_WORD_RE = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 def _unseen_common_words(question: str, unseen: Sequence[str], analyzer: Analyzer) -> bool:
     """Whether every question term the corpus lacks (``unseen``) comes from a word written in lower case letters
     only, in a script with case ("laptop", "vacation"): a common word that documents may say with another word.
-    A term only written with a capital or a digit ("Australia", "E-4410") is a name or an identifier, which a
+    A term only written with a capital or a digit ("Australia", "E-5512") is a name or an identifier, which a
     document holding the answer would use; a script without case (Han, kana) cannot tell the two apart."""
     common: set[str] = set()
     for word in _COMPOUND_RE.findall(question):
@@ -360,12 +360,12 @@ def read_question(question: str, terms: Sequence[str], weights: np.ndarray, anal
     return Asked(
         question=question, terms=terms, weights=weights, kind=kind, how_to=bool(_HOW_TO_RE.search(question)),
         # a number the question states on its own ("Debian 12") must be a number on its own in the sentence; one
-        # inside a code of the question ("E-2043", "SL-TEAM-700") is matched inside the code
+        # inside a code of the question ("E-3071", "AX-TEAM-700") is matched inside the code
         numbers=frozenset({t for t in terms if t.isdigit()} & _standalone_numbers(question)),
         question_terms=frozenset(analyzer.analyze(question)),
         focus=frozenset(_focus_terms(question, analyzer) & set(terms) if kind is not None else set()),
         year=_asked_year(question),
-        # an identifier in the question (E-4410, SL-PRO-500, v5.2) pins the subject (``candidates.rank``)
+        # an identifier in the question (E-5512, AX-PRO-500, v5.2) pins the subject (``candidates.rank``)
         codes=frozenset({t for t in terms if _CODE_RE.match(t)}),
         options=command_options(question))
 
