@@ -6,8 +6,8 @@ once in order instead of listing the rows touched, about twice as fast on a mill
 (``benchmarks/bm25_query.py`` run against both kernels). Both ways sum each row's score in the same order, so the
 scores and the top k are the same.
 
-Start-up: importing numba costs 0.3-0.5 s, more than a whole query on a small index, so this module does not
-import it; ``compiled()`` does, on the first query against an index of at least ``MIN_ROWS`` rows (smaller
+Start-up: importing numba and loading the cached kernel costs more than a whole query on a small index
+(``LOAD_COST_S``, below), so this module does not import it; ``compiled()`` does, on the first query against an index of at least ``MIN_ROWS`` rows (smaller
 indexes use the numpy path in ``sparse.py``, which ranks identically: ``tests/index/test_sparse.py``, until numpy
 has spent ``LOAD_COST_S`` scoring them or the kernel is loaded anyway). The
 compiled machine code is cached on disk (numba ``cache=True``): next to this file in ``__pycache__`` when that

