@@ -568,7 +568,7 @@ def chinese_words(text: str) -> list[str]:
     first cut's words in order, then the tagger's words the first lacks.
 
     Used to tell a CJK bigram inside a word from one across two words (``answer.extractive.term_weights``); the
-    index itself cuts CJK text into bigrams. jieba's dictionaries load on the first call (about 1 s).
+    index itself cuts CJK text into bigrams. jieba's dictionaries load on the first call.
 
     Raises:
         MissingExtraError: jieba (the ``intl`` extra) is not installed.

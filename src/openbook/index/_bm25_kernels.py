@@ -13,7 +13,7 @@ has spent ``LOAD_COST_S`` scoring them or the kernel is loaded anyway). The
 compiled machine code is cached on disk (numba ``cache=True``): next to this file in ``__pycache__`` when that
 folder is writable, else in numba's per-user cache folder (``NUMBA_CACHE_DIR`` overrides it), so a read-only
 install compiles once per user, not once per process; with no writable folder at all it compiles in each process
-(about 10 s) rather than fail. ``HAVE_NUMBA`` is False when numba is missing.
+rather than fail. ``HAVE_NUMBA`` is False when numba is missing.
 """
 
 from __future__ import annotations

@@ -503,7 +503,7 @@ def _reads_as_utf16(head: bytes, encoding: str) -> bool:
     """Whether ``head`` (an even number of bytes) decodes in ``encoding`` to text: every character assigned, none
     a control (tab and line ends aside), private-use or lone surrogate, and at least half of the non-space ones
     letters. Binary data fails: its aligned ``00 00`` pairs decode to U+0000, a control (``chardet`` 7 reads
-    about 6% of 4 KB pieces of shared libraries as UTF-16, so it is not asked)."""
+    pieces of shared libraries as UTF-16, so it is not asked)."""
     try:
         text = head.decode(encoding)
     except UnicodeDecodeError as exc:

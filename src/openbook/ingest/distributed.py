@@ -120,7 +120,7 @@ class RayRunner:
     distributed = True
 
     def __init__(self, address: str = "auto", in_flight: int | None = None) -> None:
-        if address != "auto":  # an existing cluster: a head that answers TCP but not Ray fails in ~10 s, not ~25 s
+        if address != "auto":  # an existing cluster: a head that answers TCP but not Ray fails after CONNECT_WAIT_S
             os.environ.setdefault("RAY_gcs_server_port_wait_time_s", str(CONNECT_WAIT_S))
         ray = require("ray", "distributed", "Ingest on Ray")
         self._ray = ray

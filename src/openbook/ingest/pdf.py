@@ -25,7 +25,7 @@ Steps:
    short line of a list item when a capitalised line follows.
 5. Headings become Markdown heading lines of their own (``## 1. Purpose``), as the DOCX and HTML loaders write
    them, so that the chunker gives each chunk its heading path (``Chunk.headings``). Where the fonts tell
-   (``pdf_layout.heading_levels``: pdfium's character sizes and bold fonts, about 0.5 s on a 40-page file),
+   (``pdf_layout.heading_levels``: pdfium's character sizes and bold fonts),
    a short line larger than the body text, or bold in a document whose body is not, is a heading, levels by
    size; the line is matched to pypdf's text by its letters and digits. Where they do not (one font
    throughout), the line's shape decides: a short numbered line (``1. Purpose`` level 2, ``2.1 Scope`` level
