@@ -3,7 +3,7 @@
 Builds a ``BM25Index`` from a random rows x terms matrix (fixed seed: ``--rows`` rows of 40 distinct terms drawn
 from a Zipf-like distribution over 200,000 terms, term frequencies 1-3) and times single queries of 3-8 terms
 (term ranks 20-2,000; top 10) after 10 warm-up queries: p50 and p95 over ``--queries`` queries, and the one-time cost of the first
-compiled query (numba load and, on this branch, the per-posting weights). Run it against two checkouts to
+compiled query (numba load and, where the tree has them, the per-posting weights). Run it against two checkouts to
 compare kernels on the same matrix:
 
     PYTHONPATH=src python benchmarks/bm25_query.py

