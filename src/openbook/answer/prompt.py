@@ -155,7 +155,7 @@ _PRE_TOKEN = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+|\d| ?[^\s\w]+|\s+(?
 def _estimate_counter() -> TokenCounter:
     def count(text: str) -> int:
         # pre-token pieces of the non-CJK text, +15% for words BPE splits further;
-        # CJK characters at 1.6 tokens each (SmolLM2's BPE on the Skyladder Chinese documents)
+        # CJK characters at 1.6 tokens each (SmolLM2's BPE on Chinese text; tests/answer/test_prompt.py bounds it)
         cjk = len(_CJK.findall(text))
         pieces = len(_PRE_TOKEN.findall(_CJK.sub(" ", text) if cjk else text))
         return math.ceil(1.15 * pieces + 1.6 * cjk)

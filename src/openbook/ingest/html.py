@@ -37,8 +37,7 @@ Quality: token overlap with Mozilla Readability's expected main content over the
 
 ``auto`` gives up a little precision against trafilatura alone for recall: trafilatura drops whole articles on
 two pages (nytimes-5 recall 0.03, which ``auto`` recovers from its ``<article>``; mathjax 0.37, a page
-without main/article that ``auto`` does not recover) and is not trusted alone with short or tabular content. On
-the 8 Skyladder pages all three keep every token of ``<main>`` and none outside it.
+without main/article that ``auto`` does not recover) and is not trusted alone with short or tabular content.
 """
 
 from __future__ import annotations

@@ -21,9 +21,10 @@ the question states and the passage does not; another year than the one asked; a
 stated; on a hybrid store the dense leg's cosines. The answer is refused when the score is below
 ``AnswerConfig.min_confidence``; the refusal's note names the features that pulled it down most. A question
 that states a situation before it asks ("A tenant moved out two months ago and the deposit has not come back.
-Can they still claim it themselves?", ``question.question_parts``) is judged on its ask and the names its situation states; the
-situation's other words choose the sentence but are not required of it (``scenario_weights``). Sentences about
-another year than the one asked are demoted (``YEAR_MISMATCH``) in sentence choice.
+Can they still claim it themselves?", ``question.question_parts``) is judged on its ask and the names its
+situation states; the situation's other words choose the sentence but are not required of it
+(``scenario_weights``). Sentences about another year than the one asked are demoted (``YEAR_MISMATCH``) in
+sentence choice.
 
 Sentence choice: each sentence of each passage scores its coverage read together with its document's title and
 section heading (the subject it inherits; a sentence must share a term with the question itself), plus a small
