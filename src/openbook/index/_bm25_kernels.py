@@ -10,10 +10,10 @@ Start-up: importing numba and loading the cached kernel costs more than a whole 
 (``LOAD_COST_S``, below), so this module does not import it; ``compiled()`` does, on the first query against
 an index of at least ``MIN_ROWS`` rows (smaller indexes use the numpy path in ``sparse.py``, which ranks
 identically: ``tests/index/test_sparse.py``, until numpy has spent ``LOAD_COST_S`` scoring them or the kernel is
-loaded anyway). The compiled machine code is cached on disk (numba ``cache=True``): next to this file in ``__pycache__`` when that
-folder is writable, else in numba's per-user cache folder (``NUMBA_CACHE_DIR`` overrides it), so a read-only
-install compiles once per user, not once per process; with no writable folder at all it compiles in each process
-rather than fail. ``HAVE_NUMBA`` is False when numba is missing.
+loaded anyway). The compiled machine code is cached on disk (numba ``cache=True``): next to this file in
+``__pycache__`` when that folder is writable, else in numba's per-user cache folder (``NUMBA_CACHE_DIR``
+overrides it), so a read-only install compiles once per user, not once per process; with no writable folder at
+all it compiles in each process rather than fail. ``HAVE_NUMBA`` is False when numba is missing.
 """
 
 from __future__ import annotations
