@@ -1,5 +1,6 @@
 """Rewrite a BEIR QA folder's English questions so that the question says one key word with another word the
-corpus never uses (a WordNet synonym or hypernym): the "laptop" / "notebook computer" kind of issue 8.
+corpus never uses (a WordNet synonym or hypernym): a question saying "laptop" over a text saying "notebook
+computer".
 
 For each question, the content words (lower-case, 4+ letters, not a question word: the answerer's
 ``extractive.content_terms``) that are WordNet nouns and that some relevant (qrels) document of the question

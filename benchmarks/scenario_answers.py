@@ -1,7 +1,7 @@
 """Scenario questions on public QA sets: calibrate ``extractive.SITUATION_WEIGHT`` and report it.
 
-Real users state a situation before they ask ("A customer deleted a folder three weeks ago and now wants it back
-from the Trash. Can they still restore it themselves?"). The public sets hold almost none, so each question is
+Real users state a situation before they ask ("A tenant moved out two months ago and the deposit has not come
+back. Can they still claim it themselves?"). The public sets hold almost none, so each question is
 rewritten as one (``scenario``): a name the question states (a relevant document's title found in it, else the
 longest name ``extractive.question_names`` finds) moves into a preceding statement, replaced in the question by
 "it" ("它" in Chinese), and the statement adds a personal frame drawn from a fixed list ("My colleague and I

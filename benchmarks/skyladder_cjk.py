@@ -1,7 +1,7 @@
 """Skyladder lab's Chinese questions on a fresh hybrid store: the rank of the first relevant document (top 5).
 
-A check that the embedder still matches Chinese questions to their documents (issue 13: "the Skyladder Chinese
-questions still found") after an engine change; compare the printout with the same script on ``main``.
+A check that the embedder still matches Chinese questions to their documents after an engine change: compare
+the printout with the same script run on another tree.
 
     PYTHONPATH=src python benchmarks/skyladder_cjk.py --store /tmp/sky-hybrid
 """
