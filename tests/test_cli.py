@@ -201,13 +201,12 @@ def test_a_first_ingest_where_every_file_fails_leaves_no_store(tmp_path):
     assert r.stderr.count("failed: ") == 2 and "broken.md" in r.stderr and "no-roles.md" in r.stderr
     assert "no store was created" in r.stderr and "no store" in r.stdout
     assert "no openbook store" in run("stats", "--store", "fresh", cwd=tmp_path).stderr
-    # a folder that already existed keeps what it held; only what the ingest made goes
+    # a folder that already existed and is empty keeps nothing of a failed first ingest
     (tmp_path / "mine").mkdir()
-    (tmp_path / "mine" / "notes.txt").write_text("keep me")
     r = run("ingest", "docs", "--store", "mine", "--no-embed", "--json", cwd=tmp_path)
     report = json.loads(r.stdout)
     assert r.returncode == 1 and len(report["failed"]) == 2 and report["ok"] is False
-    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+    assert list((tmp_path / "mine").iterdir()) == []
     # a store that exists is never removed, even when a later ingest stores nothing
     (tmp_path / "good").mkdir()
     (tmp_path / "good" / "ok.md").write_text("# Fine\n\nA fine document about zebras.\n")
@@ -216,6 +215,22 @@ def test_a_first_ingest_where_every_file_fails_leaves_no_store(tmp_path):
     assert run("delete", "ok.md", "--store", "s", cwd=tmp_path).returncode == 0
     assert run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 1
     assert (tmp_path / "s" / "openbook.sqlite").is_file()
+
+
+def test_a_store_is_never_made_in_a_folder_that_holds_other_files(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "ok.md").write_text("# Fine\n\nA fine document about zebras.\n")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    r = run("ingest", "docs", "--store", "mine", "--no-embed", cwd=tmp_path)
+    assert r.returncode != 0 and "holds other files (notes.txt)" in r.stderr and "new or empty folder" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+    # the store's own files do not count: an existing store, or a folder with only a hidden file, is fine
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / ".gitkeep").write_text("")
+    assert run("ingest", "docs", "--store", "empty", "--no-embed", cwd=tmp_path).returncode == 0
+    assert run("ingest", "docs", "--store", "empty", "--no-embed", cwd=tmp_path).returncode == 0
 
 
 def test_a_first_ingest_of_only_empty_or_binary_files_exits_1(tmp_path):

@@ -233,8 +233,8 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
                    f"meanwhile)" if report.chunks_pending else "")
         vectors = f" and {report.chunks_embedded} vectors" if report.chunks_embedded else ""
         click.echo(f"interrupted: the {len(report.added) + len(report.updated)} documents{vectors} committed "
-                   f"before it are kept{waiting}; run the same command "
-                   f"again to resume (`openbook embed` resumes the vectors alone)", err=True)
+                   f"before it are kept{waiting}; run the same command again to resume"
+                   + (" (`openbook embed` resumes the vectors alone)" if report.chunks_pending else ""), err=True)
         ctx.exit(EXIT_INTERRUPTED)
     if report.chunks_pending and not as_json:
         click.echo(f"note: {report.chunks_pending} chunks wait for their vectors: `openbook embed --store "

@@ -54,6 +54,13 @@ from .generations import write_vectors_generation
 FORMAT_VERSION = 1
 DB_NAME = "openbook.sqlite"
 LOCK_NAME = "write.lock"
+
+
+def _own_entry(name: str) -> bool:
+    """Whether a folder entry is one a store (being created) writes, or hidden: the database and its SQLite
+    side files, the writer lock, the generation folders, and what the server keeps in the store's folder (its
+    ``keys.json``, which may be written before the first ingest, and ``uploads/``)."""
+    return name.startswith((DB_NAME, LOCK_NAME, "gen-", ".")) or name in ("keys.json", "uploads")
 BUILTIN_FIELDS = ("doc_id", "title", "format", "path")
 """Document fields every ``--where`` can use besides the metadata keys (``path``: the file's absolute path)."""
 
@@ -132,7 +139,9 @@ class EmbeddedStore:
         read-only and can still be searched.
 
         Raises:
-            StoreError: the folder or database is missing (and ``create`` is False) or unreadable.
+            StoreError: the folder or database is missing (and ``create`` is False) or unreadable; with
+                ``create``, the folder exists and holds files that are not a store's (a store never mixes its
+                files with a user's).
             StoreVersionError: the store was written by an incompatible format version.
         """
         path = Path(path)
@@ -142,6 +151,11 @@ class EmbeddedStore:
                 raise StoreError(
                     f"no openbook store at {path}: run `openbook ingest PATH --store {path}` first"
                 )
+            foreign = sorted(c.name for c in path.iterdir() if not _own_entry(c.name)) if path.is_dir() else []
+            if foreign:
+                shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+                raise StoreError(f"{path} holds other files ({shown}) and is no openbook store: give --store a "
+                                 f"new or empty folder, so that the store's files never mix with yours")
             try:
                 path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
