@@ -72,10 +72,12 @@ from itertools import accumulate
 from pathlib import PurePath
 from typing import Any, Callable
 
+from .blocks import parse_blocks
 from .config import ChunkingConfig
+from .emphasis import MARKDOWN_FORMATS
 from .errors import ChunkingError
 from .fences import fenced_blocks
-from .types import Chunk, Document, make_chunk_id
+from .types import Block, Chunk, Document, make_chunk_id
 
 __all__ = ["chunk_document", "chunker_revision", "count_words", "split_sentences"]
 
@@ -594,6 +596,57 @@ def chunker_revision(doc: Document) -> str:
     return "+".join(parts)
 
 
+def _chunk_blocks(blocks: list[Block], doc_text: str, start: int, end: int, prefix: str, suffix: str,
+                  text: str) -> tuple[Block, ...]:
+    """The blocks of one chunk's ``text`` (``_with_fences(prefix, doc_text[start:end], suffix)``) taken from
+    ``blocks``, the parse of the whole ``doc_text``: offsets and lines moved into ``text``. A block inside
+    ``[start, end)`` is kept as parsed (its end line cut to ``text``'s lines); a paragraph or list item the chunk
+    cuts is cut to the chunk, a heading it cuts is left out; a code block cut at a line starts at the reopening
+    fence ``prefix`` or ends with the closing fence ``suffix`` (then closed); a table continuation's header
+    ``prefix`` is its table's header row. ``()`` when a code block or a table row is cut any other way (a line
+    split by words), so that a reader parses ``text`` itself rather than read blocks that are not its own."""
+    if not blocks or start >= end:
+        return ()
+    head = len(prefix) + 1 if prefix else 0  # where doc_text[start] sits in text
+    shift = head - start
+    lshift = (prefix.count("\n") + 1 if prefix else 0) - doc_text.count("\n", 0, start)
+    nlines = text.count("\n") + 1
+
+    def lines_of(s: int, e: int) -> tuple[int, int]:
+        return text.count("\n", 0, s), text.count("\n", 0, e) + 1
+
+    out: list[Block] = []
+    code_prefix = False
+    if prefix:
+        if any(b.kind == "code" and b.start < start < b.end for b in blocks):
+            code_prefix = True
+        else:  # a table continuation: the header row its first line is
+            heads = [b for b in blocks if b.kind == "table_row" and not b.header and b.start < start
+                     and doc_text.startswith(prefix.split("\n", 1)[0], b.start)]
+            if not heads:
+                return ()
+            h = heads[-1]
+            out.append(replace(h, start=0, end=h.end - h.start, lines=(0, 1)))
+    for b in blocks:
+        if b.end <= start or b.start >= end:
+            continue
+        if start <= b.start and b.end <= end:
+            out.append(replace(b, start=b.start + shift, end=b.end + shift,
+                               lines=(b.lines[0] + lshift, min(b.lines[1] + lshift, nlines))))
+        elif b.kind == "code":
+            if (b.start < start and not code_prefix) or (b.end > end and not suffix):
+                return ()
+            s = 0 if b.start < start else b.start + shift
+            e = len(text) if b.end > end else b.end + shift
+            out.append(replace(b, start=s, end=e, lines=lines_of(s, e), closed=b.closed or b.end > end))
+        elif b.kind in ("paragraph", "list_item"):
+            s, e = _trim(text, max(b.start, start) + shift, min(b.end, end) + shift) or (head, head)
+            out.append(replace(b, start=s, end=e, lines=lines_of(s, e)))
+        elif b.kind == "table_row":
+            return ()
+    return tuple(out)
+
+
 def _with_fences(prefix: str, body: str, suffix: str) -> str:
     """A chunk's text: ``body`` (a slice of the document) after ``prefix`` and before ``suffix``, each on lines of
     their own when not empty."""
@@ -662,6 +715,7 @@ def chunk_document(
         spans = [(0, 0, (), title[s:e], "") for s, e in pieces]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
+    parsed = parse_blocks(doc.text) if doc.format in MARKDOWN_FORMATS else []
     for start, end, headings, prefix, suffix in spans:
         text = _with_fences(prefix, doc.text[start:end], suffix)
         occurrence = seen.get(text, 0)
@@ -678,6 +732,7 @@ def chunk_document(
                 page=doc.page_at(start),
                 metadata=doc.metadata,
                 format=doc.format,
+                blocks=_chunk_blocks(parsed, doc.text, start, end, prefix, suffix, text),
             )
         )
     return chunks
