@@ -65,6 +65,7 @@ worse than 0-30); structure does the work on real documents. Recommended: ``targ
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass, replace
@@ -596,20 +597,34 @@ def chunker_revision(doc: Document) -> str:
     return "+".join(parts)
 
 
-def _chunk_blocks(blocks: list[Block], doc_text: str, start: int, end: int, prefix: str, suffix: str,
+_BlockIndex = tuple[list[Block], list[int], list[int], list[int]]
+
+
+def _block_index(blocks: list[Block], text: str) -> _BlockIndex:
+    """``blocks`` (the parse of ``text``, in text order) with their starts, for each the furthest end of it and
+    the blocks before it, and the offsets of ``text``'s line breaks: what ``_chunk_blocks`` searches to find the
+    blocks a span overlaps and its first line without reading all of them."""
+    breaks = [m.start() for m in re.finditer("\n", text)] if blocks else []
+    return blocks, [b.start for b in blocks], list(accumulate((b.end for b in blocks), max)), breaks
+
+
+def _chunk_blocks(index: _BlockIndex, doc_text: str, start: int, end: int, prefix: str, suffix: str,
                   text: str) -> tuple[Block, ...]:
     """The blocks of one chunk's ``text`` (``_with_fences(prefix, doc_text[start:end], suffix)``) taken from
-    ``blocks``, the parse of the whole ``doc_text``: offsets and lines moved into ``text``. A block inside
-    ``[start, end)`` is kept as parsed (its end line cut to ``text``'s lines); a paragraph or list item the chunk
-    cuts is cut to the chunk, a heading it cuts is left out; a code block cut at a line starts at the reopening
-    fence ``prefix`` or ends with the closing fence ``suffix`` (then closed); a table continuation's header
-    ``prefix`` is its table's header row. ``()`` when a code block or a table row is cut any other way (a line
-    split by words), so that a reader parses ``text`` itself rather than read blocks that are not its own."""
+    ``index``, the parse of the whole ``doc_text`` (``_block_index``): offsets and lines moved into ``text``. A
+    block inside ``[start, end)`` is kept as parsed (its end line cut to ``text``'s lines); a paragraph or list
+    item the chunk cuts is cut to the chunk, a heading it cuts is left out; a code block cut at a line starts at
+    the reopening fence ``prefix`` or ends with the closing fence ``suffix`` (then closed); a table
+    continuation's header ``prefix`` is its table's header row. ``()`` when a code block or a table row is cut
+    any other way (a line split by words), so that a reader parses ``text`` itself rather than read blocks that
+    are not its own."""
+    blocks, starts, reach, breaks = index
     if not blocks or start >= end:
         return ()
+    first, stop = bisect.bisect_right(reach, start), bisect.bisect_left(starts, end)  # the blocks that may overlap
     head = len(prefix) + 1 if prefix else 0  # where doc_text[start] sits in text
     shift = head - start
-    lshift = (prefix.count("\n") + 1 if prefix else 0) - doc_text.count("\n", 0, start)
+    lshift = (prefix.count("\n") + 1 if prefix else 0) - bisect.bisect_left(breaks, start)
     nlines = text.count("\n") + 1
 
     def lines_of(s: int, e: int) -> tuple[int, int]:
@@ -618,16 +633,19 @@ def _chunk_blocks(blocks: list[Block], doc_text: str, start: int, end: int, pref
     out: list[Block] = []
     code_prefix = False
     if prefix:
-        if any(b.kind == "code" and b.start < start < b.end for b in blocks):
+        if any(b.kind == "code" and b.start < start < b.end for b in blocks[first:stop]):
             code_prefix = True
-        else:  # a table continuation: the header row its first line is
-            heads = [b for b in blocks if b.kind == "table_row" and not b.header and b.start < start
-                     and doc_text.startswith(prefix.split("\n", 1)[0], b.start)]
-            if not heads:
+        else:  # a table continuation: the header row its first line is, the last one before the chunk
+            line = prefix.split("\n", 1)[0]
+            at = bisect.bisect_left(starts, start) - 1
+            while at >= 0 and not (blocks[at].kind == "table_row" and not blocks[at].header
+                                   and doc_text.startswith(line, blocks[at].start)):
+                at -= 1
+            if at < 0:
                 return ()
-            h = heads[-1]
+            h = blocks[at]
             out.append(replace(h, start=0, end=h.end - h.start, lines=(0, 1)))
-    for b in blocks:
+    for b in blocks[first:stop]:
         if b.end <= start or b.start >= end:
             continue
         if start <= b.start and b.end <= end:
@@ -715,7 +733,7 @@ def chunk_document(
         spans = [(0, 0, (), title[s:e], "") for s, e in pieces]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    parsed = parse_blocks(doc.text) if doc.format in MARKDOWN_FORMATS else []
+    parsed = _block_index(parse_blocks(doc.text) if doc.format in MARKDOWN_FORMATS else [], doc.text)
     for start, end, headings, prefix, suffix in spans:
         text = _with_fences(prefix, doc.text[start:end], suffix)
         occurrence = seen.get(text, 0)
