@@ -3,6 +3,9 @@
 ``parse_blocks(text)`` returns the headings, paragraphs, list items, table rows and code blocks of ``text`` in text
 order, each with its character span in ``text``. Stages that read Markdown structure (fenced code for the loader,
 the chunker and the answerer) read it here, so that one line is the same kind of block for all of them.
+The chunker keeps each chunk's share of its document's parse on the chunk (``Chunk.blocks``, offsets moved into the
+chunk's text), so that the answerer reads a stored chunk's blocks without parsing it again; ``encode_blocks`` and
+``decode_blocks`` are the form the stores keep them in.
 
 Blocks may nest: a list item's span holds its own paragraphs, its nested items and its code, and a block quote's
 paragraphs are paragraphs. A paragraph inside a list item is not reported on its own (the item stands for it);
