@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openbook.blocks import parse_blocks
+from openbook.blocks import decode_blocks, encode_blocks, parse_blocks
 
 
 def _seen(text: str) -> list[tuple[str, int, str]]:
@@ -62,3 +62,14 @@ def test_block_quote_paragraphs_are_quoted() -> None:
 
 def test_empty_text_has_no_blocks() -> None:
     assert parse_blocks("") == [] and parse_blocks(" \n\n") == []
+
+
+def test_encoded_blocks_decode_to_the_same_blocks() -> None:
+    text = ("# T\n\n| a | b |\n|---|---|\n| 1 | x \\| y |\n\n~~~py\nx = 1\n~~~\n\n> ```\n> quoted\n\n- item\n"
+            "  - nested\n\n    indented code\n")
+    blocks = tuple(parse_blocks(text))
+    assert {b.kind for b in blocks} == {"heading", "table_row", "code", "list_item"}
+    raw = encode_blocks(blocks)
+    assert decode_blocks(raw) == blocks
+    assert raw.count('"o"') == raw.count('"q"') == 1  # compact: only the quoted, unclosed fence is not at defaults
+    assert decode_blocks(None) == decode_blocks("") == decode_blocks(encode_blocks(())) == ()

@@ -3,6 +3,9 @@
 ``parse_blocks(text)`` returns the headings, paragraphs, list items, table rows and code blocks of ``text`` in text
 order, each with its character span in ``text``. Stages that read Markdown structure (fenced code for the loader,
 the chunker and the answerer) read it here, so that one line is the same kind of block for all of them.
+The chunker keeps each chunk's share of its document's parse on the chunk (``Chunk.blocks``, offsets moved into the
+chunk's text), so that the answerer reads a stored chunk's blocks without parsing it again; ``encode_blocks`` and
+``decode_blocks`` are the form the stores keep them in.
 
 Blocks may nest: a list item's span holds its own paragraphs, its nested items and its code, and a block quote's
 paragraphs are paragraphs. A paragraph inside a list item is not reported on its own (the item stands for it);
@@ -13,42 +16,14 @@ line is one line here whatever its ending and spans index the text as given.
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
-__all__ = ["Block", "BlockKind", "parse_blocks"]
+from .types import Block, BlockKind
 
-BlockKind = Literal["heading", "paragraph", "list_item", "table_row", "code"]
-
-
-@dataclass(frozen=True)
-class Block:
-    """One block of a Markdown text.
-
-    ``start``/``end``: character offsets of the block in the text parsed, its leading and trailing spaces and line
-    breaks excluded (``text[start:end]`` is the block as written, markers included: ``# Title``, ``- item``,
-    ``| a | b |``, a code block's fences). ``lines``: (first line, end line exclusive), lines counted from 0 at
-    ``\\n``. ``level``: a heading's level (1-6); a list item's depth (1 for a top-level item); for other blocks
-    the depth of the list items holding them (0 outside lists). ``header``: a table row's header cells (``()``
-    for the header row itself); ``cells``: a table row's cells, inline text as written, trimmed. ``fence``: a
-    fenced code block's opening fence (```` ``` ````, ``~~~~``; ``""`` for indented code). ``info``: a
-    fenced code block's info string, trimmed (``""`` for indented code). ``closed``: a fenced code block ends
-    with its closing fence (False when the text or its list item ended first; True for indented code).
-    ``quoted``: the block is inside a block quote."""
-
-    kind: BlockKind
-    level: int
-    start: int
-    end: int
-    lines: tuple[int, int]
-    header: tuple[str, ...] = ()
-    cells: tuple[str, ...] = ()
-    fence: str = ""
-    info: str = ""
-    closed: bool = True
-    quoted: bool = False
+__all__ = ["Block", "BlockKind", "decode_blocks", "encode_blocks", "parse_blocks"]
 
 
 @lru_cache(maxsize=1)
@@ -157,3 +132,37 @@ def _in_item_directly(tokens: list[Any], i: int) -> bool:
             return tokens[j].type == "list_item_open"
     return False
 
+
+
+_EXTRAS = (("header", "h", ()), ("cells", "c", ()), ("fence", "f", ""), ("info", "i", ""), ("closed", "o", True),
+           ("quoted", "q", False))  # (field, key, default): a field at its default is not written
+
+
+def encode_blocks(blocks: tuple[Block, ...] | list[Block]) -> str:
+    """``blocks`` as compact JSON, the form the stores keep (``Chunk.blocks``): one list per block,
+    ``[kind, start, end, level, first line, end line]`` and, when a field is not at its default, an object of the
+    others (``h`` header, ``c`` cells, ``f`` fence, ``i`` info, ``o`` closed, ``q`` quoted). ``"[]"`` for none.
+    ``decode_blocks`` reads it back."""
+    out: list[list[Any]] = []
+    for b in blocks:
+        row: list[Any] = [b.kind, b.start, b.end, b.level, b.lines[0], b.lines[1]]
+        extra = {key: list(v) if isinstance(v, tuple) else v
+                 for name, key, default in _EXTRAS if (v := getattr(b, name)) != default}
+        if extra:
+            row.append(extra)
+        out.append(row)
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_blocks(raw: str | None) -> tuple[Block, ...]:
+    """The blocks ``encode_blocks`` wrote; ``()`` for ``None`` or ``""`` (a store written before blocks were
+    kept)."""
+    if not raw:
+        return ()
+    out: list[Block] = []
+    for row in json.loads(raw):
+        extra = row[6] if len(row) > 6 else {}
+        fields = {name: tuple(extra[key]) if isinstance(default, tuple) else extra[key]
+                  for name, key, default in _EXTRAS if key in extra}
+        out.append(Block(row[0], row[3], row[1], row[2], (row[4], row[5]), **fields))
+    return tuple(out)

@@ -63,6 +63,7 @@ worse than 0-30); structure does the work on real documents. Recommended: ``targ
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass, replace
@@ -70,10 +71,12 @@ from itertools import accumulate
 from pathlib import PurePath
 from typing import Any, Callable
 
+from .blocks import parse_blocks
 from .config import ChunkingConfig
+from .emphasis import MARKDOWN_FORMATS
 from .errors import ChunkingError
 from .fences import fenced_blocks
-from .types import Chunk, Document, make_chunk_id
+from .types import Block, Chunk, Document, make_chunk_id
 
 __all__ = ["chunk_document", "chunker_revision", "count_words", "split_sentences"]
 
@@ -592,6 +595,74 @@ def chunker_revision(doc: Document) -> str:
     return "+".join(parts)
 
 
+_BlockIndex = tuple[list[Block], list[int], list[int], list[int]]
+
+
+def _block_index(blocks: list[Block], text: str) -> _BlockIndex:
+    """``blocks`` (the parse of ``text``, in text order) with their starts, for each the furthest end of it and
+    the blocks before it, and the offsets of ``text``'s line breaks: what ``_chunk_blocks`` searches to find the
+    blocks a span overlaps and its first line without reading all of them."""
+    breaks = [m.start() for m in re.finditer("\n", text)] if blocks else []
+    return blocks, [b.start for b in blocks], list(accumulate((b.end for b in blocks), max)), breaks
+
+
+def _chunk_blocks(index: _BlockIndex, doc_text: str, start: int, end: int, prefix: str, suffix: str,
+                  text: str) -> tuple[Block, ...]:
+    """The blocks of one chunk's ``text`` (``_with_fences(prefix, doc_text[start:end], suffix)``) taken from
+    ``index``, the parse of the whole ``doc_text`` (``_block_index``): offsets and lines moved into ``text``. A
+    block inside ``[start, end)`` is kept as parsed (its end line cut to ``text``'s lines); a paragraph or list
+    item the chunk cuts is cut to the chunk, a heading it cuts is left out; a code block cut at a line starts at
+    the reopening fence ``prefix`` or ends with the closing fence ``suffix`` (then closed); a table
+    continuation's header ``prefix`` is its table's header row. ``()`` when a code block or a table row is cut
+    any other way (a line split by words), so that a reader parses ``text`` itself rather than read blocks that
+    are not its own."""
+    blocks, starts, reach, breaks = index
+    if not blocks or start >= end:
+        return ()
+    first, stop = bisect.bisect_right(reach, start), bisect.bisect_left(starts, end)  # the blocks that may overlap
+    head = len(prefix) + 1 if prefix else 0  # where doc_text[start] sits in text
+    shift = head - start
+    lshift = (prefix.count("\n") + 1 if prefix else 0) - bisect.bisect_left(breaks, start)
+    nlines = text.count("\n") + 1
+
+    def lines_of(s: int, e: int) -> tuple[int, int]:
+        return text.count("\n", 0, s), text.count("\n", 0, e) + 1
+
+    out: list[Block] = []
+    code_prefix = False
+    if prefix:
+        if any(b.kind == "code" and b.start < start < b.end for b in blocks[first:stop]):
+            code_prefix = True
+        else:  # a table continuation: the header row its first line is, the last one before the chunk
+            line = prefix.split("\n", 1)[0]
+            at = bisect.bisect_left(starts, start) - 1
+            while at >= 0 and not (blocks[at].kind == "table_row" and not blocks[at].header
+                                   and doc_text.startswith(line, blocks[at].start)):
+                at -= 1
+            if at < 0:
+                return ()
+            h = blocks[at]
+            out.append(replace(h, start=0, end=h.end - h.start, lines=(0, 1)))
+    for b in blocks[first:stop]:
+        if b.end <= start or b.start >= end:
+            continue
+        if start <= b.start and b.end <= end:
+            out.append(replace(b, start=b.start + shift, end=b.end + shift,
+                               lines=(b.lines[0] + lshift, min(b.lines[1] + lshift, nlines))))
+        elif b.kind == "code":
+            if (b.start < start and not code_prefix) or (b.end > end and not suffix):
+                return ()
+            s = 0 if b.start < start else b.start + shift
+            e = len(text) if b.end > end else b.end + shift
+            out.append(replace(b, start=s, end=e, lines=lines_of(s, e), closed=b.closed or b.end > end))
+        elif b.kind in ("paragraph", "list_item"):
+            s, e = _trim(text, max(b.start, start) + shift, min(b.end, end) + shift) or (head, head)
+            out.append(replace(b, start=s, end=e, lines=lines_of(s, e)))
+        elif b.kind == "table_row":
+            return ()
+    return tuple(out)
+
+
 def _with_fences(prefix: str, body: str, suffix: str) -> str:
     """A chunk's text: ``body`` (a slice of the document) after ``prefix`` and before ``suffix``, each on lines of
     their own when not empty."""
@@ -660,6 +731,7 @@ def chunk_document(
         spans = [(0, 0, (), title[s:e], "") for s, e in pieces]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
+    parsed = _block_index(parse_blocks(doc.text) if doc.format in MARKDOWN_FORMATS else [], doc.text)
     for start, end, headings, prefix, suffix in spans:
         text = _with_fences(prefix, doc.text[start:end], suffix)
         occurrence = seen.get(text, 0)
@@ -676,6 +748,7 @@ def chunk_document(
                 page=doc.page_at(start),
                 metadata=doc.metadata,
                 format=doc.format,
+                blocks=_chunk_blocks(parsed, doc.text, start, end, prefix, suffix, text),
             )
         )
     return chunks

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 Message = Mapping[str, str]
 """One chat turn handed to a model: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -76,6 +76,37 @@ class Document:
         return max(1, bisect.bisect_right(self.pages, offset))
 
 
+BlockKind = Literal["heading", "paragraph", "list_item", "table_row", "code"]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of a Markdown text (``openbook.blocks.parse_blocks``; on a ``Chunk``, of the chunk's text).
+
+    ``start``/``end``: character offsets of the block in the text parsed, its leading and trailing spaces and line
+    breaks excluded (``text[start:end]`` is the block as written, markers included: ``# Title``, ``- item``,
+    ``| a | b |``, a code block's fences). ``lines``: (first line, end line exclusive), lines counted from 0 at
+    ``\\n``. ``level``: a heading's level (1-6); a list item's depth (1 for a top-level item); for other blocks
+    the depth of the list items holding them (0 outside lists). ``header``: a table row's header cells (``()``
+    for the header row itself); ``cells``: a table row's cells, inline text as written, trimmed. ``fence``: a
+    fenced code block's opening fence (```` ``` ````, ``~~~~``; ``""`` for indented code). ``info``: a
+    fenced code block's info string, trimmed (``""`` for indented code). ``closed``: a fenced code block ends
+    with its closing fence (False when the text or its list item ended first; True for indented code).
+    ``quoted``: the block is inside a block quote."""
+
+    kind: BlockKind
+    level: int
+    start: int
+    end: int
+    lines: tuple[int, int]
+    header: tuple[str, ...] = ()
+    cells: tuple[str, ...] = ()
+    fence: str = ""
+    info: str = ""
+    closed: bool = True
+    quoted: bool = False
+
+
 @dataclass(frozen=True)
 class Chunk:
     """A retrievable piece of one document.
@@ -94,6 +125,10 @@ class Chunk:
             ``openbook.ingest.contextualize``); indexed with the chunk, never shown as its text; '' when off.
         format: the parent document's loader name (``Document.format``); '' when not known. It tells whether
             the text keeps its author's inline Markdown (``openbook.emphasis.MARKDOWN_FORMATS``).
+        blocks: the Markdown blocks of ``text`` (``Block``: offsets and lines into the chunk's text), as the
+            chunker took them from its one parse of a Markdown document (``openbook.chunking``); empty for other
+            loaders' text, for a chunk the chunker could not map them onto, and for chunks of stores written
+            before blocks were stored: a reader then parses ``text`` itself (``openbook.blocks.parse_blocks``).
     """
 
     chunk_id: str
@@ -107,6 +142,7 @@ class Chunk:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     context: str = ""
     format: str = ""
+    blocks: tuple[Block, ...] = ()
 
     @property
     def section(self) -> str:

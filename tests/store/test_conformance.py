@@ -293,6 +293,41 @@ def test_documents_and_chunks_round_trip(store, corpus):
     assert store.count_stored()[0] == 4
 
 
+MARKDOWN = ("# Plans\n\nEvery plan has limits.\n\n| Plan | Limit |\n| --- | --- |\n| basic | 10 \\| 20 |\n\n"
+            "## Install\n\n1. Run:\n\n   ~~~sh\n   make install\n   ~~~\n\n> ```\n> quoted, never closed\n")
+
+
+def test_a_chunks_markdown_blocks_round_trip(store, corpus):
+    """``Chunk.blocks`` comes back as written, every field (a table row's header and cells, a fence's info, an
+    unclosed quoted fence); a chunk without blocks (other loaders' text) comes back without; replacing the
+    document replaces its chunks' blocks, and deleting it deletes them."""
+    doc = Document("guide.md", MARKDOWN, "Plans", "/corpus/guide.md", "markdown")
+    chunks = chunk_document(doc, ChunkingConfig())
+    assert any(b.kind == "table_row" and b.header for c in chunks for b in c.blocks)
+    assert any(b.kind == "code" and b.info == "sh" for c in chunks for b in c.blocks)
+    assert any(b.kind == "code" and b.quoted and not b.closed for c in chunks for b in c.blocks)
+    item = (doc, chunks, [ANALYZER.analyze_document(c.indexed_text()) for c in chunks])
+    write(store, [item, corpus[0]])
+    got = store.get_chunks([c.chunk_id for c in chunks] + [c.chunk_id for c in corpus[0][1]])
+    assert [got[c.chunk_id].blocks for c in chunks] == [c.blocks for c in chunks]
+    assert [c.blocks for c in store.get_document_chunks(doc.doc_id)] == [c.blocks for c in chunks]
+    assert all(got[c.chunk_id].blocks == () for c in corpus[0][1])  # a BEIR text: no blocks
+    plain = Document("guide.md", "Plain words only, no table and no code.", "Plans", "/corpus/guide.md", "markdown")
+    (bare,) = [c for c in chunk_document(plain, ChunkingConfig())]
+    bare = Chunk(bare.chunk_id, bare.doc_id, bare.text, bare.title, start=bare.start, end=bare.end)  # no blocks
+    with store.write_lock(), store.transaction():
+        store.put_document(plain, "/corpus", [bare], plain.content_hash)
+        store.put_index({c.chunk_id for c in chunks}, [bare], [ANALYZER.analyze_document(bare.indexed_text())])
+    assert store.get_chunks([bare.chunk_id])[bare.chunk_id].blocks == ()
+    assert store.get_chunks([c.chunk_id for c in chunks]) == {}
+    with store.write_lock(), store.transaction():
+        store.put_document(doc, "/corpus", chunks, doc.content_hash)
+    assert [c.blocks for c in store.get_document_chunks(doc.doc_id)] == [c.blocks for c in chunks]
+    with store.write_lock(), store.transaction():
+        store.delete_documents([doc.doc_id])
+    assert store.get_document_chunks(doc.doc_id) == []
+
+
 def test_versions_are_replaced_as_a_whole(store, corpus):
     write(store, corpus[:3])
     with store.write_lock(), store.transaction():

@@ -307,3 +307,35 @@ def test_a_reader_whose_generation_is_removed_while_it_loads_reads_the_next_one(
     assert committed and {h.doc_id for h in hits} == {"m0.md", "m1.md"}
     reader.close()
     writer.close()
+
+
+def test_chunk_blocks_are_kept_beside_the_chunks_and_a_store_without_them_reads_none(tmp_path):
+    """Markdown chunks' blocks live in ``chunk_blocks``, created by the first ingest that has some; a store written
+    before (no such table) reads its chunks without blocks, and the next ingest of a document adds them."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Plans\n\n| Plan | Limit |\n| --- | --- |\n| basic | 10 |\n", encoding="utf-8")
+    (docs / "page.html").write_text("<html><body><h1>Page</h1><p>Plain words.</p></body></html>", encoding="utf-8")
+    cfg = Config().with_overrides({"embedding.enabled": False})
+    with Engine.open(tmp_path / "store", cfg, create=True) as engine:
+        assert engine.ingest([docs]).ok
+    db = sqlite3.connect(tmp_path / "store" / DB_NAME)
+    assert {r[0] for r in db.execute("SELECT doc_id FROM chunk_blocks")} == {"guide.md"}  # html: no blocks
+    store = EmbeddedStore.open(tmp_path / "store")
+    (chunk,) = store.get_document_chunks("guide.md")
+    assert [b.kind for b in chunk.blocks] == ["table_row", "table_row"]  # (the heading line opens no chunk)
+    assert chunk.blocks[-1].cells == ("basic", "10") and chunk.blocks[-1].header == ("Plan", "Limit")
+    store.close()
+    db.execute("DROP TABLE chunk_blocks")  # as a store written before blocks were kept
+    db.commit()
+    db.close()
+    store = EmbeddedStore.open(tmp_path / "store")
+    assert [c.blocks for c in store.get_document_chunks("guide.md")] == [()]
+    store.close()
+    (docs / "guide.md").write_text("# Plans\n\n| Plan | Limit |\n| --- | --- |\n| basic | 20 |\n", encoding="utf-8")
+    with Engine.open(tmp_path / "store", cfg) as engine:
+        assert engine.ingest([docs]).ok
+    store = EmbeddedStore.open(tmp_path / "store")
+    (chunk,) = store.get_document_chunks("guide.md")
+    assert chunk.blocks[-1].cells == ("basic", "20")
+    store.close()

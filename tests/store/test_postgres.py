@@ -262,6 +262,7 @@ def test_a_schema_1_store_is_converted_on_open_and_keeps_working(store, postgres
         CREATE INDEX postings_row ON postings (row);
         ALTER TABLE index_rows DROP COLUMN block;
         DROP SEQUENCE blocks;
+        ALTER TABLE chunks DROP COLUMN blocks;
         DELETE FROM schema_version WHERE version > 1""")
     store.close()
     reopened = PostgresStore.open(postgres_url)
@@ -275,6 +276,35 @@ def test_a_schema_1_store_is_converted_on_open_and_keeps_working(store, postgres
                {d.doc_id for d in again})
         assert reopened.count_stored()[0] == 80 and reopened.get_corpus_stats().chunks == reopened.count_stored()[1]
         same_ranking(reopened.bm25_top_k(queries, 10, Visibility()), reference(reopened, queries, 10, Visibility()))
+    finally:
+        reopened.close()
+
+
+def test_a_schema_2_store_gains_chunk_blocks_on_open_and_its_old_chunks_read_without(store, postgres_url):
+    from openbook.chunking import chunk_document
+    from openbook.config import ChunkingConfig
+
+    doc = Document("guide.md", "# Plans\n\n| Plan | Limit |\n| --- | --- |\n| basic | 10 |\n\n```sh\nrun\n```\n",
+                   "Plans", "/c/guide.md", "markdown")
+    chunks = chunk_document(doc, ChunkingConfig())
+    assert all(c.blocks for c in chunks)
+    with store.write_lock(), store.transaction():
+        store.put_document(doc, "/c", chunks, doc.content_hash)
+    # back to schema 2: chunks without their blocks column, as an older openbook wrote them
+    store.conn.execute("ALTER TABLE chunks DROP COLUMN blocks; DELETE FROM schema_version WHERE version > 2")
+    store.close()
+    reopened = PostgresStore.open(postgres_url)
+    try:
+        assert reopened.schema_version() == SCHEMA_VERSION == 3
+        column = reopened.conn.execute("SELECT data_type, is_nullable FROM information_schema.columns "
+                                       "WHERE table_schema = 'openbook' AND table_name = 'chunks' "
+                                       "AND column_name = 'blocks'").fetchone()
+        assert column == ("text", "YES")
+        old = reopened.get_document_chunks(doc.doc_id)
+        assert [c.text for c in old] == [c.text for c in chunks] and all(c.blocks == () for c in old)
+        with reopened.write_lock(), reopened.transaction():
+            reopened.put_document(doc, "/c", chunks, doc.content_hash)
+        assert [c.blocks for c in reopened.get_document_chunks(doc.doc_id)] == [c.blocks for c in chunks]
     finally:
         reopened.close()
 

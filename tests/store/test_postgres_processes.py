@@ -128,7 +128,7 @@ def test_store_copy_embedded_to_postgresql_and_back(tmp_path, postgres_url, shar
     run("ingest", str(shared / "samples" / "markdown"), "--store", str(embedded), "--no-embed", cwd=tmp_path)
     out = run("store", "copy", str(embedded), postgres_url, cwd=tmp_path)
     assert "copied 49 documents" in out and "BM25-only" in out
-    assert "postgresql store, schema version 2" in run("stats", "--store", postgres_url, cwd=tmp_path)
+    assert "postgresql store, schema version 3" in run("stats", "--store", postgres_url, cwd=tmp_path)
     run("store", "copy", postgres_url, str(back), cwd=tmp_path)
     results = []
     for store in (str(embedded), postgres_url, str(back)):

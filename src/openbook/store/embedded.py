@@ -43,6 +43,7 @@ from typing import Any, Callable, Collection, ContextManager, Iterable, Iterator
 import filelock
 import numpy as np
 
+from ..blocks import decode_blocks, encode_blocks
 from ..errors import IndexError_, StoreError, StoreVersionError
 from ..types import Chunk, Document, Hit
 from .filters import access_allows, acl_roles
@@ -96,6 +97,11 @@ _CONTEXTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS chunk_contexts (chunk_id TEXT PR
                     "context TEXT NOT NULL)")
 """Contextual retrieval's per-chunk contexts (``Chunk.context``), created by the first ingest that writes one."""
 
+_BLOCKS_SCHEMA = ("CREATE TABLE IF NOT EXISTS chunk_blocks (chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, "
+                  "blocks TEXT NOT NULL)")
+"""Chunks' Markdown blocks (``Chunk.blocks``, as ``openbook.blocks.encode_blocks`` writes them), created by the first
+ingest that writes some: a store without it (or a chunk without a row) reads as chunks without blocks."""
+
 
 class EmbeddedStore:
     """SQLite + index generations in one folder. Use ``EmbeddedStore.open``.
@@ -120,6 +126,7 @@ class EmbeddedStore:
         self._snapshots = 0  # depth of open ``snapshot()`` blocks
         self._pinned: int | None = None  # the generation the outermost snapshot reads
         self._has_contexts: bool | None = None  # chunk_contexts table present; None: not checked yet
+        self._has_blocks: bool | None = None  # chunk_blocks table present; None: not checked yet
         conn.create_function("openbook_access", 2, _sql_access, deterministic=True)  # the access rule, for count
 
     @property
@@ -204,6 +211,13 @@ class EmbeddedStore:
             self._has_contexts = self.conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunk_contexts'").fetchone() is not None
         return bool(self._has_contexts)
+
+    def _blocks_stored(self) -> bool:
+        """Whether the store holds a ``chunk_blocks`` table (some ingest stored chunks' Markdown blocks)."""
+        if self._has_blocks is None:
+            self._has_blocks = self.conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunk_blocks'").fetchone() is not None
+        return bool(self._has_blocks)
 
     def _has_schema(self) -> bool:
         return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks'"
@@ -293,7 +307,7 @@ class EmbeddedStore:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"store {self.path} is busy ({exc}): another program holds its database; "
                              f"try again when it finishes") from None
-        self._has_contexts = None  # another process may have created chunk_contexts since the last check
+        self._has_contexts = self._has_blocks = None  # another process may have created them since the last check
 
     def commit(self) -> None:
         """Commit the open transaction; when it named a new generation, older generation folders are removed and
@@ -310,7 +324,7 @@ class EmbeddedStore:
         self._wrote_generation = False
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
-        self._has_contexts = None  # a rolled-back ingest may have created chunk_contexts
+        self._has_contexts = self._has_blocks = None  # a rolled-back ingest may have created them
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -321,7 +335,7 @@ class EmbeddedStore:
         except BaseException:
             self.conn.execute("ROLLBACK TO doc")
             self.conn.execute("RELEASE doc")
-            self._has_contexts = None
+            self._has_contexts = self._has_blocks = None
             raise
         else:
             self.conn.execute("RELEASE doc")
@@ -689,12 +703,19 @@ class EmbeddedStore:
             self.conn.execute(_CONTEXTS_SCHEMA)
             self._has_contexts = True
             self.conn.executemany("INSERT OR REPLACE INTO chunk_contexts VALUES (?, ?, ?)", situated)
+        parsed = [(c.chunk_id, c.doc_id, encode_blocks(c.blocks)) for c in chunks if c.blocks]
+        if parsed:  # Markdown chunks' blocks: the table exists only in stores that were given some
+            self.conn.execute(_BLOCKS_SCHEMA)
+            self._has_blocks = True
+            self.conn.executemany("INSERT OR REPLACE INTO chunk_blocks VALUES (?, ?, ?)", parsed)
 
     def delete_documents(self, doc_ids: Iterable[str]) -> None:
         """Remove documents and their chunks (call inside ``transaction``)."""
         ids = [(d,) for d in doc_ids]
         if self.has_contexts():
             self.conn.executemany("DELETE FROM chunk_contexts WHERE doc_id = ?", ids)
+        if self._blocks_stored():
+            self.conn.executemany("DELETE FROM chunk_blocks WHERE doc_id = ?", ids)
         self.conn.executemany("DELETE FROM chunks WHERE doc_id = ?", ids)
         self.conn.executemany("DELETE FROM documents WHERE doc_id = ?", ids)
 
@@ -792,11 +813,14 @@ class EmbeddedStore:
             part = list(chunk_ids[i : i + 500])
             marks = ",".join("?" * len(part))
             situated = self.has_contexts()
+            parsed = self._blocks_stored()
             rows = self.conn.execute(
                 "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start, c.end, c.page, d.title, d.metadata"
                 + (", x.context" if situated else ", ''")
-                + ", d.format FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+                + ", d.format" + (", b.blocks" if parsed else ", NULL")
+                + " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
                 + ("LEFT JOIN chunk_contexts x ON x.chunk_id = c.chunk_id " if situated else "")
+                + ("LEFT JOIN chunk_blocks b ON b.chunk_id = c.chunk_id " if parsed else "")
                 + f"WHERE c.chunk_id IN ({marks})",
                 part,
             )
@@ -806,7 +830,8 @@ class EmbeddedStore:
                 title, meta = meta_cache[r[1]]
                 out[r[0]] = Chunk(chunk_id=r[0], doc_id=r[1], text=r[2], title=title,
                                   headings=tuple(json.loads(r[3])), start=r[4], end=r[5], page=r[6],
-                                  metadata=meta, context=r[9] or "", format=r[10] or "")
+                                  metadata=meta, context=r[9] or "", format=r[10] or "",
+                                  blocks=decode_blocks(r[11]))
         return out
 
 

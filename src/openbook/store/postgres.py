@@ -7,7 +7,7 @@ Needs ``pip install 'openbook[postgresql]'`` (psycopg 3 and the pgvector adapter
     meta             key -> JSON: the index manifest (analyzer, BM25 k1/b, chunking, embedding model/dim)
     documents        doc_id, source, root, format, title, metadata (jsonb), pages, content_hash, text,
                      acl (the access roles, case-folded: the access rule in SQL)
-    chunks           chunk_id, doc_id (-> documents, cascade), ord, text, headings, start, end, page
+    chunks           chunk_id, doc_id (-> documents, cascade), ord, text, headings, start, end, page, blocks
     versions         older doc_id -> superseding doc_id
     index_rows       row (identity: insertion order, the tie-break), chunk_id, doc_id, length (analyzed terms),
                      embedding (pgvector; NULL in a BM25-only index), block (its postings block); an HNSW
@@ -77,13 +77,14 @@ except ImportError as exc:  # pragma: no cover - the optional extra is missing
 
 from ..errors import StoreError, StoreVersionError
 from ..index.dense import OVERSAMPLE
+from ..blocks import decode_blocks, encode_blocks
 from ..types import Chunk, Document, Hit
 from .filters import acl_roles
 from .base import (CorpusStats, EmbeddingInfo, IndexSettings, QueryTerms, StoredDocument, VectorSource,
                    Visibility, analyzer_mismatch_error, empty_store_error, write_transaction)
 
 SCHEMA = "openbook"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The schema this openbook writes. ``MIGRATIONS[v]`` turns version ``v - 1`` into ``v``."""
 
 INDEX_FORMAT = 1
@@ -182,9 +183,13 @@ ALTER INDEX openbook.postings_packed_pkey RENAME TO postings_pkey;
 CREATE INDEX postings_block ON openbook.postings (block);
 """
 
-MIGRATIONS: dict[int, str] = {1: _CREATE, 2: _PACKED_POSTINGS}
+_CHUNK_BLOCKS = "ALTER TABLE openbook.chunks ADD COLUMN blocks text;"
+
+MIGRATIONS: dict[int, str] = {1: _CREATE, 2: _PACKED_POSTINGS, 3: _CHUNK_BLOCKS}
 """Schema version -> the SQL that reaches it from the previous one (1: create everything; 2: postings packed in
-blocks of arrays, ``index_rows.block``; a version-1 store is converted when a newer openbook opens it)."""
+blocks of arrays, ``index_rows.block``; 3: ``chunks.blocks``, a chunk's Markdown blocks as
+``openbook.blocks.encode_blocks`` writes them, NULL for a chunk written before: read as no blocks). An older store
+is converted when a newer openbook opens it."""
 
 _LOCK_KEY = zlib.crc32(b"openbook.store.write") - 2**31
 """The advisory lock id of a store's writer lock (one store per database)."""
@@ -491,8 +496,9 @@ class PostgresStore:
                 copy.set_types(["text", "text", "text", "text", "text", "jsonb", "jsonb", "text", "text", "text[]"])
                 for doc_row, _ in puts.values():
                     copy.write_row(doc_row)
-            with cur.copy("COPY chunks FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(["text", "text", "int4", "text", "jsonb", "int4", "int4", "int4"])
+            with cur.copy("COPY chunks (chunk_id, doc_id, ord, text, headings, start_char, end_char, page, blocks) "
+                          "FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "text", "int4", "text", "jsonb", "int4", "int4", "int4", "text"])
                 for _, chunk_rows in puts.values():
                     for row in chunk_rows:
                         copy.write_row(row)
@@ -538,8 +544,8 @@ class PostgresStore:
         acl = sorted({r.casefold() for r in acl_roles(meta.get("acl"))})
         doc_row = (doc.doc_id, doc.source, root, doc.format, doc.title, _json(meta), _json(list(doc.pages)), digest,
                    doc.text, acl)
-        chunk_rows = [(c.chunk_id, doc.doc_id, i, c.text, _json(list(c.headings)), c.start, c.end, c.page)
-                      for i, c in enumerate(chunks)]
+        chunk_rows = [(c.chunk_id, doc.doc_id, i, c.text, _json(list(c.headings)), c.start, c.end, c.page,
+                       encode_blocks(c.blocks) if c.blocks else None) for i, c in enumerate(chunks)]
         texts = [v for v in doc_row if isinstance(v, str)] + acl + [r[3] for r in chunk_rows] + \
             [h for c in chunks for h in c.headings] + [json.dumps(meta, ensure_ascii=False, default=str)]
         if any("\x00" in t for t in texts):
@@ -585,14 +591,15 @@ class PostgresStore:
         self._flush(read=True)
         rows = self.conn.execute(
             "SELECT c.chunk_id, c.doc_id, c.text, c.headings, c.start_char, c.end_char, c.page, d.title, "
-            "d.metadata, d.format FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+            "d.metadata, d.format, c.blocks FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
             "WHERE c.chunk_id = ANY(%s)", (ids,))
         meta: dict[str, Mapping[str, Any]] = {}
         out: dict[str, Chunk] = {}
         for r in rows:
             m = meta.setdefault(r[1], r[8])
             out[r[0]] = Chunk(chunk_id=r[0], doc_id=r[1], text=r[2], title=r[7], headings=tuple(r[3]),
-                              start=r[4], end=r[5], page=r[6], metadata=m, format=r[9] or "")
+                              start=r[4], end=r[5], page=r[6], metadata=m, format=r[9] or "",
+                              blocks=decode_blocks(r[10]))
         return out
 
     def get_document_chunks(self, doc_id: str) -> list[Chunk]:

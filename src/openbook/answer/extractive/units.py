@@ -142,9 +142,10 @@ def _units(p: Passage) -> list[_Unit]:
     markdown list item and a line that opens with a bold label (``**Standard limit:** 600 ...``) start a
     sentence of their own even without sentence punctuation before them; a heading inside the passage is no
     sentence but the subject of the sentences under it. In a Markdown passage holding a table or a fence, the code
-    blocks and table rows are those of ``blocks.parse_blocks`` (the one Markdown parse; a row's cells as the
-    parser splits them, a row past its header's columns cut to them); elsewhere a fenced code block is read by
-    ``fences.fenced_blocks``, from the same parse, and a line opening with ``|`` is a table row. A code block
+    blocks and table rows are the chunk's ``Chunk.blocks``, taken by the chunker from the one Markdown parse of its
+    document (``blocks.parse_blocks`` of the passage's text when the chunk has none, as in an older store; a row's
+    cells as the parser splits them, a row past its header's columns cut to them); elsewhere a fenced code block
+    is read by ``fences.fenced_blocks``, from the same parse, and a line opening with ``|`` is a table row. A code block
     (```` ``` ```` or ``~~~``, as the loader and the chunker read it; the Markdown loader fences indented code too)
     is one unit marked ``code``, its lines kept as written: never cut into sentences at its periods, its ``#``
     comments no headings; inside a list it belongs to the step above it. A block the passage does not close runs
@@ -169,7 +170,7 @@ def _units(p: Passage) -> list[_Unit]:
     lines = text.split("\n")
     rows: dict[int, Block] = {}  # a Markdown table's rows by line, header row included (the one parse's)
     if markdown and ("|" in text or "```" in text or "~~~" in text):
-        parsed = parse_blocks(text)
+        parsed = p.chunk.blocks or parse_blocks(text)  # the chunker's, from its parse of the document
         fenced = {b.lines[0]: _Fence.of(b) for b in parsed if b.kind == "code" and b.fence and not b.quoted}
         rows = {b.lines[0]: b for b in parsed if b.kind == "table_row"}
     else:
