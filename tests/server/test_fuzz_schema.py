@@ -82,9 +82,12 @@ def _config(headers: dict[str, str], stateful: bool = False) -> schemathesis.Con
         # a request the schema allows may still be refused for what it means (400: an empty query, a filter
         # that does not parse, a mode the store cannot serve); never with 422, the status of a schema mismatch
         "checks": {"positive_data_acceptance": {"expected-statuses": ACCEPTED}},
-        # an upload whose files all fail to ingest is 422 (IngestError, with the report)
+        # an upload whose files all fail to ingest is 422 (IngestError, with the report). A multipart file part
+        # is bytes whatever they spell, so the "negative" upload whose file parts hold digits (the mutation of
+        # `files` items from string to integer) is a valid upload of small text files: that check does not apply
         "operations": [{"include-name": "POST /v1/ingest",
-                        "checks": {"positive_data_acceptance": {"expected-statuses": [*ACCEPTED, "413", "422"]}}}],
+                        "checks": {"positive_data_acceptance": {"expected-statuses": [*ACCEPTED, "413", "422"]},
+                                   "negative_data_rejection": {"enabled": False}}}],
     })
 
 

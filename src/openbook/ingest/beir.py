@@ -74,6 +74,8 @@ def _parse_line(line: bytes, lineno: int, source: str) -> Document | str:
         title = record.get("title") or ""
         meta = record.get("metadata")
     except _DecodeError as exc:
+        if any(word in str(exc).lower() for word in ("depth", "recursion")):  # orjson's nesting limit
+            return f"{lineno} skipped: JSON nested too deeply to parse"
         return f"{lineno} skipped: malformed JSON ({' '.join(str(exc).split())})"
     except RecursionError:  # the stdlib parser, past Python's recursion limit
         return f"{lineno} skipped: JSON nested too deeply to parse"
