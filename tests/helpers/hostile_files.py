@@ -10,6 +10,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from .pdf_objects import pdf_bytes
 from .zip_packages import docx_with_body, repeated
 
 SENTENCE = b"The deposit is forty marks and is paid back when the key is returned. "
@@ -156,17 +157,8 @@ def deep_xhtml_laughs_html(path: Path) -> Path:
 
 # ---------------------------------------------------------------------- PDF
 def _pdf(objects: list[bytes], root: int = 1) -> bytes:
-    """A PDF file of ``objects`` (object n is ``objects[n - 1]``, without ``obj``/``endobj``), with its xref."""
-    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for n, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, root, xref)
-    return bytes(out)
+    """A PDF 1.7 file of ``objects`` (``pdf_objects.pdf_bytes``), with the binary-marker comment line."""
+    return pdf_bytes(objects, root, header=b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
 
 
 def _stream(data: bytes, flate: bool = False, extra: bytes = b"") -> bytes:
