@@ -1,6 +1,6 @@
-"""Dates in text: ``iso_date`` (any date value to ISO), ``iso_value`` (a stored ISO value to a ``date``), and the version facts a document states in its own
-opening text, for documents whose metadata lacks them. Neutral ground, like ``openbook.versions``: the loaders
-and the answerers both read it without importing each other.
+"""Dates in text: ``iso_date`` (any date value to ISO), ``iso_value`` (a stored ISO value to a ``date``), and
+the version facts a document states in its own opening text, for documents whose metadata lacks them. Neutral
+ground, like ``openbook.versions``: the loaders and the answerers both read it without importing each other.
 
 Many policies, guides and release notes carry no front matter but open with "Effective date: 2024-06-01",
 "Last updated 12 March 2024" or "This version supersedes the VPN guide of March 2022". ``body_metadata`` reads

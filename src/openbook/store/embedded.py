@@ -55,6 +55,8 @@ from .generations import write_vectors_generation
 FORMAT_VERSION = 1
 DB_NAME = "openbook.sqlite"
 LOCK_NAME = "write.lock"
+BUILTIN_FIELDS = ("doc_id", "title", "format", "path")
+"""Document fields every ``--where`` can use besides the metadata keys (``path``: the file's absolute path)."""
 
 
 def _own_entry(name: str) -> bool:
@@ -62,8 +64,7 @@ def _own_entry(name: str) -> bool:
     side files, the writer lock, the generation folders, and what the server keeps in the store's folder (its
     ``keys.json``, which may be written before the first ingest, and ``uploads/``)."""
     return name.startswith((DB_NAME, LOCK_NAME, "gen-", ".")) or name in ("keys.json", "uploads")
-BUILTIN_FIELDS = ("doc_id", "title", "format", "path")
-"""Document fields every ``--where`` can use besides the metadata keys (``path``: the file's absolute path)."""
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
