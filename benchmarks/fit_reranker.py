@@ -25,7 +25,7 @@ nDCG@10 and Recall@100 of both, and the p50 of the reranker's own time per query
 on the fused candidates of the first ``TIMED`` queries) and of the whole search with and without it.
 
     python benchmarks/fit_reranker.py --pair ../shared/datasets/scifact /tmp/rr/scifact-bm25 \\
-        --pair ../shared/datasets/hotpotqa_dev500 /tmp/rr/hotpotqa-bm25 ... --out src/openbook/data/reranker/learned.json
+        --pair ../shared/datasets/hotpotqa_dev500 /tmp/rr/hotpotqa-bm25 ...   (BENCHMARKS.md has the full commands)
 
 Each run writes (replaces) the models of the store kinds its pairs have and keeps the others in the file.
 ``--rows FILE`` keeps the collected fit rows (``.npz``), ``--load FILE`` refits from them.
@@ -56,7 +56,8 @@ from openbook.eval.beir import doc_ranking, load_beir  # noqa: E402
 from openbook.eval.metrics import evaluate_run  # noqa: E402
 from openbook.eval.retrieval import CHUNKS_PER_QUERY, DOCS_PER_QUERY  # noqa: E402
 from openbook.retrieve import learned  # noqa: E402
-from openbook.retrieve.learned import DENSE_FEATURES, FEATURES, MODEL_FILE, RERANK_DEPTH, candidate_features  # noqa: E402
+from openbook.retrieve.learned import (  # noqa: E402
+    DENSE_FEATURES, FEATURES, MODEL_FILE, RERANK_DEPTH, candidate_features)
 
 FIT_SEED = 11
 TIMED = 100
@@ -65,7 +66,11 @@ TIMED = 100
 
 # ---------------------------------------------------------------------- splits
 
-def splits(root: Path) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str], dict[str, dict[str, int]]]:
+Queries = dict[str, str]
+Qrels = dict[str, dict[str, int]]
+
+
+def splits(root: Path) -> tuple[Queries, Qrels, Queries, Qrels]:
     """``(fit queries, fit qrels, report queries, report qrels)`` of a BEIR folder (module docstring)."""
     test = load_beir(root)
     if (root / "qrels" / "train.tsv").is_file():
@@ -173,7 +178,8 @@ def ndcg_at_10(scores: np.ndarray, y: np.ndarray, group: np.ndarray) -> float:
         order = np.argsort(-scores[rows], kind="stable")[:10]
         ideal = np.sort(yy)[::-1][:10]
         disc = 1.0 / np.log2(np.arange(2, 12))
-        out.append(float(((2 ** yy[order] - 1) * disc[: len(order)]).sum() / ((2 ** ideal - 1) * disc[: len(ideal)]).sum()))
+        gain = ((2 ** yy[order] - 1) * disc[: len(order)]).sum()
+        out.append(float(gain / ((2 ** ideal - 1) * disc[: len(ideal)]).sum()))
     return float(np.mean(out)) if out else 0.0
 
 

@@ -19,10 +19,14 @@ Features of one candidate (``FEATURES``; every one is computed here, at query ti
   its rare terms (idf at least ``RARE_SHARE`` of the query's highest idf) it holds (``rare_coverage``), whether
   it holds the query's rarest term (``rarest``), the idf-weighted share of the query's terms in the document
   title (``title_coverage``), the idf-weighted share of the title's terms the query holds (``title_named``: the
-  query names the document, as a question about an entity names its article), the share of the query's consecutive term pairs found in that order within
-  ``PAIR_WINDOW`` terms (``pairs``), the share of the query's literal codes (a word with a digit or an inner
-  ``.``/``-``/``_``, "4.4.1", "utf-8", "x86_64") found verbatim, case-folded (``codes``);
+  query names the document, as a question about an entity names its article), the share of the query's
+  consecutive term pairs found in that order within ``PAIR_WINDOW`` terms (``pairs``), the share of the
+  query's literal codes (a word with a digit or an inner ``.``/``-``/``_``, "4.4.1", "utf-8", "x86_64") found
+  verbatim, case-folded (``codes``);
 - the chunk: log of its term count (``log_terms``), whether it opens its document (``first_chunk``).
+
+It is not the default (``[retrieval] rerank = ""``): BENCHMARKS.md, "Learned reranker", gives its report-split
+figures and cost and why.
 
 A store without vectors uses the ``bm25`` model (the dense features are absent from it); a store with vectors
 uses the model fitted for its embedder, and the ``bm25`` one when the file has none for that embedder.
