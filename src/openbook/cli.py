@@ -95,7 +95,8 @@ where_option = click.option("--where", "where", multiple=True, metavar="EXPR",
 mode_option = click.option("--mode", type=click.Choice(["bm25", "dense", "hybrid"]), default=None,
                            help="Retrieval mode (default hybrid; bm25 when the store has no embeddings).")
 rerank_option = click.option("--rerank", default=None, metavar="NAME",
-                             help="Second stage: dense-rrf, dense-cosine or cross-encoder:/path/to/model.")
+                             help="Second stage: learned (the shipped learning-to-rank model), dense-rrf, dense-cosine "
+                                  "or cross-encoder:/path/to/model.")
 hops_option = click.option("--hops", type=click.IntRange(1, 2), default=None,
                            help="2 (default): iterative (multi-hop) retrieval, documents ranked in pairs when a pair "
                                 "explains more of the question; 1: one pass.")

@@ -58,7 +58,9 @@ class RetrievalConfig:
     """``top_k`` hits returned; ``candidates`` per leg fed to fusion; RRF ``rrf_k`` (Cormack et al. 2009).
 
     ``mode``: ``bm25``, ``dense`` or ``hybrid`` (default; a store without embeddings falls back to ``bm25``).
-    ``rerank``: optional second stage, ``dense-rrf``, ``dense-cosine`` or ``cross-encoder:/path/to/model``.
+    ``rerank``: optional second stage, ``learned`` (the shipped learning-to-rank model over the legs' scores and
+    the query's term matches, ``openbook.retrieve.learned``; off by default, BENCHMARKS.md "Learned reranker"
+    says why), ``dense-rrf``, ``dense-cosine`` or ``cross-encoder:/path/to/model``.
     ``hops``: 2 (default) for iterative (multi-hop) retrieval: a second hop, and documents ranked in pairs when a
     pair explains more of the question than the top document (``openbook.retrieve.multihop``); 1 for one pass.
     ``llm_follow_up``: with two hops and ``[llm] backend``, the model also writes one follow-up query per search

@@ -212,8 +212,8 @@ class Retriever:
                 ``config.retrieval.mode`` and falls back to ``bm25`` when the store has no embeddings. A query
                 naming a command-line option ("grep -v") searches ``candidates`` deep in every mode and gets the
                 chunk holding the option's manual entry first (``openbook.retrieve.options``).
-            rerank: second stage (``dense-rrf``, ``dense-cosine``, ``cross-encoder:PATH``); None uses
-                ``config.retrieval.rerank``; "" for none.
+            rerank: second stage (``learned``, ``dense-rrf``, ``dense-cosine``, ``cross-encoder:PATH``;
+                ``openbook.retrieve.rerank``); None uses ``config.retrieval.rerank``; "" for none.
             load_chunks: fetch chunk text and metadata into ``Hit.chunk`` (off for fast evaluation runs).
             hops: 2 runs iterative retrieval (``openbook.retrieve.multihop``): a second hop per first-hop
                 document, then documents ranked in pairs, one hit per document; 1 is a single pass. None uses
@@ -323,7 +323,8 @@ class Retriever:
             search, visible, doc_of = raptor
             results = [expand_summaries(h, search.by_id, doc_of, visible) for h in results]
         if rerank:
-            results = [self._rerank(q, self.attach_chunks(h), rerank) for q, h in zip(queries, results)]
+            load = self._head_chunks if rerank == "learned" else self.attach_chunks
+            results = [self._rerank(q, load(h), rerank, mode) for q, h in zip(queries, results)]
         results = [promote_entries(q, self.attach_chunks(h), self.analyzer.analyze) if n else h
                    for q, h, n in zip(queries, results, named)]
         results = [self._keyword_entries(q, h, k) for q, h in zip(queries, results)]
@@ -593,22 +594,35 @@ class Retriever:
             hits = ordered[0] if len(ordered) == 1 else rrf(dict(zip((q.source for q in planned), ordered)),
                                                              k=self.config.retrieval.rrf_k, top_k=depth)
             if rerank:
-                hits = self._rerank(question, self.attach_chunks(hits), rerank)
+                hits = self._rerank(question, self.attach_chunks(hits), rerank, self.effective_mode(opts.get("mode")))
             hits = hits[:k]
             results.append(self.attach_chunks(hits) if load_chunks else hits)
             reports.append([r.to_dict() for r in done])
         return results, reports
 
-    def _rerank(self, query: str, hits: list[Hit], name: str) -> list[Hit]:
+    def _rerank(self, query: str, hits: list[Hit], name: str, mode: str) -> list[Hit]:
+        """``hits`` re-ordered by the reranker ``name`` (``openbook.retrieve.rerank.get_reranker``); ``mode`` is
+        the mode that found them (a BM25-only search uses the learned reranker's ``bm25`` model)."""
         from .rerank import get_reranker
 
         if name.startswith("cross-encoder:"):
             reranker = get_reranker("cross-encoder", folder=Path(name.split(":", 1)[1]))
+        elif name == "learned":
+            info = self.store.get_embedding()
+            reranker = get_reranker(name, analyzer=self.analyzer, idf=self.store.get_idf,
+                                    embedder_name=info.model if info is not None and mode != "bm25" else None)
         else:
             self.require_index()
             reranker = get_reranker(name, embedder=self.embedder() if self.store.get_embedding() else None,
-                                    lookup=self.store.vectors)
+                                    lookup=self.store.get_vectors)
         return reranker.rerank(query, hits)
+
+    def _head_chunks(self, hits: list[Hit]) -> list[Hit]:
+        """``hits`` with the chunks of the first ``learned.RERANK_DEPTH`` loaded (what a reranker reads; a deeper
+        list, as an evaluation asks for, keeps its tail without chunks)."""
+        from .learned import RERANK_DEPTH
+
+        return self.attach_chunks(hits[:RERANK_DEPTH]) + hits[RERANK_DEPTH:]
 
     def attach_chunks(self, hits: list[Hit]) -> list[Hit]:
         """The hits with ``Hit.chunk`` filled from the store; hits whose chunk is gone are dropped."""

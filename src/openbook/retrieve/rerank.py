@@ -2,7 +2,10 @@
 
 Backends:
 
-- ``DenseRRFReranker`` (``dense-rrf``, the shipped default): orders the candidates by the embedder's cosine
+- ``LearnedReranker`` (``learned``, ``openbook.retrieve.learned``): a linear learning-to-rank model over the
+  legs' scores and ranks and the query's term matches, fitted on public training splits and shipped in the
+  package (numpy only).
+- ``DenseRRFReranker`` (``dense-rrf``): orders the candidates by the embedder's cosine
   similarity to the query and fuses that order with the incoming one by reciprocal rank fusion (k = 60,
   Cormack et al. 2009). It needs no extra model: it reads the candidates' stored vectors when given a lookup,
   else embeds ``Chunk.indexed_text()``. On SciFact test (nDCG@10, ``benchmarks/embedders.py second-stage``, its
@@ -25,11 +28,11 @@ from typing import Callable, Literal, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..errors import ConfigError, RetrievalError
+from ..index.analyzer import Analyzer
 from ..index.embedders import Embedder
 from ..types import Hit
 from .fusion import RRF_K, rrf
 
-DEFAULT_RERANKER = "dense-rrf"
 
 
 @runtime_checkable
@@ -227,12 +230,23 @@ class CrossEncoderReranker:
 
 def get_reranker(name: str, *, embedder: Embedder | None = None,
                  lookup: Callable[[Sequence[str]], np.ndarray] | None = None,
-                 folder: Path | None = None) -> Reranker:
-    """Build a reranker by name: ``dense-rrf`` (default), ``dense-cosine`` or ``cross-encoder`` (needs ``folder``).
+                 folder: Path | None = None, analyzer: Analyzer | None = None,
+                 idf: Callable[[Sequence[str]], np.ndarray] | None = None,
+                 embedder_name: str | None = None) -> Reranker:
+    """Build a reranker by name: ``learned`` (needs ``analyzer`` and ``idf``; ``embedder_name`` picks the model:
+    the store's embedder, None for a BM25-only search), ``dense-rrf``, ``dense-cosine`` (need ``embedder``) or
+    ``cross-encoder`` (needs ``folder``).
 
     Raises:
-        ConfigError: unknown name, or a missing ``embedder`` / ``folder`` for the chosen backend.
+        ConfigError: unknown name, a missing argument for the chosen backend, or the learned model's file is
+            missing or malformed.
     """
+    if name == "learned":
+        if analyzer is None or idf is None:
+            raise ConfigError("reranker 'learned' needs the index's analyzer and idf")
+        from .learned import LearnedReranker
+
+        return LearnedReranker(analyzer, idf, embedder=embedder_name)
     if name in ("dense-rrf", "dense-cosine"):
         if embedder is None:
             raise ConfigError(f"reranker {name!r} needs the embedder the index was built with")
@@ -241,4 +255,4 @@ def get_reranker(name: str, *, embedder: Embedder | None = None,
         if folder is None:
             raise ConfigError("reranker 'cross-encoder' needs the folder of a saved cross-encoder model")
         return CrossEncoderReranker(folder)
-    raise ConfigError(f"unknown reranker {name!r}; valid names: dense-rrf, dense-cosine, cross-encoder")
+    raise ConfigError(f"unknown reranker {name!r}; valid names: learned, dense-rrf, dense-cosine, cross-encoder")
