@@ -568,6 +568,17 @@ class PostgresStore:
             self._pending.append(("delete", ids))  # buffered like put_document
             self._bump()
 
+    def set_digests(self, digests: Mapping[str, str]) -> None:
+        """*Write.* Replace documents' stored digests (after the buffered puts and deletes)."""
+        if not self._write_tx:
+            self._require_write()
+        if digests:
+            self._flush()
+            with self.conn.cursor() as cur:
+                cur.executemany("UPDATE documents SET content_hash = %s WHERE doc_id = %s",
+                                [(digest, doc_id) for doc_id, digest in digests.items()])
+            self._bump()
+
     def get_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
         ids = list(doc_ids)
         if not ids:
