@@ -72,7 +72,9 @@ try:
     from psycopg import sql
     from pgvector.psycopg import register_vector
 except ImportError as exc:  # pragma: no cover - the optional extra is missing
-    raise ImportError(f"the postgresql store needs psycopg and pgvector: pip install 'openbook[postgresql]' "
+    from .._extras import install_command
+
+    raise ImportError(f"the postgresql store needs psycopg and pgvector: {install_command('postgresql')} "
                       f"({exc})", name=exc.name) from None
 
 from ..errors import StoreError, StoreVersionError
