@@ -45,9 +45,10 @@ def _config(**flags):
     return load_config(None, environ={}, flags={"embedding.enabled": False, **flags})
 
 
-def test_unchanged_files_are_not_parsed_again(tmp_path, counted):
+@pytest.mark.parametrize("backend", ["embedded", "postgresql"])
+def test_unchanged_files_are_not_parsed_again(tmp_path, counted, backend, request):
     docs = _corpus(tmp_path / "docs")
-    store = tmp_path / "store"
+    store = tmp_path / "store" if backend == "embedded" else request.getfixturevalue("postgres_url")
     with Engine.open(store, _config(), create=True) as engine:
         first = engine.ingest([docs])
         assert len(first.added) == 5 and len(counted) == 5
