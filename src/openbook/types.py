@@ -220,8 +220,10 @@ class Answer:
     Attributes:
         text: the answer with ``[n]`` markers, or the refusal sentence.
         refused: True when the passages did not support an answer (machine-readable signal).
-        citations: the passages the answer cites, in order of first citation.
-        passages: every passage that was in the context, numbered from 1.
+        citations: the sources the answer cites, one per source (document, section, page), numbered 1, 2, ...
+            in order of first citation (``openbook.answer.numbering``).
+        passages: every passage that was in the context, numbered 1..len(passages) to match: ``[k]`` opens
+            passage k (source k's first-cited passage); the other passages follow in context order.
         unsupported: answer sentences that no cited passage supports (LLM answers).
         notes: human-readable remarks (dropped citation ids, conflicts noticed, ...).
         confidence: the offline answerer's answerability score (0-1; it refuses below its threshold), None

@@ -203,3 +203,17 @@ def test_site_generator_markup_is_not_text(tmp_path):
     assert "Run the installer first." in text and "The *flag* matters." in text
     assert "```python\nprint('{{ x }}')\n```" in text
     assert "`{{ var }}`" in text
+
+
+def test_liquid_inside_emphasis_leaves_no_empty_delimiters(tmp_path):
+    path = tmp_path / "site.md"
+    path.write_text(
+        "# Welcome\n\nThis is **{{ site.title }}**, the handbook. Run __{% include cmd.html %}__ first.\n\n"
+        "**Note {{ page.version }}**: the limit is *{{ site.limit }} per day*.\n\n**{{ site.name }}**\n\n"
+        "Plain **bold** stays.\n", encoding="utf-8")
+    text = load_file(path, "site.md")[0].text
+    assert "****" not in text and "____" not in text and "**Note**:" in text, text
+    flat = " ".join(text.split())
+    assert "This is , the handbook. Run first." in flat, text  # (the spaces a dropped tag leaves, as elsewhere)
+    assert "*per day*" in text and "Plain **bold** stays." in text, text
+    assert not any(line.strip("*_ ") == "" and line.strip() for line in text.splitlines()), text

@@ -180,7 +180,11 @@ def _two_column_rows(width: int, right_x: int, kind: str = "row") -> list[tuple]
 
 
 @pytest.mark.parametrize("width, right_x, kind", [(50, 330, "row"), (28, 230, "row"), (40, 320, "tjrow"),
-                                                  (34, 290, "tjrow")])
+                                                  (34, 290, "tjrow"),
+                                                  # narrow columns (three or four words a line), the gutter
+                                                  # left of or right of the page's middle: pdfminer's boxes
+                                                  (20, 200, "row"), (24, 290, "row"), (20, 380, "tjrow"),
+                                                  (24, 230, "tjrow")])
 def test_two_columns_written_row_by_row_are_read_column_by_column(tmp_path, width, right_x, kind):
     # each row holds a line of both columns in one text object (so pypdf reads across the gutter), or in one
     # string whose kerning jumps the gutter (pdfium gives it as one text segment); at 28 characters the

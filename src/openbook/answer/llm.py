@@ -14,6 +14,7 @@ from ..errors import GenerationError
 from ..llm import Generator
 from ..types import Answer, Citation, Passage
 from .cite import MIN_OVERLAP, CitationCheck, check_citations, content_tokens
+from .numbering import StreamNumbering, number_sources
 from .prompt import Context, TokenCounter, assemble_context
 from .refusal import refusal_sentence
 
@@ -86,8 +87,9 @@ def answer_from_text(question: str, text: str, context: Context, finish_reason: 
 
     Returns:
         ``Answer`` whose ``text`` is the model's text minus dropped markers (and unsupported sentences), or the
-        exact refusal sentence when it refused or nothing supported was left; ``citations`` in order of first
-        citation; ``passages`` = the context's passages; ``unsupported`` sentences; and ``notes`` for dropped
+        exact refusal sentence when it refused or nothing supported was left; ``citations`` one per source,
+        numbered 1, 2, ... in order of first citation, the markers and ``passages`` renumbered to match
+        (``numbering.number_sources``); ``passages`` = the context's passages; ``unsupported`` sentences; and ``notes`` for dropped
         ids, truncation, unsupported sentences, dates, and sentences that cite only an older document while a
         newer uncited passage covers the same subject.
     """
@@ -131,14 +133,14 @@ def answer_from_text(question: str, text: str, context: Context, finish_reason: 
     date_note = _date_note(check, by_n)
     if date_note:
         notes.append(date_note)
-    return Answer(
+    return number_sources(Answer(
         text=check.text,
         refused=False,
         citations=tuple(citation_for(by_n[n]) for n in check.cited),
         passages=context.passages,
         unsupported=check.unsupported,
         notes=tuple(notes),
-    )
+    ))
 
 
 def generate_answer(
@@ -156,8 +158,9 @@ def generate_answer(
         passages: retrieved passages, strongest first (renumbered for the prompt; see ``prompt.assemble_context``).
         generator: the chat backend.
         config: ``context_tokens`` (prompt budget, tokens) and ``max_tokens`` (answer limit, tokens).
-        on_token: called with each text piece as it arrives; when given, the answer is streamed and checked
-            once the stream ends. An exception it raises stops the answer: the backend's stream is closed at
+        on_token: called with each text piece as it arrives, its citation markers already numbered as the
+            answer's sources (``numbering.StreamNumbering``; an open marker is held until it closes); when given,
+            the answer is streamed and checked once the stream ends. An exception it raises stops the answer: the backend's stream is closed at
             once (the request to the LLM server ends) and the exception propagates.
         counter: token counter for the budget; None uses the default offline counter.
 
@@ -174,11 +177,17 @@ def generate_answer(
         text = generator.generate(context.messages, max_tokens=config.max_tokens)
     else:
         pieces: list[str] = []
+        numbering = StreamNumbering(context.passages)  # the streamed markers numbered as the answer's sources
         stream = generator.stream(context.messages, max_tokens=config.max_tokens)
         try:
             for piece in stream:
                 pieces.append(piece)
-                on_token(piece)
+                shown = numbering.feed(piece)
+                if shown:
+                    on_token(shown)
+            tail = numbering.flush()
+            if tail:
+                on_token(tail)
         finally:  # at once when on_token raised (a streaming client left): the backend ends its HTTP stream
             close = getattr(stream, "close", None)
             if close is not None:

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from .._extras import install_command
 from ..errors import IndexError_, ModelMismatchError
 
 FORMAT = 1
@@ -485,7 +486,7 @@ def _build_ann(vectors: np.ndarray, settings: AnnSettings, precision: str = "f32
     except ImportError as exc:
         raise IndexError_(
             f"an ANN index is needed above the configured ann_threshold ({vectors.shape[0]} vectors) but "
-            "usearch (the embed extra) is not installed: pip install 'openbook[embed]' (or raise [embedding] "
+            f"usearch (the embed extra) is not installed: {install_command('embed')} (or raise [embedding] "
             "ann_threshold)"
         ) from exc
     dtype, metric = _USEARCH_DTYPE[precision]
@@ -501,7 +502,7 @@ def _load_ann(file: Path, settings: AnnSettings, *, view: bool) -> Any:
         from usearch.index import Index
     except ImportError as exc:
         raise IndexError_(f"{file} is a usearch index but usearch (the embed extra) is not installed: "
-                          f"pip install 'openbook[embed]'") from exc
+                          f"{install_command('embed')}") from exc
     if not file.is_file():
         raise IndexError_(f"{file} is missing; rebuild the dense index with `{REEMBED_COMMAND}`")
     index = Index.restore(str(file), view=view)

@@ -20,7 +20,8 @@ heading, else the file name.
 
 Site-generator markup outside code is not text: Jekyll's Liquid tags (``{% include x.html %}``, ``{{ site.url }}``,
 a ``{% comment %}`` block with its content) and Kramdown's attribute lists and extensions (``{: .note}``,
-``{:toc}``, ``{::comment}`` ... ``{:/comment}``) are dropped; a ``{% highlight LANG %}`` ... ``{% endhighlight %}``
+``{:toc}``, ``{::comment}`` ... ``{:/comment}``) are dropped, and so is emphasis left empty by them
+(``**{{ site.name }}**``); a ``{% highlight LANG %}`` ... ``{% endhighlight %}``
 block becomes a fenced code block.
 """
 
@@ -81,6 +82,13 @@ _LIQUID_COMMENT_CLOSE = re.compile(r"\{%-?[ \t]*endcomment[ \t]*-?%\}")
 _KRAMDOWN_COMMENT = re.compile(r"\{::comment\}.*?\{:/comment\}", re.DOTALL)
 _KRAMDOWN_COMMENT_CLOSE = re.compile(r"\{:/comment\}")
 _TEMPLATE_MARK = re.compile(r"\{%-?[^%\n]*-?%\}|\{\{[^{}\n]*\}\}|\{::?[^{}\n]*\}|\{:/[^{}\n]*\}")
+_EMPTIED_EMPHASIS = re.compile(rf"(\*\*|__|\*|_|~~)[ \t]*(?:(?:{_TEMPLATE_MARK.pattern})[ \t]*)+\1")
+"""Emphasis that holds nothing but template marks (``**{{ site.name }}**``): dropped whole, delimiters too."""
+_MARK_AT_EMPHASIS = re.compile(
+    rf"(?<![ \t])[ \t]+(?:{_TEMPLATE_MARK.pattern})(?P<close>[*_~]{{1,2}})(?=$|[\s.,;:!?)\]])"
+    rf"|(?P<before>^|[\s(\[])(?P<open>[*_~]{{1,2}})(?:{_TEMPLATE_MARK.pattern})[ \t]+", re.MULTILINE)
+"""A template mark at the inner edge of emphasis (``**Note {{ x }}**``): dropped with the space beside it, so the
+emphasis still closes on a word (``**Note**``)."""
 _TABLE_SEPARATOR = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+(?:\|[ \t]*)?$")
 
 
@@ -142,6 +150,7 @@ def _clean_prose(text: str) -> str:
     text = _INLINE_CODE.sub(stash, text)
     text = _sub_closed(_LIQUID_COMMENT, _LIQUID_COMMENT_CLOSE, "", text)
     text = _sub_closed(_KRAMDOWN_COMMENT, _KRAMDOWN_COMMENT_CLOSE, "", text)
+    text = _MARK_AT_EMPHASIS.sub(lambda m: m["close"] or m["before"] + m["open"], _EMPTIED_EMPHASIS.sub("", text))
     text = _TEMPLATE_MARK.sub("", text)
     text = _sub_closed(_HTML_TABLE, _HTML_TABLE_CLOSE, lambda m: stash_text(_html_table(m)), text)
     text = _IMAGE.sub(lambda m: m[1] or m[2] or "", text)

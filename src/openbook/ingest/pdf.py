@@ -59,7 +59,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .._extras import require
+from .._extras import install_command, require
 from ..errors import IngestError
 from ..types import Document
 from ._common import SENTENCE_END as _SENTENCE_END
@@ -67,7 +67,7 @@ from ._common import NO_SENTENCE_START, iso_date, logger, normalise_metadata, ru
 from .frontmatter import canonical_key
 from .pdf_layout import analyse_pages, heading_key
 
-PDF_MODULES = ("pypdf", "pdfplumber", "wordfreq")
+PDF_MODULES = ("pypdf", "pdfplumber", "pdfminer", "wordfreq")
 """The import names of the ``pdf`` extra's packages, each required before a PDF is read."""
 
 _EDGE_LINES = 3
@@ -127,7 +127,7 @@ def _open(path: Path):  # -> pypdf.PdfReader
         raise IngestError("needs a password (encrypted PDF); decrypt it first, e.g. qpdf --decrypt") from exc
     except DependencyError as exc:
         raise IngestError(f"cannot decrypt: {_one_line(exc)}; the pdf extra installs cryptography: "
-                          f"pip install 'openbook[pdf]'") from exc
+                          f"{install_command('pdf')}") from exc
     except EmptyFileError as exc:
         raise IngestError("empty file") from exc
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OSError) as exc:
@@ -426,7 +426,7 @@ def load_pdf(path: Path, doc_id: str, progress: Callable[[int], None] | None = N
     Raises:
         IngestError: empty, password-protected, malformed, or text-less (scanned) file, or every page over the
             decompression limit; one-line message.
-        MissingExtraError: the ``pdf`` extra (pypdf, pdfplumber, wordfreq) is not installed.
+        MissingExtraError: the ``pdf`` extra (pypdf, pdfplumber, pdfminer.six, wordfreq) is not installed.
     """
     for module in PDF_MODULES:
         require(module, "pdf", "PDF support")

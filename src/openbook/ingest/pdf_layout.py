@@ -18,6 +18,10 @@ needs it; otherwise ``page_layouts`` returns None for it and the loader keeps py
   ``_GUTTER_ZONE`` of the page that at most ``_MAX_SPANNING`` of the lines cross, with at least
   ``_MIN_COLUMN_LINES`` lines of at least ``_MIN_WORDS_PER_LINE`` words (median) of prose on each side
   (``_is_prose``), so that forms, menus and tables drawn without ruling lines are not read column-wise. Two columns at most (a third is read with its neighbour).
+  A page where that finds no gutter but whose lines jump a gap of ``_MIN_GUTTER`` points (``_gapped``: narrow
+  columns, a gutter off the middle) is given to pdfminer's layout analysis (``_miner_columns``): when its text
+  boxes hold two columns of prose side by side, the page is read box by box in pdfminer's reading order, so
+  columns drawn row by row in the content stream are read column by column.
 
 - **Headings**: pdfium's character sizes and weights give each text line a size and a bold share
   (``FontLine``); ``heading_levels`` marks the short lines larger than the body text, or bold in a document
@@ -489,6 +493,66 @@ def _pdfium_pages(path: Path, n_pages: int, skip: frozenset[int] = frozenset(),
     return out
 
 
+def _gapped(words: list[dict[str, Any]]) -> bool:
+    """Whether at least ``_MIN_COLUMN_LINES`` of a page's lines hold a gap of ``_MIN_GUTTER`` points or more
+    between two neighbouring words: lines of two columns side by side (or a table's rows), which
+    ``_miner_columns`` then looks at."""
+    gapped = 0
+    for line in _lines_of(words):
+        if any(b["x0"] - a["x1"] >= _MIN_GUTTER for a, b in zip(line, line[1:])):
+            gapped += 1
+            if gapped >= _MIN_COLUMN_LINES:
+                return True
+    return False
+
+
+def _side_by_side(a: Any, b: Any) -> bool:
+    """Whether two pdfminer text boxes are columns beside each other: apart by at least ``_MIN_GUTTER`` points
+    across, overlapping down the page by half of the shorter one."""
+    apart = b.x0 - a.x1 >= _MIN_GUTTER or a.x0 - b.x1 >= _MIN_GUTTER
+    overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return apart and overlap >= 0.5 * min(a.height, b.height)
+
+
+def _miner_columns(path: Path, pages: list[int], progress: Callable[[int], None] | None = None,
+                   ) -> dict[int, list[str]]:
+    """Lines in reading order, for each of ``pages`` (0-based) where pdfminer's layout analysis (``LAParams``
+    defaults: lines from characters by their positions, text boxes from lines, boxes in reading order) finds two
+    text boxes of prose side by side, each of at least ``_MIN_COLUMN_LINES`` lines (``_is_prose``): a page of
+    columns, whatever order its content stream draws them in. Boxes above the columns (a title, a running head)
+    come first and boxes below them (a page number) last, top to bottom, so that page furniture stays at the
+    page's edges; the others are read in pdfminer's order; a blank line between boxes. A page pdfminer cannot read is left out; ``progress(i)`` is called after page ``i``."""
+    if not pages:
+        return {}
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LAParams, LTTextBox, LTTextLine
+
+    out: dict[int, list[str]] = {}
+    try:
+        for i, layout in zip(sorted(pages), extract_pages(str(path), page_numbers=sorted(pages),
+                                                          laparams=LAParams())):
+            if progress is not None:
+                progress(i)
+            boxes = [b for b in layout if isinstance(b, LTTextBox)]
+            lines = [[" ".join(line.get_text().split()) for line in b if isinstance(line, LTTextLine)]
+                     for b in boxes]
+            columns = [b for b, ls in zip(boxes, lines)
+                       if len(ls) >= _MIN_COLUMN_LINES and _is_prose(" ".join(ls).split())]
+            if not any(_side_by_side(a, b) for a, b in itertools.combinations(columns, 2)):
+                continue
+            top, bottom = max(b.y1 for b in columns), min(b.y0 for b in columns)
+            head = sorted((k for k, b in enumerate(boxes) if b.y0 >= top), key=lambda k: -boxes[k].y1)
+            foot = sorted((k for k, b in enumerate(boxes) if b.y1 <= bottom), key=lambda k: -boxes[k].y1)
+            body = [k for k in range(len(boxes)) if k not in head and k not in foot]
+            text: list[str] = []
+            for k in [*head, *body, *foot]:
+                text.extend([*(line for line in lines[k] if line), ""])
+            out[i] = text[:-1]
+    except Exception as exc:  # noqa: BLE001 - pdfminer raises many types on odd pages; pypdf's text is kept
+        logger.debug("pdfminer could not lay out %s: %s", path, exc)
+    return out
+
+
 def _cells(row: str) -> list[str]:
     return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
 
@@ -555,6 +619,11 @@ def analyse_pages(path: Path, n_pages: int, skip: frozenset[int] = frozenset(),
                     result[i] = layout_words(words, [], width)
                 except Exception as exc:  # noqa: BLE001
                     logger.debug("could not lay out page %d of %s: %s", i + 1, path, exc)
+    if fast is not None and len(fast) == n_pages:
+        gapped = [i for i in range(n_pages) if i not in skip and i not in wanted and result[i] is None
+                  and _gapped(fast[i][0])]
+        for i, lines in _miner_columns(path, gapped, progress).items():
+            result[i] = lines
     if not wanted:
         return result, headings
     import pdfplumber  # the pdf extra, required by pdf.load_pdf

@@ -43,7 +43,9 @@ from ..types import Chunk, Document, content_hash
 from ..versions import version_links
 from . import discover
 from .distributed import LocalRunner, PrepareJob, RayRunner, runner_for
+from ._common import path_text
 from .limits import ParseLimits
+from .signature import file_digest, file_part, split_digest, stored_digest
 
 BATCH_MIN_CHUNKS = 1000
 """Without embedding, an ingest commits a batch once this many new chunks are pending, or as many as the index
@@ -111,6 +113,8 @@ class IngestReport:
 
     Attributes:
         added, updated, unchanged, deleted: document ids.
+        unread: the unchanged documents whose files were not parsed again: each file's bytes, and what decides
+            how it is read, are what the store read (``openbook.ingest.signature``).
         failed: ``(path, one-line reason)`` of files or documents that could not be read, cleaned or chunked.
         skipped: ``(path, reason)`` of files openbook does not read (their type, binary content); not failures.
         empty: ``(path, doc_id)`` of documents with no indexable text (0 chunks); not stored. (``path`` is the
@@ -133,6 +137,7 @@ class IngestReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
@@ -192,7 +197,7 @@ class IngestReport:
         if self.seconds <= 0 or not (docs or chunks):
             return ""
         st = self.stage_seconds
-        read = docs + len(self.unchanged)
+        read = docs + len(self.unchanged) - len(self.unread)
         stages = [f"read {_rate(read / st['read'])} docs/s" if st["read"] > 0 and read else "",
                   f"chunk {_rate(self.chunks_added / st['chunk'])} chunks/s"
                   if st["chunk"] > 0 and self.chunks_added else "",
@@ -383,6 +388,27 @@ def _error_text(exc: BaseException) -> str:
     if not isinstance(exc, IngestError):
         message = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     return message
+
+
+def _unread_files(files: list[tuple[Path, str, str]], digests: list[str | None], stored: dict[str, Any],
+                  sources: dict[str, list[str]]) -> dict[int, list[str]]:
+    """Index in ``files`` -> the ids of its stored documents, for each file that need not be parsed: every
+    document stored from it (``sources``, keyed by the resolved path as the loaders write ``Document.source``)
+    carries the file part that its ``digests`` entry gives for that many documents (``signature.file_part``),
+    and no other file of this ingest reaches those ids first."""
+    out: dict[int, list[str]] = {}
+    claimed: set[str] = set()
+    for i, ((file, _, _), digest) in enumerate(zip(files, digests)):
+        if digest is None:
+            continue
+        ids = [d for d in sources.get(path_text(str(file.resolve())), []) if d in stored]
+        if not ids or claimed.intersection(ids):
+            continue
+        part = file_part(digest, len(ids))
+        if all(split_digest(stored[d].content_hash)[1] == part for d in ids):
+            out[i] = ids
+            claimed.update(ids)
+    return out
 
 
 def _record_failure(report: "IngestReport", file: Path, exc: BaseException, doc_id: str, multi: bool) -> None:
@@ -772,10 +798,23 @@ class Ingester:
                        detail=lambda: f"{new_chunks} new chunks")
         job = PrepareJob(self._limits, self.config.ingest.hidden_slides, self.config.chunking,
                          (self.analyzer.language, self.analyzer.stopwords), chunk=self._situator is None)
-        outcomes = self._runner.prepare([(str(file), doc_id) for file, doc_id, _ in files], job)
+        t0 = time.perf_counter()
+        settings = json.dumps([sig, asdict(self._limits), self.config.ingest.hidden_slides])
+        digests = [file_digest(file, settings) for file, _, _ in files]
+        unread = _unread_files(files, digests, stored, sources)
+        report.stage_seconds["read"] += time.perf_counter() - t0
+        outcomes = iter(self._runner.prepare(
+            [(str(file), doc_id) for i, (file, doc_id, _) in enumerate(files) if i not in unread], job))
         self.store.begin()
         try:
-            for (file, doc_id, root), outcome in zip(files, outcomes):
+            for i, (file, doc_id, root) in enumerate(files):
+                if i in unread:  # its bytes are what the store read: not parsed again
+                    seen.update(unread[i])
+                    report.unchanged.extend(unread[i])
+                    report.unread.extend(unread[i])
+                    phase.advance()
+                    continue
+                outcome = next(outcomes)
                 t1 = time.perf_counter()
                 report.stage_seconds["read"] += outcome.read_s
                 report.stage_seconds["chunk"] += outcome.chunk_s
@@ -790,6 +829,7 @@ class Ingester:
                 read_ok.add(str(file.resolve()))
                 docs = [d for d, _, _ in outcome.docs]
                 path_keyed = len(docs) == 1 and nfc(docs[0].doc_id) == doc_id
+                part = file_part(digests[i], len(docs)) if digests[i] is not None else ""
                 for n_doc, (doc, chunks, tokens) in enumerate(outcome.docs, start=1):
                     if len(docs) > 1 and self._ticker.due():
                         self._ticker.say(f"index: {file.name}: {n_doc}/{len(docs)} documents, "
@@ -797,8 +837,8 @@ class Ingester:
                     report.warnings.extend((str(file), _without_path(_one_line(w), file)) for w in doc.warnings)
                     before = len(batch.chunks)
                     try:
-                        self._ingest_document(doc, root, path_keyed, stored, sources, seen, sig, batch, report,
-                                              file, (chunks, tokens) if chunks is not None else None)
+                        self._ingest_document(doc, root, path_keyed, stored, sources, seen, (sig, part), batch,
+                                              report, file, (chunks, tokens) if chunks is not None else None)
                     except Exception as exc:  # noqa: BLE001 - a cleaner/chunker/analyzer bug: this document only
                         _record_failure(report, file, exc, nfc(doc.doc_id), multi=not path_keyed)
                     new_chunks += len(batch.chunks) - before
@@ -848,12 +888,14 @@ class Ingester:
         return max(BATCH_MIN_CHUNKS, stats.chunks if stats is not None else 0)
 
     def _ingest_document(self, doc: Document, root: str, path_keyed: bool, stored: dict[str, Any],
-                         sources: dict[str, list[str]], seen: set[str], sig: str, batch: _Batch,
+                         sources: dict[str, list[str]], seen: set[str], sig: tuple[str, str], batch: _Batch,
                          report: IngestReport, file: Path,
                          prepared: tuple[list[Chunk], list[list[str]]] | None = None) -> None:
         """Chunk one document of ``file`` (or take its ``prepared`` chunks and their terms, computed by the
         runner with this ingest's settings) and write it (or nothing) into the open transaction; raises on any
-        failure, leaving the transaction as it was."""
+        failure, leaving the transaction as it was. ``sig``: the pipeline signature and the file part of the
+        document's digest (``signature.file_part``; ``""`` when the file's bytes could not be hashed)."""
+        sig, part = sig
         doc = replace(doc, doc_id=nfc(doc.doc_id))
         duplicates: list[str] = []
         if path_keyed:  # one file, one document: a file already stored under another id keeps that id
@@ -870,14 +912,17 @@ class Ingester:
                               f"their ids differ")
         seen.add(doc.doc_id)
         # (a document the chunker now cuts otherwise is re-chunked once; an empty revision leaves the hash as it was)
-        digest = content_hash(doc.content_hash, sig, *filter(None, [chunker_revision(doc)]))
+        text_digest = content_hash(doc.content_hash, sig, *filter(None, [chunker_revision(doc)]))
+        digest = stored_digest(text_digest, part)
         old = stored.get(doc.doc_id)
         if old is not None and old.root != root and old.source != doc.source:
             raise IngestError(
                 f"document id {doc.doc_id!r} is already taken by {old.source} (ingested from {old.root}); "
                 f"skipped. Ingest both from a common parent folder, or `openbook delete {doc.doc_id}` first")
-        if old is not None and old.content_hash == digest and not duplicates:
+        if old is not None and split_digest(old.content_hash)[0] == text_digest and not duplicates:
             report.unchanged.append(doc.doc_id)
+            if old.content_hash != digest:  # same text, other bytes (or no file part yet): the next ingest skips it
+                self.store.set_digests({doc.doc_id: digest})
             return
         if prepared is not None:
             chunks, tokens = prepared

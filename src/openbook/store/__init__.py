@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Collection
 from urllib.parse import urlsplit, urlunsplit
 
+from .._extras import install_command
 from ..errors import StoreError
 from .base import (CorpusStats, DocumentStore, EmbeddingInfo, IndexSettings, IndexWriter, LocalIndex, QueryTerms,
                    SearchIndex, Store, StoredDocument, StoreHandle, Transactions, VectorSource, Visibility,
@@ -87,7 +88,7 @@ def open_store(location: str | Path, create: bool = False) -> Store:
             raise StoreError(f"this openbook has no {name} store backend ({module_name} is missing); "
                              f"use a folder path for the embedded store") from None
         raise StoreError(f"the {name} store needs an optional dependency that is not installed ({exc.name}): "
-                         f"pip install 'openbook[{name}]'") from None
+                         f"{install_command(name)}") from None
     cls = getattr(module, cls_name)
     if name == "embedded":
         text = str(location)

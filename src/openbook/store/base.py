@@ -372,6 +372,11 @@ class DocumentStore(Protocol):
         """*Write.* Remove documents and their chunks; unknown ids are ignored."""
         ...
 
+    def set_digests(self, digests: Mapping[str, str]) -> None:
+        """*Write.* Replace the stored digest (``StoredDocument.content_hash``) of documents, by id; text, chunks
+        and index are untouched; unknown ids are ignored."""
+        ...
+
     def get_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
         """Chunk ids currently stored for these documents."""
         ...

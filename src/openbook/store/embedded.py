@@ -720,6 +720,11 @@ class EmbeddedStore:
         self.conn.executemany("DELETE FROM chunks WHERE doc_id = ?", ids)
         self.conn.executemany("DELETE FROM documents WHERE doc_id = ?", ids)
 
+    def set_digests(self, digests: Mapping[str, str]) -> None:
+        """Replace documents' stored digests (call inside ``transaction``)."""
+        self.conn.executemany("UPDATE documents SET content_hash = ? WHERE doc_id = ?",
+                              [(digest, doc_id) for doc_id, digest in digests.items()])
+
     def get_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
         """Chunk ids currently stored for these documents."""
         out: set[str] = set()

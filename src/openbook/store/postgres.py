@@ -72,7 +72,9 @@ try:
     from psycopg import sql
     from pgvector.psycopg import register_vector
 except ImportError as exc:  # pragma: no cover - the optional extra is missing
-    raise ImportError(f"the postgresql store needs psycopg and pgvector: pip install 'openbook[postgresql]' "
+    from .._extras import install_command
+
+    raise ImportError(f"the postgresql store needs psycopg and pgvector: {install_command('postgresql')} "
                       f"({exc})", name=exc.name) from None
 
 from ..errors import StoreError, StoreVersionError
@@ -566,6 +568,17 @@ class PostgresStore:
         ids = list(doc_ids)
         if ids:
             self._pending.append(("delete", ids))  # buffered like put_document
+            self._bump()
+
+    def set_digests(self, digests: Mapping[str, str]) -> None:
+        """*Write.* Replace documents' stored digests (after the buffered puts and deletes)."""
+        if not self._write_tx:
+            self._require_write()
+        if digests:
+            self._flush()
+            with self.conn.cursor() as cur:
+                cur.executemany("UPDATE documents SET content_hash = %s WHERE doc_id = %s",
+                                [(digest, doc_id) for doc_id, digest in digests.items()])
             self._bump()
 
     def get_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:

@@ -80,6 +80,7 @@ from ...index.analyzer import Analyzer
 from ...retrieve.glossary import Expansion
 from ...types import Answer, Passage
 from ..context import citation_for, superseded_docs
+from ..numbering import number_sources
 from ..crosslingual import cross_sentence
 from ..injection import looks_like_injection
 from ..refusal import DENSE_SCALE, answerability, reads_sentence_cosine, refusal_sentence
@@ -252,5 +253,6 @@ def _cited(composed: Composed, passages: Sequence[Passage], older: Mapping[str, 
     citations = tuple(citation_for(p) for p in cited.values())
     if older_note:
         parts.append(older_note)
-    return Answer(text=" ".join(parts), refused=False, citations=citations, passages=tuple(passages),
-                  notes=tuple(notes), confidence=decision.confidence, features=dict(features))
+    return number_sources(Answer(text=" ".join(parts), refused=False, citations=citations,
+                                 passages=tuple(passages), notes=tuple(notes), confidence=decision.confidence,
+                                 features=dict(features)))

@@ -30,6 +30,7 @@ from typing import Callable, Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ..._extras import install_command
 from ...errors import ConfigError, IndexError_
 
 Kind = Literal["query", "passage"]
@@ -131,7 +132,9 @@ def install_hint(name: str) -> str:
     Raises:
         ConfigError: for an unknown name.
     """
-    return _entry(name).install
+    install = _entry(name).install
+    prefix = "pip install 'openbook[embed]'"
+    return install_command("embed") + install[len(prefix):] if install.startswith(prefix) else install
 
 
 def _entry(name: str) -> _Entry:
