@@ -202,21 +202,18 @@ class BM25Index:
         lengths, and (with ``documents``) df and N over their documents."""
         indptr = np.asarray(self.indptr)
         rows_of = np.asarray(self.indices)
-        seen = np.zeros(len(rows_of) + 1, dtype=np.int64)
-        np.cumsum(counted[rows_of], out=seen[1:])
-        df = seen[indptr[1:]] - seen[indptr[:-1]]
+        every = bool(counted.all())
+        held = np.ones(len(rows_of), dtype=np.bool_) if every else counted[rows_of]
+        df = np.diff(indptr) if every else _per_term_sum(held, indptr)
         lengths = np.asarray(self.doc_len)[counted]
         if documents is None:
             return df, int(counted.sum()), lengths, None
         doc_of = documents[rows_of]
-        first = counted[rows_of].copy()  # a counted posting that starts its document's run in its term's list
-        first[1:] &= doc_of[1:] != doc_of[:-1]
+        held[1:] &= doc_of[1:] != doc_of[:-1]  # now: a counted posting that starts its document's run ...
         starts = indptr[:-1][indptr[:-1] < indptr[1:]]
-        first[starts] = counted[rows_of[starts]]  # a term's first posting starts a run, whatever precedes it
-        seen_docs = np.zeros(len(rows_of) + 1, dtype=np.int64)
-        np.cumsum(first, out=seen_docs[1:])
-        n_docs = len(np.unique(documents[counted])) if len(documents) else 0
-        return df, int(counted.sum()), lengths, (seen_docs[indptr[1:]] - seen_docs[indptr[:-1]], n_docs)
+        held[starts] = counted[rows_of[starts]]  # ... in its term's list (a term's first posting always does)
+        n_docs = int(np.count_nonzero(np.bincount(documents[counted]))) if counted.any() else 0
+        return df, int(counted.sum()), lengths, (_per_term_sum(held, indptr), n_docs)
 
     def _view(self) -> "BM25Index":
         """A shallow copy with its own query scratch space (the statistics are the caller's to set)."""
@@ -579,6 +576,15 @@ class _TextIndexer:
 
 _CUT = np.zeros(256, dtype=np.bool_)  # bytes that end a piece: NUL and ASCII whitespace (see _build_kernels)
 _CUT[[0, 9, 10, 11, 12, 13, 32]] = True
+
+
+def _per_term_sum(flags: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """How many postings of each term have ``flags`` (bool [postings]) set: int64 [terms]."""
+    out = np.zeros(len(indptr) - 1, dtype=np.int64)
+    full = np.flatnonzero(indptr[:-1] < indptr[1:])
+    if len(full):
+        out[full] = np.add.reduceat(flags.view(np.uint8), indptr[full], dtype=np.int64)
+    return out
 
 
 def _concat_and_clear(arrays: list[np.ndarray], dtype) -> np.ndarray:
