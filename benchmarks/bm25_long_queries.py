@@ -64,9 +64,12 @@ def openbook_run(ids: list[str], texts: list[str], queries: dict[str, str], k: i
 def chunked_run(dataset, queries: dict[str, str], k: int, chunks_of: dict[str, int] | None = None
                 ) -> dict[str, list[tuple[str, float]]]:
     """openbook's BM25 over the chunks ingest makes (``chunk_document``, ``Chunk.indexed_text``: title, then the
-    chunk), a record scoring as its best chunk, as ``eval retrieval`` collapses them. ``chunks_of``, when given,
-    is filled with each record's number of chunks."""
+    chunk), idf over records as the engine's store counts it (``BM25Index.with_documents``), a record scoring as
+    its best chunk, as ``eval retrieval`` collapses them. ``chunks_of``, when given, is filled with each record's
+    number of chunks."""
     import json
+
+    import numpy as np
 
     from openbook.chunking import chunk_document
     from openbook.index.analyzer import Analyzer
@@ -86,7 +89,9 @@ def chunked_run(dataset, queries: dict[str, str], k: int, chunks_of: dict[str, i
                 doc_of.append(doc.doc_id)
                 texts.append(chunk.indexed_text())
     analyzer = Analyzer()
-    index = BM25Index.from_texts(texts, analyzer, k1=K1, b=B)
+    ordinal = {d: i for i, d in enumerate(dict.fromkeys(doc_of))}
+    index = BM25Index.from_texts(texts, analyzer, k1=K1, b=B).with_documents(
+        np.array([ordinal[d] for d in doc_of], dtype=np.int32))
     rows, scores = index.search_batch([analyzer.search_terms(q) for q in queries.values()], 3 * k)
     out = {}
     for qid, row, score in zip(queries, rows, scores):

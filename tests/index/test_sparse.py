@@ -192,6 +192,60 @@ def test_a_view_with_the_statistics_of_some_rows_scores_as_an_index_of_those_row
 
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_idf_over_documents_is_lucenes_over_the_documents_whatever_the_chunking(scifact_sample, monkeypatch,
+                                                                                 compiled):
+    """``with_documents``: a chunk's score takes tf and length from the chunk, idf from documents, so a
+    document cut into more chunks does not make its terms look commoner. Reference: Lucene's idf over the
+    documents (``ln(1 + (N - df + 0.5) / (df + 0.5))`` with each document one row), and the textbook formula
+    for the chunk's tf part."""
+    from openbook.index import _bm25_kernels as kernels
+
+    if compiled:
+        monkeypatch.setattr(kernels, "MIN_ROWS", 0)
+    else:
+        monkeypatch.setattr(kernels, "HAVE_NUMBA", False)
+    a, toks = scifact_sample
+    chunks, documents = [], []
+    for d, tokens in enumerate(toks):  # documents cut into 1-3 consecutive chunks
+        parts = 1 + d % 3
+        size = -(-len(tokens) // parts)
+        for i in range(parts):
+            if tokens[i * size : (i + 1) * size]:
+                chunks.append(tokens[i * size : (i + 1) * size])
+                documents.append(d)
+    documents = np.array(documents)
+    index = BM25Index.build(chunks).with_documents(documents)
+    terms = [*a.analyze("cancer cells protein mice"), "zzz-none"]
+    docs_with = [sum(t in set(tokens) for tokens in toks) for t in terms]
+    expected = lucene_idf(np.array(docs_with), len(toks))
+    got = index.idf_by_term[[index.term_ids[t] for t in terms[:-1]]]
+    np.testing.assert_allclose(got, expected[:-1], rtol=1e-6)
+    assert not np.allclose(BM25Index.build(chunks).idf_by_term[[index.term_ids[t] for t in terms[:-1]]],
+                           expected[:-1], rtol=1e-3)  # counted in chunks, the same terms weigh less
+    avgdl = np.mean([len(c) for c in chunks])
+    query = a.analyze("cancer cells in mice")
+    rows, scores = index.search_batch([query], 20)
+    for row, score in zip(rows[0], scores[0]):
+        ref = 0.0
+        for term in query:
+            tf = chunks[row].count(term)
+            if tf:
+                idf = lucene_idf(np.array([sum(term in set(tokens) for tokens in toks)]), len(toks))[0]
+                ref += idf * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len(chunks[row]) / avgdl))
+        assert score == pytest.approx(ref, rel=2e-5)
+    counted = np.isin(documents, np.flatnonzero(np.random.default_rng(5).random(len(toks)) > 0.3))
+    view = index.with_stats_of(counted)  # the access view: documents of the counted rows only
+    seen = [tokens for d, tokens in enumerate(toks) if counted[documents == d].all()]
+    np.testing.assert_allclose(view.idf_by_term[[index.term_ids[t] for t in terms[:2]]],
+                               lucene_idf(np.array([sum(t in set(x) for x in seen) for t in terms[:2]]), len(seen)),
+                               rtol=1e-6)
+    again = index.with_params(0.9, 0.4)
+    np.testing.assert_array_equal(again.idf_by_term, index.idf_by_term)  # k1/b keep the document idf
+    with pytest.raises(Exception, match="document ordinals"):
+        BM25Index.build(chunks).with_documents(documents[:-1])
+
+
 SWITCH = """
 import sys, numpy as np
 from openbook.index import _bm25_kernels as kernels

@@ -177,13 +177,17 @@ def _table(corpus) -> tuple:
 def bm25_reference(corpus, query: list[tuple[str, float]], allowed: set[str],
                    counted: set[str] | None = None) -> dict[str, float]:
     """Lucene BM25 of every allowed chunk with a positive score, float64 (Robertson et al.; Lucene idf), with
-    ``N``, ``df`` and ``avgdl`` over the chunks of the ``counted`` documents (None: every document)."""
-    rows, avgdl, df = _table(corpus)[:3]
+    ``avgdl`` over the chunks and ``N``, ``df`` over the documents (a document holds a term when one of its chunks
+    does) of the ``counted`` documents (None: every document)."""
+    rows, avgdl = _table(corpus)[:2]
     if counted is not None:
         rows = [r for r in rows if r[1] in counted]
         avgdl = sum(r[3] for r in rows) / len(rows)
-        df = Counter(term for r in rows for term in r[2])
-    n = len(rows)
+    terms_of: dict[str, set[str]] = {}
+    for _, doc_id, tf, _ in rows:
+        terms_of.setdefault(doc_id, set()).update(tf)
+    df = Counter(term for terms in terms_of.values() for term in terms)
+    n = len(terms_of)
     out = {}
     for chunk_id, doc_id, tf, dl in rows:
         if doc_id not in allowed:

@@ -93,14 +93,16 @@ QUERIES = ["diffusion tensor imaging of white matter", "cancer metastases", "vit
 
 def reference(store: PostgresStore, queries, k: int, visibility: Visibility, k1: float = 1.2, b: float = 0.75):
     """Top-k by openbook's own BM25Index over the index rows the visibility's roles may see (insertion order;
-    their statistics are the caller's), masked by ``Visibility.allows`` over ``get_document_metadata()``: the
-    brute-force reference."""
+    their statistics are the caller's, idf over their documents), masked by ``Visibility.allows`` over
+    ``get_document_metadata()``: the brute-force reference."""
     meta = store.get_document_metadata()
     seen = Visibility.of(roles=visibility.roles)
     rows = [r for r in store.conn.execute("SELECT chunk_id, doc_id FROM index_rows ORDER BY row").fetchall()
             if seen.allows(r[1], meta[r[1]])]
     chunks = store.get_chunks([r[0] for r in rows])
-    index = BM25Index.build([ANALYZER.analyze_document(chunks[r[0]].indexed_text()) for r in rows], k1=k1, b=b)
+    ordinal = {d: i for i, d in enumerate(dict.fromkeys(d for _, d in rows))}
+    index = BM25Index.build([ANALYZER.analyze_document(chunks[r[0]].indexed_text()) for r in rows], k1=k1, b=b
+                            ).with_documents(np.array([ordinal[d] for _, d in rows]))
     mask = np.array([visibility.allows(d, meta[d]) for _, d in rows])
     top, scores = index.search_batch(queries, k, mask)
     return [[(rows[r][0], float(s)) for r, s in zip(tr, ts) if r >= 0] for tr, ts in zip(top, scores)]

@@ -10,7 +10,11 @@ constant ``(k1 + 1)`` factor, which does not change the ranking)::
 where ``qtf(t)`` counts the occurrences of ``t`` in the query: a term repeated in the query weighs more, as in
 Lucene (a BooleanQuery with one clause per occurrence) and bm25s (which sums over the query's token ids).
 
-``N`` counts indexed rows (chunks), ``|d|`` is a row's term count, ``avgdl`` the mean over rows. Like Lucene,
+``N`` counts indexed rows (chunks), ``|d|`` is a row's term count, ``avgdl`` the mean over rows. An index told
+which document each row belongs to (``with_documents``) takes ``idf`` from documents instead: ``N`` counts
+documents and ``df(t)`` the documents with a row holding ``t``, so a term that one long document repeats in each of
+its chunks keeps the idf it has among documents (how the chunker cuts a document does not make its words look
+commoner), while ``tf`` and the length norm stay per row. Like Lucene,
 the index stores term frequencies and per-row lengths, not weights: at load, ``idf`` (per term) and the length
 norm ``k1 * (1 - b + b * |d| / avgdl)`` (per row) are computed once, and a query scores only the rows in its
 terms' posting lists (numba on large indexes, numpy on small ones), then keeps the top k with a heap. The same
@@ -82,17 +86,20 @@ class BM25Index:
         self.extra = dict(extra or {})
         n = self.rows
         self.counted: np.ndarray | None = None  # rows the statistics count (None: every row; see with_stats_of)
+        self.documents: np.ndarray | None = None  # document ordinal per row (None: idf over rows; with_documents)
         self._set_stats(np.diff(np.asarray(indptr)), n, np.asarray(doc_len))
         self._scores = np.zeros(n, dtype=np.float64)  # accumulator reused by every query (zero between queries)
         self._touched = np.zeros(n, dtype=np.int32)
         self._weights: np.ndarray | None = None  # float32 [postings], built on the first compiled-path query
         self._numpy_s = 0.0  # seconds the numpy path has spent scoring this index (see _use_kernel)
 
-    def _set_stats(self, df: np.ndarray, n_rows: int, counted_len: np.ndarray) -> None:
-        """idf per term from ``df`` among ``n_rows`` rows, and every row's length norm with ``avgdl`` the mean of
-        ``counted_len`` (the lengths of the rows the statistics count)."""
+    def _set_stats(self, df: np.ndarray, n_rows: int, counted_len: np.ndarray,
+                   idf_of: tuple[np.ndarray, int] | None = None) -> None:
+        """idf per term from ``df`` among ``n_rows`` rows (or from ``idf_of``: ``(df, N)`` counted in
+        documents), and every row's length norm with ``avgdl`` the mean of ``counted_len`` (the lengths of the
+        rows the statistics count)."""
         self.stats_rows = int(n_rows)
-        self.idf_by_term = lucene_idf(df, n_rows).astype(np.float32)
+        self.idf_by_term = lucene_idf(*(idf_of or (df, n_rows))).astype(np.float32)
         avgdl = float(counted_len.mean()) if len(counted_len) else 0.0
         self.stats_avgdl = avgdl
         if avgdl > 0:
@@ -163,7 +170,60 @@ class BM25Index:
         """The same postings scored with other ``k1``/``b`` (nothing is recomputed but the length norms)."""
         out = BM25Index(self.vocab, self.indptr, self.indices, self.tf, self.doc_len, k1, b, self.extra,
                         term_ids=self.term_ids)
+        if self.documents is not None:
+            out = out.with_documents(self.documents)
         return out if self.counted is None else out.with_stats_of(self.counted)
+
+    def with_documents(self, documents: np.ndarray) -> "BM25Index":
+        """The same postings with ``idf`` over documents: ``N`` is the number of documents, ``df(t)`` the number
+        of documents with a row holding ``t`` (module docstring); ``tf``, row lengths and ``avgdl`` stay per row.
+        The postings and vocabulary are shared, not copied; costs one pass over the postings.
+
+        Args:
+            documents: int [rows], the document ordinal of each row; the rows of one document must be
+                consecutive (as a store writes a document's chunks), since a document is counted once per run of
+                its rows in a posting list.
+
+        Raises:
+            IndexError_: ``documents`` does not have one entry per row.
+        """
+        documents = np.asarray(documents)
+        if documents.shape != (self.rows,):
+            raise IndexError_(f"document ordinals of shape {documents.shape} for a BM25 index of {self.rows} rows")
+        out = self._view()
+        out.documents = documents
+        counted = self.counted if self.counted is not None else np.ones(self.rows, dtype=np.bool_)
+        out._set_stats(*self._counted_stats(counted, documents))
+        return out
+
+    def _counted_stats(self, counted: np.ndarray, documents: np.ndarray | None
+                       ) -> tuple[np.ndarray, int, np.ndarray, tuple[np.ndarray, int] | None]:
+        """``_set_stats``'s arguments for the rows where ``counted`` is True: df and N over those rows, their
+        lengths, and (with ``documents``) df and N over their documents."""
+        indptr = np.asarray(self.indptr)
+        rows_of = np.asarray(self.indices)
+        every = bool(counted.all())
+        held = np.ones(len(rows_of), dtype=np.bool_) if every else counted[rows_of]
+        df = np.diff(indptr) if every else _per_term_sum(held, indptr)
+        lengths = np.asarray(self.doc_len)[counted]
+        if documents is None:
+            return df, int(counted.sum()), lengths, None
+        doc_of = documents[rows_of]
+        held[1:] &= doc_of[1:] != doc_of[:-1]  # now: a counted posting that starts its document's run ...
+        starts = indptr[:-1][indptr[:-1] < indptr[1:]]
+        held[starts] = counted[rows_of[starts]]  # ... in its term's list (a term's first posting always does)
+        n_docs = int(np.count_nonzero(np.bincount(documents[counted]))) if counted.any() else 0
+        return df, int(counted.sum()), lengths, (_per_term_sum(held, indptr), n_docs)
+
+    def _view(self) -> "BM25Index":
+        """A shallow copy with its own query scratch space (the statistics are the caller's to set)."""
+        out = object.__new__(BM25Index)
+        out.__dict__.update(self.__dict__)
+        out._scores = np.zeros(self.rows, dtype=np.float64)
+        out._touched = np.zeros(self.rows, dtype=np.int32)
+        out._weights = None
+        out._numpy_s = 0.0
+        return out
 
     def with_stats_of(self, counted: np.ndarray) -> "BM25Index":
         """The same postings scored with the corpus statistics of the rows where ``counted`` (bool [rows]) is
@@ -179,18 +239,9 @@ class BM25Index:
         counted = np.asarray(counted, dtype=np.bool_)
         if counted.shape != (self.rows,):
             raise IndexError_(f"row selection of shape {counted.shape} for a BM25 index of {self.rows} rows")
-        out = object.__new__(BM25Index)
-        out.__dict__.update(self.__dict__)
-        seen = np.zeros(len(self.indices) + 1, dtype=np.int64)
-        np.cumsum(counted[np.asarray(self.indices)], out=seen[1:])
-        indptr = np.asarray(self.indptr)
-        out._set_stats(seen[indptr[1:]] - seen[indptr[:-1]], int(counted.sum()),
-                       np.asarray(self.doc_len)[counted])
+        out = self._view()
+        out._set_stats(*self._counted_stats(counted, self.documents))
         out.counted = counted
-        out._scores = np.zeros(self.rows, dtype=np.float64)
-        out._touched = np.zeros(self.rows, dtype=np.int32)
-        out._weights = None
-        out._numpy_s = 0.0
         return out
 
     @property
@@ -328,7 +379,8 @@ class BM25Index:
 
     def document_frequency(self, terms: Sequence[str]) -> np.ndarray:
         """How many rows hold each term, int64 [len(terms)] (0 when absent): every row, or for a
-        ``with_stats_of`` view the rows it counts."""
+        ``with_stats_of`` view the rows it counts (rows, also after ``with_documents``, whose scores take their idf
+        from documents)."""
         ids = self.term_ids
         if self.counted is None:
             return np.array([int(self.indptr[ids[t] + 1] - self.indptr[ids[t]]) if t in ids else 0 for t in terms],
@@ -339,7 +391,8 @@ class BM25Index:
 
     def idf(self, terms: Sequence[str]) -> np.ndarray:
         """Lucene idf per term, float64 [len(terms)], over the rows the statistics count (every row, or those of
-        a ``with_stats_of`` view); a term absent from them gets the idf of df=0."""
+        a ``with_stats_of`` view); a term absent from them gets the idf of df=0. Counted in rows, also after
+        ``with_documents`` (``idf_by_term`` holds the idf scores use)."""
         return lucene_idf(self.document_frequency(terms), self.stats_rows)
 
     # ------------------------------------------------------------------ persistence
@@ -523,6 +576,15 @@ class _TextIndexer:
 
 _CUT = np.zeros(256, dtype=np.bool_)  # bytes that end a piece: NUL and ASCII whitespace (see _build_kernels)
 _CUT[[0, 9, 10, 11, 12, 13, 32]] = True
+
+
+def _per_term_sum(flags: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """How many postings of each term have ``flags`` (bool [postings]) set: int64 [terms]."""
+    out = np.zeros(len(indptr) - 1, dtype=np.int64)
+    full = np.flatnonzero(indptr[:-1] < indptr[1:])
+    if len(full):
+        out[full] = np.add.reduceat(flags.view(np.uint8), indptr[full], dtype=np.int64)
+    return out
 
 
 def _concat_and_clear(arrays: list[np.ndarray], dtype) -> np.ndarray:

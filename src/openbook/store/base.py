@@ -28,9 +28,11 @@ Division of work (who owns what):
   time ``(term, weight)`` lists (``QueryTerms``). A backend whose database has its own tokenizer must index the
   terms it is given (e.g. as a space-joined string of terms under a whitespace tokenizer, or a term array).
 - Scoring is BM25 as in Lucene's ``BM25Similarity`` (Robertson et al.'s BM25, Lucene idf
-  ``ln(1 + (N - df + 0.5) / (df + 0.5))``, no ``(k1 + 1)`` factor), see ``openbook.index.sparse``. ``N`` counts
-  indexed chunks (rows), ``avgdl`` is the mean number of analyzed terms per chunk, and both, like ``df``, count
-  only the chunks the caller's roles may see (``Visibility.roles`` under the access rule; ``--where`` clauses
+  ``ln(1 + (N - df + 0.5) / (df + 0.5))``, no ``(k1 + 1)`` factor), see ``openbook.index.sparse``. A chunk is
+  scored by its own ``tf`` and length, but its idf counts documents: ``N`` is the number of documents with
+  indexed chunks and ``df`` the number of documents with a chunk holding the term (so how a document is cut into
+  chunks does not change a term's weight); ``avgdl`` is the mean number of analyzed terms per chunk. All three
+  count only what the caller's roles may see (``Visibility.roles`` under the access rule; ``--where`` clauses
   and exclusions narrow what is searched, not the statistics): a caller's scores are those of a store holding
   only what it may see, so they tell nothing of hidden documents. A query term's weight
   multiplies its contribution (a term repeated in the query arrives once with weight 2.0; glossary expansions
@@ -519,8 +521,8 @@ class SearchIndex(Protocol):
         Returns:
             One list per query, in query order, of at most ``k`` hits, best first, ties by insertion order; only
             chunks with a positive score (at least one query term). ``Hit.score`` is the raw BM25 score (float32
-            precision) with ``N``, ``df`` and ``avgdl`` over the chunks ``visibility.roles`` may see (the same
-            score as in a store that holds only those), and ``Hit.legs == {"bm25": (rank, score)}`` with rank
+            precision) with ``N`` and ``df`` over the documents and ``avgdl`` over the chunks ``visibility.roles``
+            may see (the same score as in a store that holds only those), and ``Hit.legs == {"bm25": (rank, score)}`` with rank
             from 1; ``Hit.chunk`` is None.
 
         Raises:
@@ -556,8 +558,8 @@ class SearchIndex(Protocol):
 
     def get_idf(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:
         """Lucene idf of each analyzed term over the indexed chunks (``roles`` None), or over those these roles
-        may see (as ``bm25_top_k`` scores them): float64 ``[len(terms)]``; a term absent from them gets the idf
-        of df = 0."""
+        may see: float64 ``[len(terms)]``; a term absent from them gets the idf of df = 0. Counted in chunks (the
+        answerer's term weights), not in documents as ``bm25_top_k``'s scores."""
         ...
 
     def get_document_frequency(self, terms: Sequence[str], roles: Sequence[str] | None = None) -> np.ndarray:

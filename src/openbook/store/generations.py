@@ -66,9 +66,10 @@ class LoadedIndex:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        self.bm25 = BM25Index.load(folder / BM25_DIR)
         self.chunk_ids = np.load(folder / CHUNK_IDS, mmap_mode="r")
         self.doc_ord = np.load(folder / DOC_ORD, mmap_mode="r")
+        # idf over documents, tf and length norms over chunks (openbook.index.sparse, with_documents)
+        self.bm25 = BM25Index.load(folder / BM25_DIR).with_documents(np.asarray(self.doc_ord))
         self.doc_ids: list[str] = json.loads((folder / DOCS).read_text(encoding="utf-8"))
         acl = json.loads((folder / ACL).read_text(encoding="utf-8"))
         self.acl: dict[int, list[str]] = {int(k): v for k, v in acl.items()}

@@ -20,8 +20,9 @@ Needs ``pip install 'openbook[postgresql]'`` (psycopg 3 and the pgvector adapter
     index_stats      rows, total_length, generation (bumped by every write: caches key on it)
 
 The lexical leg is BM25 computed inside the database over the postings table, exactly openbook's scoring
-(``openbook.index.sparse``: Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` and
-``tf / (tf + k1 * (1 - b + b * |d| / avgdl))``, times the query term's weight), with openbook's analyzer: the
+(``openbook.index.sparse``: Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` over documents and
+``tf / (tf + k1 * (1 - b + b * |d| / avgdl))`` over rows, times the query term's weight; a term's document count is
+taken from its postings once per index generation), with openbook's analyzer: the
 terms are analyzed by openbook and stored as they are (CJK bigrams, stems and codes included), so the database
 never tokenises. Why not ParadeDB ``pg_search`` or Timescale ``pg_textsearch``: neither lets a query weight its
 terms (glossary expansions), ``pg_search`` fixes k1/b and quantises lengths, and ``pg_textsearch`` filters after
@@ -1089,6 +1090,32 @@ class PostgresStore:
 
         return self._cached(f"access:{folded!r}", gen, compute)
 
+    def _documents(self, gen: int) -> int:
+        """How many documents have indexed rows (BM25's ``N``: its idf counts documents); cached per generation."""
+        return self._cached("documents", gen, lambda: int(self.conn.execute(
+            "SELECT count(DISTINCT doc_id) FROM index_rows").fetchone()[0]))
+
+    def _documents_seen(self, roles: Sequence[str], gen: int) -> int:
+        """How many documents with indexed rows these roles may see under the access rule; cached per
+        generation and role set."""
+        folded = sorted({r.casefold() for r in roles})
+        return self._cached(f"documents:{folded!r}", gen, lambda: int(self.conn.execute(
+            f"SELECT count(DISTINCT r.doc_id) FROM index_rows r JOIN documents d ON d.doc_id = r.doc_id "
+            f"WHERE {_ACCESS_SQL}", {"roles": folded}).fetchone()[0]))
+
+    def _document_frequency(self, terms: Sequence[str], gen: int) -> dict[str, int]:
+        """Term -> how many documents have a row holding it (BM25's ``df``; absent: none), for ``terms``; the
+        counts are kept per generation, so a term is counted once per index state."""
+        known: dict[str, int] = self._cached("document_frequency", gen, dict)
+        todo = [t for t in dict.fromkeys(terms) if t not in known]
+        if todo:
+            found = dict(self.conn.execute(
+                "SELECT t.term, count(DISTINCT r.doc_id) FROM terms t JOIN postings p ON p.term_id = t.term_id "
+                "CROSS JOIN LATERAL unnest(p.rows) AS u(row) JOIN index_rows r ON r.row = u.row "
+                "WHERE t.term = ANY(%s) GROUP BY t.term", (todo,)).fetchall())
+            known.update((t, int(found.get(t, 0))) for t in todo)
+        return known
+
     def _has_acl(self, gen: int) -> bool:
         return self._cached("has_acl", gen, lambda: bool(self.conn.execute(
             "SELECT EXISTS (SELECT 1 FROM documents WHERE cardinality(acl) > 0)").fetchone()[0]))
@@ -1104,13 +1131,14 @@ class PostgresStore:
             seen = self._access_stats(visibility.roles, gen)
             if seen is not None:  # statistics of the rows these roles may see
                 n, avgdl = seen[0], (seen[1] / seen[0] if seen[0] else 0.0)
+            n_docs = self._documents_seen(visibility.roles, gen) if seen is not None else self._documents(gen)
             for q in queries:
                 pairs = [(t, float(w)) for t, w in q if w > 0 and _storable(t)]
                 if k <= 0 or not pairs or n == 0:
                     out.append([])
                     continue
                 params: dict[str, Any] = {"terms": [t for t, _ in pairs], "weights": [w for _, w in pairs],
-                                          "n": n, "avgdl": avgdl or 1.0, "k1": k1, "b": b, "k": k,
+                                          "n": n_docs, "avgdl": avgdl or 1.0, "k1": k1, "b": b, "k": k,
                                           "flat": 1.0 if avgdl > 0 else 0.0}
                 join, cond = "", ""
                 if where is not None:
@@ -1126,13 +1154,16 @@ class PostgresStore:
                                     legs={"bm25": (i, float(r[3]))}) for i, r in enumerate(rows, 1) if r[3] > 0])
                     continue
                 # float4 steps as in openbook.index.sparse: idf, the length norm and each term's weight are
-                # float32, summed in float8 (exact for a query's few terms, so in any order) and rounded once
+                # float32, summed in float8 (exact for a query's few terms, so in any order) and rounded once;
+                # idf over documents (N documents, df the documents holding the term: _document_frequency)
+                known = self._document_frequency([t for t, _ in pairs], gen)
+                params["dfs"] = [known.get(t, 0) for t, _ in pairs]
                 query = f"""
                     WITH q AS MATERIALIZED (
                         SELECT t.term_id, x.w::float4 AS w,
-                               ln(1.0::float8 + (%(n)s::float8 - t.df + 0.5::float8) / (t.df + 0.5::float8))::float4
+                               ln(1.0::float8 + (%(n)s::float8 - x.df + 0.5::float8) / (x.df + 0.5::float8))::float4
                                AS idf
-                        FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS x(term, w)
+                        FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(dfs)s::int8[]) AS x(term, w, df)
                         JOIN terms t ON t.term = x.term
                     ), scored AS (
                         SELECT u.row, sum((q.idf * u.tf::float4 / (u.tf::float4 + (%(k1)s::float8 * (1.0::float8
@@ -1336,13 +1367,14 @@ _BM25_SEEN_SQL = """
         FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS x(term, w)
         JOIN terms t ON t.term = x.term
     ), seen AS MATERIALIZED (
-        SELECT q.term_id, u.row, u.tf, u.length, ({cond}) AS wanted
+        SELECT q.term_id, u.row, u.tf, u.length, r.doc_id, ({cond}) AS wanted
         FROM q JOIN postings p ON p.term_id = q.term_id
         CROSS JOIN LATERAL unnest(p.rows, p.tfs, p.lengths) AS u(row, tf, length) {join}
         WHERE {access}
     ), qi AS (
         SELECT q.term_id, q.w,
-               ln(1.0::float8 + (%(n)s::float8 - count(*) + 0.5::float8) / (count(*) + 0.5::float8))::float4 AS idf
+               ln(1.0::float8 + (%(n)s::float8 - count(DISTINCT s.doc_id) + 0.5::float8)
+                  / (count(DISTINCT s.doc_id) + 0.5::float8))::float4 AS idf
         FROM q JOIN seen s ON s.term_id = q.term_id GROUP BY q.term_id, q.w
     ), scored AS (
         SELECT s.row, sum((qi.idf * s.tf::float4 / (s.tf::float4 + (%(k1)s::float8 * (1.0::float8
@@ -1356,8 +1388,8 @@ _BM25_SEEN_SQL = """
     )
     SELECT s.row, r2.chunk_id, r2.doc_id, s.score FROM scored s
     JOIN index_rows r2 ON r2.row = s.row ORDER BY s.score DESC, s.row"""
-"""BM25 top k with ``N`` (``%(n)s``), ``avgdl`` and each term's ``df`` over the rows the caller's roles may see
-(``{access}``; df counted in the query over the postings it reads anyway), ranking the rows of ``{cond}`` (the
+"""BM25 top k with ``N`` (``%(n)s``, documents), ``avgdl`` (rows) and each term's ``df`` (documents) over the rows
+the caller's roles may see (``{access}``; df counted in the query over the postings it reads anyway), ranking the rows of ``{cond}`` (the
 whole visibility); the same float4 steps and float8 sum as the query over the whole index's statistics."""
 
 
