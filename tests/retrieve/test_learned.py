@@ -85,8 +85,8 @@ def test_the_exact_match_bm25_finds_and_rrf_buries_comes_first(engine, query, ne
     bm25 = engine.search_batch([query], k=30, mode="bm25", rerank="")[0]
     hybrid = engine.search_batch([query], k=30, mode="hybrid", rerank="")[0]
     reranked = engine.search_batch([query], k=30, mode="hybrid", rerank="learned")[0]
-    assert doc_rank(bm25, needle) == 1
-    assert doc_rank(hybrid, needle) != 1  # the failure this reranker is for (if fusion fixes it, drop this line)
+    assert doc_rank(bm25, needle) <= 2  # BM25 finds it at the top (the release history, which lists 4.4.1, may lead)
+    assert doc_rank(hybrid, needle) > doc_rank(bm25, needle)  # the failure this reranker is for (if fusion fixes it, drop this line)
     assert doc_rank(reranked, needle) == 1
     assert reranked[0].legs["rerank"][0] == 1
 
