@@ -53,6 +53,7 @@ from openbook.answer.refusal import FEATURE_SIGNS, FEATURES, MODEL_FILE
 from openbook.api import Engine
 from openbook.config import Config
 from openbook.eval.answers import QAQuestion, contains_gold, load_qa_questions, sample_questions
+from openbook.index.embedders import DEFAULT_EMBEDDER
 from openbook.question import question_language
 
 SPLIT_SEED = 7
@@ -412,6 +413,43 @@ def figures(rows: list[dict], models: dict[str, dict]) -> dict[str, dict[str, fl
     return out
 
 
+def held_out(row: dict, share: float) -> bool:
+    """Whether a fit row's question is in the validation share: a digest of its question id (a swapped
+    negative's and an absent one's with their positive's), below ``share``."""
+    base = row["id"].removesuffix("-swap")
+    return hashlib.sha1(f"{row['set']}/{base}".encode()).digest()[0] / 256 < share
+
+
+def validate(rows: list[dict], names: tuple[str, ...], l2: float, answered: float,
+             share: float) -> dict[str, dict[str, float]]:
+    """Fit on the fit rows outside ``held_out`` (per language, as the shipped fit) and score the held-out ones
+    at that fit's operating point, per set: positives answered, negatives refused per source, the AUC (a row
+    refused before scoring counts as refused; ``n``: held-out questions)."""
+    train = [r for r in rows if not held_out(r, share)]
+    test = [r for r in rows if held_out(r, share)]
+    out: dict[str, dict[str, float]] = {}
+    for language in ("en", "zh"):
+        mine = [r for r in train if r["language"] == language]
+        if not mine:
+            continue
+        model = fit_language(mine, names, l2, answered)["model"]
+        for name in sorted({r["set"] for r in test if r["language"] == language}):
+            own = [r for r in test if r["set"] == name and r["language"] == language]
+            z = {id(r): (model["bias"] + sum(w * float(r["features"].get(f, 0.0))
+                                             for f, w in model["weights"].items()))
+                 if r["features"] is not None else -math.inf for r in own}
+            pos = [r for r in own if r["label"] == 1]
+            entry = {"n": len(pos), "answered": sum(1 for r in pos if z[id(r)] >= 0) / max(len(pos), 1)}
+            for source in sorted({r["source"] for r in own if r["label"] == 0}):
+                neg = [r for r in own if r["source"] == source]
+                entry[f"{source}_refused"] = sum(1 for r in neg if z[id(r)] < 0) / max(len(neg), 1)
+            finite = [r for r in own if math.isfinite(z[id(r)])]
+            entry["auc"] = auc(np.array([z[id(r)] for r in finite if r["label"] == 1]),
+                               np.array([z[id(r)] for r in finite if r["label"] == 0]))
+            out[name] = {k: round(v, 3) for k, v in entry.items()}
+    return out
+
+
 ABLATIONS = {
     "all features": (),
     "without the on-topic features": ("window_coverage", "miss_sentence_max", "miss_window_max",
@@ -446,20 +484,26 @@ def main() -> None:
     ap.add_argument("--answered", type=float, default=0.88,
                     help="share of each fit set's positives answered at the operating point (default 0.88)")
     ap.add_argument("--rows", help="write the collected rows here (JSON lines)")
-    ap.add_argument("--load", help="refit from rows written by --rows")
+    ap.add_argument("--load", action="append", default=[],
+                    help="refit from rows written by --rows (repeatable: the files' rows together)")
     ap.add_argument("--out", default=str(MODEL_FILE), help="the model file (default: the package's)")
-    ap.add_argument("--report-rows", help="collect the report splits' rows into this file (asked with "
-                                          "min_confidence 0), score the fitted model on them, and print the "
-                                          "ablation table; an existing file is read, not asked again")
+    ap.add_argument("--report-rows", action="append", default=[],
+                    help="collect the report splits' rows into this file (asked with min_confidence 0), score "
+                         "the fitted model on them, and print the ablation table; existing files are read, not "
+                         "asked again (repeatable: the files' rows together)")
+    ap.add_argument("--holdout", type=float, default=0.0,
+                    help="also fit on all but this share of the fit questions (by a digest of the question id) "
+                         "and print the held-out questions' figures at that fit's operating point (validation)")
     args = ap.parse_args()
     config = Config()
     if args.load:
-        rows = [json.loads(line) for line in Path(args.load).read_text(encoding="utf-8").splitlines() if line]
+        rows = [json.loads(line) for path in args.load
+                for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
     else:
         rows = collect(args, config)
         if args.rows:
             Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    key = config.embedder if args.hybrid else "bm25"
+    key = (config.embedding.model or DEFAULT_EMBEDDER) if args.hybrid else "bm25"
     names = FEATURES
     languages = {}
     for language in ("en", "zh"):
@@ -474,13 +518,18 @@ def main() -> None:
         "by": "benchmarks/fit_answerer.py", "date": _dt.date.today().isoformat(),
         "command": " ".join(["python", "benchmarks/fit_answerer.py", *sys.argv[1:]]),
         "rows": len(rows), "l2": args.l2, "answered": args.answered}
+    if args.holdout:
+        print(json.dumps({"validation": validate(rows, names, args.l2, args.answered, args.holdout)}, indent=1))
     if args.report_rows:
-        path = Path(args.report_rows)
-        if path.exists():
-            report = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-        else:
+        paths = [Path(p) for p in args.report_rows]
+        if all(path.exists() for path in paths):
+            report = [json.loads(line) for path in paths
+                      for line in path.read_text(encoding="utf-8").splitlines() if line]
+        elif len(paths) == 1:
             report = report_rows(args, config)
-            path.write_text("".join(json.dumps(r) + "\n" for r in report), encoding="utf-8")
+            paths[0].write_text("".join(json.dumps(r) + "\n" for r in report), encoding="utf-8")
+        else:
+            raise SystemExit("--report-rows: several files are read only when every one exists")
         data.setdefault("report", {})[key] = figures(report, data["models"][key])
         print("| variant | " + " | ".join(sorted({r["set"] for r in report})) + " |")
         for label, figs in ablate(rows, report, args.l2, args.answered):
