@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 
-from openbook.answer.refusal import FEATURE_SIGNS, FEATURES, MODEL_FILE
+from openbook.answer.refusal import DENSE_FEATURES, FEATURE_SIGNS, FEATURES, MODEL_FILE, SENTENCE_FEATURES
 from openbook.api import Engine
 from openbook.config import Config
 from openbook.eval.answers import QAQuestion, contains_gold, load_qa_questions, sample_questions
@@ -257,6 +257,15 @@ def swapped_questions(engine: Engine, questions: list[QAQuestion], texts: dict[s
     return out
 
 
+def record_sentence_cosines() -> None:
+    """Make the answerer compute the dense sentence features (``refusal.SENTENCE_FEATURES``: one more embedding
+    per ask) whatever the shipped model weighs, so that a hybrid fit can weigh them; the answerer computes them
+    only where its model reads them (``refusal.reads_sentence_cosine``)."""
+    import openbook.answer.extractive as extractive
+
+    extractive.reads_sentence_cosine = lambda embedder: True
+
+
 def collect(args: argparse.Namespace, config: Config) -> list[dict]:
     rows: list[dict] = []
     store_root = Path(args.store_root)
@@ -316,8 +325,15 @@ def auc(pos: np.ndarray, neg: np.ndarray) -> float:
     return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
-def fit_language(rows: list[dict], names: tuple[str, ...], l2: float, answered: float) -> dict:
-    """The model of one language: weights, the bias shifted to the operating point, and the fit metrics."""
+def target(answered: float | dict[str, float], name: str) -> float:
+    """The share of set ``name``'s positives answered at the operating point: ``answered`` itself, or its entry
+    for ``name`` (``""``: every other set)."""
+    return answered if isinstance(answered, float) else answered.get(name, answered[""])
+
+
+def fit_language(rows: list[dict], names: tuple[str, ...], l2: float, answered: float | dict[str, float]) -> dict:
+    """The model of one language: weights, the bias shifted to the operating point, and the fit metrics
+    (``answered``: see ``target``)."""
     scored = [r for r in rows if r["features"] is not None]
     x = np.array([[float(r["features"].get(f, 0.0)) for f in names] for r in scored])
     y = np.array([float(r["label"]) for r in scored])
@@ -330,7 +346,7 @@ def fit_language(rows: list[dict], names: tuple[str, ...], l2: float, answered: 
         n_pos = sum(1 for r in rows if r["set"] == name and r["label"] == 1)
         pos_z = np.sort([zi for zi, r in zip(z, scored) if r["set"] == name and r["label"] == 1])[::-1]
         if n_pos and len(pos_z):
-            k = min(len(pos_z) - 1, max(0, math.ceil(answered * n_pos) - 1))
+            k = min(len(pos_z) - 1, max(0, math.ceil(target(answered, name) * n_pos) - 1))
             point = min(point, float(pos_z[k]))
     point = 0.0 if not math.isfinite(point) else point
     weights = {f: round(float(v), 4) for f, v in zip(names, w[1:]) if abs(v) > 1e-6}
@@ -420,12 +436,24 @@ def held_out(row: dict, share: float) -> bool:
     return hashlib.sha1(f"{row['set']}/{base}".encode()).digest()[0] / 256 < share
 
 
-def validate(rows: list[dict], names: tuple[str, ...], l2: float, answered: float,
-             share: float) -> dict[str, dict[str, float]]:
-    """Fit on the fit rows outside ``held_out`` (per language, as the shipped fit) and score the held-out ones
-    at that fit's operating point, per set: positives answered, negatives refused per source, the AUC (a row
-    refused before scoring counts as refused; ``n``: held-out questions)."""
-    train = [r for r in rows if not held_out(r, share)]
+def capped(rows: list[dict], n: int) -> list[dict]:
+    """The rows a fit of ``--per-set n`` would have asked, from rows of a larger ``--per-set``: per set and source
+    the first ``n`` questions in the order asked (an absent or swapped negative with its positive)."""
+    kept: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        if r["source"] in ("corpus", "impossible"):
+            kept.setdefault((r["set"], r["source"]), []).append(r["id"])
+    keep = {(s, i) for (s, _), ids in kept.items() for i in ids[:n]}
+    return [r for r in rows if (r["set"], r["id"].removesuffix("-swap")) in keep]
+
+
+def validate(rows: list[dict], names: tuple[str, ...], l2: float, answered: float | dict[str, float],
+             share: float, cap: int | None = None) -> dict[str, dict[str, float]]:
+    """Fit on the fit rows outside ``held_out`` (per language, as the shipped fit; ``cap``: only those of
+    ``capped``) and score the held-out ones at that fit's operating point, per set: positives answered,
+    negatives refused per source, the AUC (a row refused before scoring counts as refused; ``n``: held-out
+    questions)."""
+    train = [r for r in (capped(rows, cap) if cap else rows) if not held_out(r, share)]
     test = [r for r in rows if held_out(r, share)]
     out: dict[str, dict[str, float]] = {}
     for language in ("en", "zh"):
@@ -455,17 +483,21 @@ ABLATIONS = {
     "without the on-topic features": ("window_coverage", "miss_sentence_max", "miss_window_max",
                                       "miss_passage_max", "negation_unmatched", "number_missing", "novel_terms"),
     "without the rule features": ("year_other", "unit_missing", "unseen_common", "codes_held", "dense_blind"),
+    "without the alignment features": ("pairs_near", "names_window"),
+    "without the dense sentence features": SENTENCE_FEATURES,
+    "without the dense features": DENSE_FEATURES + SENTENCE_FEATURES,
     "without swapped negatives in the fit": (),
 }
 """The ablation table's variants: features left out of the fit (``--ablate``)."""
 
 
-def ablate(fit_rows: list[dict], report: list[dict], l2: float, answered: float) -> list[tuple[str, dict]]:
+def ablate(fit_rows: list[dict], report: list[dict], l2: float, answered: float | dict[str, float],
+           base: tuple[str, ...] = FEATURES) -> list[tuple[str, dict]]:
     """Each ``ABLATIONS`` variant fitted on ``fit_rows`` and scored on the report rows (``figures``)."""
     table = []
     for label, dropped in ABLATIONS.items():
         rows = [r for r in fit_rows if r["source"] != "swapped"] if "swapped" in label else fit_rows
-        names = tuple(f for f in FEATURES if f not in dropped)
+        names = tuple(f for f in base if f not in dropped)
         models = {lang: fit_language([r for r in rows if r["language"] == lang], names, l2, answered)["model"]
                   for lang in ("en", "zh") if any(r["language"] == lang for r in rows)}
         table.append((label, figures(report, models)))
@@ -483,6 +515,11 @@ def main() -> None:
     ap.add_argument("--l2", type=float, default=0.001)
     ap.add_argument("--answered", type=float, default=0.88,
                     help="share of each fit set's positives answered at the operating point (default 0.88)")
+    ap.add_argument("--answered-set", action="append", default=[], metavar="SET=SHARE",
+                    help="the share answered for one fit set (its folder name), instead of --answered")
+    ap.add_argument("--drop", action="append", default=[], metavar="FEATURE",
+                    help="leave a feature out of the fit (repeatable)")
+    ap.add_argument("--cap", type=int, help="fit on the rows of a smaller --per-set (capped) too, in --holdout")
     ap.add_argument("--rows", help="write the collected rows here (JSON lines)")
     ap.add_argument("--load", action="append", default=[],
                     help="refit from rows written by --rows (repeatable: the files' rows together)")
@@ -496,6 +533,8 @@ def main() -> None:
                          "and print the held-out questions' figures at that fit's operating point (validation)")
     args = ap.parse_args()
     config = Config()
+    if args.hybrid:
+        record_sentence_cosines()
     if args.load:
         rows = [json.loads(line) for path in args.load
                 for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
@@ -504,7 +543,9 @@ def main() -> None:
         if args.rows:
             Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     key = (config.embedding.model or DEFAULT_EMBEDDER) if args.hybrid else "bm25"
-    names = FEATURES
+    names = tuple(f for f in FEATURES if f not in set(args.drop))
+    if args.answered_set:
+        args.answered = {"": args.answered, **{k: float(v) for k, v in (a.split("=") for a in args.answered_set)}}
     languages = {}
     for language in ("en", "zh"):
         mine = [r for r in rows if r["language"] == language]
@@ -519,7 +560,8 @@ def main() -> None:
         "command": " ".join(["python", "benchmarks/fit_answerer.py", *sys.argv[1:]]),
         "rows": len(rows), "l2": args.l2, "answered": args.answered}
     if args.holdout:
-        print(json.dumps({"validation": validate(rows, names, args.l2, args.answered, args.holdout)}, indent=1))
+        print(json.dumps({"validation": validate(rows, names, args.l2, args.answered, args.holdout, args.cap)},
+                         indent=1))
     if args.report_rows:
         paths = [Path(p) for p in args.report_rows]
         if all(path.exists() for path in paths):
@@ -532,7 +574,7 @@ def main() -> None:
             raise SystemExit("--report-rows: several files are read only when every one exists")
         data.setdefault("report", {})[key] = figures(report, data["models"][key])
         print("| variant | " + " | ".join(sorted({r["set"] for r in report})) + " |")
-        for label, figs in ablate(rows, report, args.l2, args.answered):
+        for label, figs in ablate(rows, report, args.l2, args.answered, names):
             print(f"| {label} | " + " | ".join(" / ".join(f"{k} {v:.0%}" for k, v in f.items())
                                                for _, f in sorted(figs.items())) + " |")
     out.parent.mkdir(parents=True, exist_ok=True)
