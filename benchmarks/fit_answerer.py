@@ -483,7 +483,6 @@ ABLATIONS = {
     "without the on-topic features": ("window_coverage", "miss_sentence_max", "miss_window_max",
                                       "miss_passage_max", "negation_unmatched", "number_missing", "novel_terms"),
     "without the rule features": ("year_other", "unit_missing", "unseen_common", "codes_held", "dense_blind"),
-    "without the alignment features": ("pairs_near", "names_window"),
     "without the dense sentence features": SENTENCE_FEATURES,
     "without the dense features": DENSE_FEATURES + SENTENCE_FEATURES,
     "without swapped negatives in the fit": (),

@@ -79,16 +79,3 @@ def test_nothing_to_read_is_refused_before_anything_is_scored() -> None:
     with pytest.raises(AttributeError):
         decision.answer = True  # type: ignore[misc]
 
-
-def test_the_alignment_features_read_where_the_question_terms_and_names_sit(store: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    together, _ = _asked(store, "How many potholes did the city repair?", monkeypatch,
-                         **{"answer.min_confidence": 0.0})
-    assert together.features["pairs_near"] == 1.0  # potholes, city, repaired: within a few terms of each other
-    assert together.features["names_window"] == 1.0  # no name asked
-    named, _ = _asked(store, "How many potholes did Springfield repair?", monkeypatch,
-                      **{"answer.min_confidence": 0.0})
-    assert named.features["names_window"] == 0.0  # the answering sentence names no Springfield
-    apart, _ = _asked(store, "How many employees receive days of leave in the shared drive?", monkeypatch,
-                      **{"answer.min_confidence": 0.0})
-    assert apart.features["pairs_near"] < 1.0  # "leave" and "shared" are in different documents

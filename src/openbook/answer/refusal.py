@@ -71,7 +71,7 @@ FEATURES = ("passage_coverage", "sentence_coverage", "rare_in_sentence", "rare_i
             "dense_top", "dense_answer", "dense_sentence", "dense_top_or_sentence", "dense_answer_or_sentence",
             "legs_agree", "window_coverage", "miss_sentence_max", "miss_window_max", "miss_passage_max",
             "negation_unmatched", "number_missing", "novel_terms", "year_other", "unit_missing", "unseen_common",
-            "codes_held", "dense_blind", "pairs_near", "names_window")
+            "codes_held", "dense_blind")
 """Every feature a model may weigh, as ``extractive.features.answer_features`` computes them."""
 
 FEATURE_SIGNS: dict[str, int] = {

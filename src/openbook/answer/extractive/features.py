@@ -256,11 +256,6 @@ def on_topic_features(asked: Asked, weights: np.ndarray, top: Candidate, passage
     1 when every question word the corpus lacks is a common lower-case word (``Words.other_words``).
     ``codes_held``: 1 when words cannot decide (``Words.dense_decides``) and a passage holds every identifier the
     question names. ``dense_blind``: ``dense_top`` where words cannot decide (``Words.words_blind``), else 0.
-    ``pairs_near``: the share of the question's neighbouring content-term pairs (in question order) that occur
-    within ``PAIR_SPAN`` index terms of each other in the sentence and its neighbours (1 with fewer than two
-    terms): a question that keeps an on-topic passage's words but changes how they relate keeps them apart.
-    ``names_window``: the share of the names the question states (``question_names``) that the sentence and its
-    neighbours, read with their title and headings, hold (1 when it states none).
     """
     terms = asked.terms
     wmax = float(np.max(weights)) if len(weights) else 1.0
@@ -291,32 +286,6 @@ def on_topic_features(asked: Asked, weights: np.ndarray, top: Candidate, passage
         "codes_held": float(words.dense_decides and bool(asked.codes)
                             and any(asked.codes <= pt for pt in passage_terms)),
         "dense_blind": dense_top if words.words_blind else 0.0,
-        **_alignment(asked, window, window_text, framed, analyzer),
-    }
-
-
-PAIR_SPAN = 5
-"""Index terms (stop words included) between two question terms for ``pairs_near`` to count them as said
-together: about a clause's width in English (a measurement: the median distance of a question's neighbouring
-terms in its own text is 2-3 terms)."""
-
-
-def _alignment(asked: Asked, window: set[str], window_text: str, framed: str,
-               analyzer: Analyzer) -> dict[str, float]:
-    """``pairs_near`` and ``names_window`` as ``on_topic_features`` states them."""
-    terms = list(asked.terms)
-    tokens = analyzer.analyze_document(window_text)
-    where: dict[str, list[int]] = {}
-    for i, t in enumerate(tokens):
-        where.setdefault(t, []).append(i)
-    pairs = list(zip(terms, terms[1:]))
-    near = sum(1 for a, b in pairs if any(abs(i - j) <= PAIR_SPAN for i in where.get(a, ()) for j in where.get(b, ())))
-    names = [set(analyzer.analyze(n)) for n in question_names(asked.question)]
-    names = [n for n in names if n]
-    held = window | set(analyzer.analyze_document(framed))
-    return {
-        "pairs_near": near / len(pairs) if pairs else 1.0,
-        "names_window": sum(1 for n in names if n <= held) / len(names) if names else 1.0,
     }
 
 
