@@ -20,16 +20,21 @@ The model: per question language (``en``, ``zh``; other languages use ``refusal.
 logistic regression over ``refusal.FEATURES`` with each weight bounded to the sign ``refusal.FEATURE_SIGNS``
 gives it (more evidence never lowers the score, a missing term never raises it), fitted by L-BFGS-B. The
 operating point: the largest score at which every fit set of that language answers at least ``--answered`` of
-its positives; the bias is shifted so that 0.5 is that point (``AnswerConfig.min_confidence``). The fit's
-metrics at that point (per set: positives answered, negatives refused, the AUC) are written beside the weights.
+its positives (``--answered-set SET=SHARE``: a share of its own for one set); the bias is shifted so that 0.5 is
+that point (``AnswerConfig.min_confidence``). The fit's metrics at that point (per set: positives answered,
+negatives refused, the AUC) are written beside the weights. ``--holdout SHARE`` also fits on the other fit
+questions and prints the held-out ones' figures (validation: how features and operating points are chosen,
+never on the report splits).
 
     python benchmarks/fit_answerer.py --squad ../shared/datasets/squad2_half_a \\
         --qa ../shared/datasets/hotpotqa_dev500 --qa ../shared/datasets/cmrc2018_dev \\
         --store-root /tmp/fit-stores [--hybrid] --out src/openbook/data/answerer/answerability.json
 
-``--hybrid`` fits the model of the default embedder's hybrid stores (the dense features join) into the same
-file under the embedder's name; without it the BM25-only model (``bm25``). ``--rows FILE`` keeps the collected
-rows (JSON lines) and ``--load FILE`` refits from them without asking again.
+``--hybrid`` fits the model of the default embedder's hybrid stores (the dense features join, the sentence
+cosines included: ``record_sentence_cosines``) into the same file under the embedder's name; without it the
+BM25-only model (``bm25``). A store already under ``--store-root`` (``<folder name>-bm25`` or ``-hybrid`` with a
+``.complete`` file, e.g. a copy of one ``openbook ingest`` made) is used as it is. ``--rows FILE`` keeps the
+collected rows (JSON lines) and ``--load FILE`` (repeatable) refits from them without asking again.
 """
 
 from __future__ import annotations
