@@ -483,6 +483,34 @@ def validate(rows: list[dict], names: tuple[str, ...], l2: float, answered: floa
     return out
 
 
+ISSUE_ANSWERED = {"squad2_half_a": 0.85, "hotpotqa_dev500": 0.90, "cmrc2018_dev": 0.90}
+"""The share of each report set's positives the operating point is to answer (the issue's targets)."""
+
+
+def choose_point(rows: list[dict], names: tuple[str, ...], l2: float, share: float,
+                 grid: tuple[float, ...]) -> dict[str, float]:
+    """Per set, the share of its fit positives answered at the operating point (``--answered-set``), chosen on
+    the held-out part (``validate``): per language, of every combination of ``grid`` shares, one at which each
+    held-out set answers its ``ISSUE_ANSWERED`` share with the most negatives refused (the largest shares on a
+    tie); where none does, the one whose least-answered set answers most."""
+    import itertools
+
+    chosen: dict[str, float] = {}
+    for language in sorted({r["language"] for r in rows}):
+        mine = [r for r in rows if r["language"] == language]
+        sets = sorted({r["set"] for r in mine})
+        results = []
+        for combo in itertools.product(grid, repeat=len(sets)):
+            v = validate(mine, names, l2, {"": 0.88, **dict(zip(sets, combo))}, share)
+            ok = all(v[s]["answered"] >= ISSUE_ANSWERED.get(s, 0.9) for s in v)
+            refused = sum(x for f in v.values() for k, x in f.items() if k in ("impossible_refused", "absent_refused"))
+            results.append((ok, min(f["answered"] for f in v.values()), round(refused, 4), sum(combo), combo))
+        met = [r for r in results if r[0]]
+        best = max(met, key=lambda r: (r[2], r[3])) if met else max(results, key=lambda r: (r[1], r[2]))
+        chosen.update(zip(sets, best[4]))
+    return chosen
+
+
 ABLATIONS = {
     "all features": (),
     "without the on-topic features": ("window_coverage", "miss_sentence_max", "miss_window_max",
@@ -524,6 +552,9 @@ def main() -> None:
     ap.add_argument("--drop", action="append", default=[], metavar="FEATURE",
                     help="leave a feature out of the fit (repeatable)")
     ap.add_argument("--cap", type=int, help="fit on the rows of a smaller --per-set (capped) too, in --holdout")
+    ap.add_argument("--choose-point", metavar="SHARES",
+                    help="comma-separated grid of shares: print the --answered-set shares choose_point picks on the "
+                         "--holdout part, and exit")
     ap.add_argument("--rows", help="write the collected rows here (JSON lines)")
     ap.add_argument("--load", action="append", default=[],
                     help="refit from rows written by --rows (repeatable: the files' rows together)")
@@ -548,6 +579,10 @@ def main() -> None:
             Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     key = (config.embedding.model or DEFAULT_EMBEDDER) if args.hybrid else "bm25"
     names = tuple(f for f in FEATURES if f not in set(args.drop))
+    if args.choose_point:
+        grid = tuple(float(x) for x in args.choose_point.split(","))
+        print(json.dumps(choose_point(rows, names, args.l2, args.holdout or 0.3, grid)))
+        return
     if args.answered_set:
         args.answered = {"": args.answered, **{k: float(v) for k, v in (a.split("=") for a in args.answered_set)}}
     languages = {}
