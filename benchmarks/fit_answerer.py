@@ -24,7 +24,8 @@ its positives (``--answered-set SET=SHARE``: a share of its own for one set); th
 that point (``AnswerConfig.min_confidence``). The fit's metrics at that point (per set: positives answered,
 negatives refused, the AUC) are written beside the weights. ``--holdout SHARE`` also fits on the other fit
 questions and prints the held-out ones' figures (validation: how features and operating points are chosen,
-never on the report splits).
+never on the report splits); ``--choose-point GRID`` prints the ``--answered-set`` shares ``choose_point``
+picks there.
 
     python benchmarks/fit_answerer.py --squad ../shared/datasets/squad2_half_a \\
         --qa ../shared/datasets/hotpotqa_dev500 --qa ../shared/datasets/cmrc2018_dev \\
