@@ -20,16 +20,22 @@ The model: per question language (``en``, ``zh``; other languages use ``refusal.
 logistic regression over ``refusal.FEATURES`` with each weight bounded to the sign ``refusal.FEATURE_SIGNS``
 gives it (more evidence never lowers the score, a missing term never raises it), fitted by L-BFGS-B. The
 operating point: the largest score at which every fit set of that language answers at least ``--answered`` of
-its positives; the bias is shifted so that 0.5 is that point (``AnswerConfig.min_confidence``). The fit's
-metrics at that point (per set: positives answered, negatives refused, the AUC) are written beside the weights.
+its positives (``--answered-set SET=SHARE``: a share of its own for one set); the bias is shifted so that 0.5 is
+that point (``AnswerConfig.min_confidence``). The fit's metrics at that point (per set: positives answered,
+negatives refused, the AUC) are written beside the weights. ``--holdout SHARE`` also fits on the other fit
+questions and prints the held-out ones' figures (validation: how features and operating points are chosen,
+never on the report splits); ``--choose-point GRID`` prints the ``--answered-set`` shares ``choose_point``
+picks there.
 
     python benchmarks/fit_answerer.py --squad ../shared/datasets/squad2_half_a \\
         --qa ../shared/datasets/hotpotqa_dev500 --qa ../shared/datasets/cmrc2018_dev \\
         --store-root /tmp/fit-stores [--hybrid] --out src/openbook/data/answerer/answerability.json
 
-``--hybrid`` fits the model of the default embedder's hybrid stores (the dense features join) into the same
-file under the embedder's name; without it the BM25-only model (``bm25``). ``--rows FILE`` keeps the collected
-rows (JSON lines) and ``--load FILE`` refits from them without asking again.
+``--hybrid`` fits the model of the default embedder's hybrid stores (the dense features join, the sentence
+cosines included: ``record_sentence_cosines``) into the same file under the embedder's name; without it the
+BM25-only model (``bm25``). A store already under ``--store-root`` (``<folder name>-bm25`` or ``-hybrid`` with a
+``.complete`` file, e.g. a copy of one ``openbook ingest`` made) is used as it is. ``--rows FILE`` keeps the
+collected rows (JSON lines) and ``--load FILE`` (repeatable) refits from them without asking again.
 """
 
 from __future__ import annotations
@@ -49,10 +55,11 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 
-from openbook.answer.refusal import FEATURE_SIGNS, FEATURES, MODEL_FILE
+from openbook.answer.refusal import DENSE_FEATURES, FEATURE_SIGNS, FEATURES, MODEL_FILE, SENTENCE_FEATURES
 from openbook.api import Engine
 from openbook.config import Config
 from openbook.eval.answers import QAQuestion, contains_gold, load_qa_questions, sample_questions
+from openbook.index.embedders import DEFAULT_EMBEDDER
 from openbook.question import question_language
 
 SPLIT_SEED = 7
@@ -256,6 +263,15 @@ def swapped_questions(engine: Engine, questions: list[QAQuestion], texts: dict[s
     return out
 
 
+def record_sentence_cosines() -> None:
+    """Make the answerer compute the dense sentence features (``refusal.SENTENCE_FEATURES``: one more embedding
+    per ask) whatever the shipped model weighs, so that a hybrid fit can weigh them; the answerer computes them
+    only where its model reads them (``refusal.reads_sentence_cosine``)."""
+    import openbook.answer.extractive as extractive
+
+    extractive.reads_sentence_cosine = lambda embedder: True
+
+
 def collect(args: argparse.Namespace, config: Config) -> list[dict]:
     rows: list[dict] = []
     store_root = Path(args.store_root)
@@ -315,8 +331,15 @@ def auc(pos: np.ndarray, neg: np.ndarray) -> float:
     return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
-def fit_language(rows: list[dict], names: tuple[str, ...], l2: float, answered: float) -> dict:
-    """The model of one language: weights, the bias shifted to the operating point, and the fit metrics."""
+def target(answered: float | dict[str, float], name: str) -> float:
+    """The share of set ``name``'s positives answered at the operating point: ``answered`` itself, or its entry
+    for ``name`` (``""``: every other set)."""
+    return answered if isinstance(answered, float) else answered.get(name, answered[""])
+
+
+def fit_language(rows: list[dict], names: tuple[str, ...], l2: float, answered: float | dict[str, float]) -> dict:
+    """The model of one language: weights, the bias shifted to the operating point, and the fit metrics
+    (``answered``: see ``target``)."""
     scored = [r for r in rows if r["features"] is not None]
     x = np.array([[float(r["features"].get(f, 0.0)) for f in names] for r in scored])
     y = np.array([float(r["label"]) for r in scored])
@@ -329,7 +352,7 @@ def fit_language(rows: list[dict], names: tuple[str, ...], l2: float, answered: 
         n_pos = sum(1 for r in rows if r["set"] == name and r["label"] == 1)
         pos_z = np.sort([zi for zi, r in zip(z, scored) if r["set"] == name and r["label"] == 1])[::-1]
         if n_pos and len(pos_z):
-            k = min(len(pos_z) - 1, max(0, math.ceil(answered * n_pos) - 1))
+            k = min(len(pos_z) - 1, max(0, math.ceil(target(answered, name) * n_pos) - 1))
             point = min(point, float(pos_z[k]))
     point = 0.0 if not math.isfinite(point) else point
     weights = {f: round(float(v), 4) for f, v in zip(names, w[1:]) if abs(v) > 1e-6}
@@ -412,22 +435,102 @@ def figures(rows: list[dict], models: dict[str, dict]) -> dict[str, dict[str, fl
     return out
 
 
+def held_out(row: dict, share: float) -> bool:
+    """Whether a fit row's question is in the validation share: a digest of its question id (a swapped
+    negative's and an absent one's with their positive's), below ``share``."""
+    base = row["id"].removesuffix("-swap")
+    return hashlib.sha1(f"{row['set']}/{base}".encode()).digest()[0] / 256 < share
+
+
+def capped(rows: list[dict], n: int) -> list[dict]:
+    """The rows a fit of ``--per-set n`` would have asked, from rows of a larger ``--per-set``: per set and source
+    the first ``n`` questions in the order asked (an absent or swapped negative with its positive)."""
+    kept: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        if r["source"] in ("corpus", "impossible"):
+            kept.setdefault((r["set"], r["source"]), []).append(r["id"])
+    keep = {(s, i) for (s, _), ids in kept.items() for i in ids[:n]}
+    return [r for r in rows if (r["set"], r["id"].removesuffix("-swap")) in keep]
+
+
+def validate(rows: list[dict], names: tuple[str, ...], l2: float, answered: float | dict[str, float],
+             share: float, cap: int | None = None) -> dict[str, dict[str, float]]:
+    """Fit on the fit rows outside ``held_out`` (per language, as the shipped fit; ``cap``: only those of
+    ``capped``) and score the held-out ones at that fit's operating point, per set: positives answered,
+    negatives refused per source, the AUC (a row refused before scoring counts as refused; ``n``: held-out
+    questions)."""
+    train = [r for r in (capped(rows, cap) if cap else rows) if not held_out(r, share)]
+    test = [r for r in rows if held_out(r, share)]
+    out: dict[str, dict[str, float]] = {}
+    for language in ("en", "zh"):
+        mine = [r for r in train if r["language"] == language]
+        if not mine:
+            continue
+        model = fit_language(mine, names, l2, answered)["model"]
+        for name in sorted({r["set"] for r in test if r["language"] == language}):
+            own = [r for r in test if r["set"] == name and r["language"] == language]
+            z = {id(r): (model["bias"] + sum(w * float(r["features"].get(f, 0.0))
+                                             for f, w in model["weights"].items()))
+                 if r["features"] is not None else -math.inf for r in own}
+            pos = [r for r in own if r["label"] == 1]
+            entry = {"n": len(pos), "answered": sum(1 for r in pos if z[id(r)] >= 0) / max(len(pos), 1)}
+            for source in sorted({r["source"] for r in own if r["label"] == 0}):
+                neg = [r for r in own if r["source"] == source]
+                entry[f"{source}_refused"] = sum(1 for r in neg if z[id(r)] < 0) / max(len(neg), 1)
+            finite = [r for r in own if math.isfinite(z[id(r)])]
+            entry["auc"] = auc(np.array([z[id(r)] for r in finite if r["label"] == 1]),
+                               np.array([z[id(r)] for r in finite if r["label"] == 0]))
+            out[name] = {k: round(v, 3) for k, v in entry.items()}
+    return out
+
+
+ISSUE_ANSWERED = {"squad2_half_a": 0.85, "hotpotqa_dev500": 0.90, "cmrc2018_dev": 0.90}
+"""The share of each report set's positives the operating point is to answer (the issue's targets)."""
+
+
+def choose_point(rows: list[dict], names: tuple[str, ...], l2: float, share: float,
+                 grid: tuple[float, ...]) -> dict[str, float]:
+    """Per set, the share of its fit positives answered at the operating point (``--answered-set``), chosen on
+    the held-out part (``validate``): per language, of every combination of ``grid`` shares, one at which each
+    held-out set answers its ``ISSUE_ANSWERED`` share with the most negatives refused (the largest shares on a
+    tie); where none does, the one whose least-answered set answers most."""
+    import itertools
+
+    chosen: dict[str, float] = {}
+    for language in sorted({r["language"] for r in rows}):
+        mine = [r for r in rows if r["language"] == language]
+        sets = sorted({r["set"] for r in mine})
+        results = []
+        for combo in itertools.product(grid, repeat=len(sets)):
+            v = validate(mine, names, l2, {"": 0.88, **dict(zip(sets, combo))}, share)
+            ok = all(v[s]["answered"] >= ISSUE_ANSWERED.get(s, 0.9) for s in v)
+            refused = sum(x for f in v.values() for k, x in f.items() if k in ("impossible_refused", "absent_refused"))
+            results.append((ok, min(f["answered"] for f in v.values()), round(refused, 4), sum(combo), combo))
+        met = [r for r in results if r[0]]
+        best = max(met, key=lambda r: (r[2], r[3])) if met else max(results, key=lambda r: (r[1], r[2]))
+        chosen.update(zip(sets, best[4]))
+    return chosen
+
+
 ABLATIONS = {
     "all features": (),
     "without the on-topic features": ("window_coverage", "miss_sentence_max", "miss_window_max",
                                       "miss_passage_max", "negation_unmatched", "number_missing", "novel_terms"),
     "without the rule features": ("year_other", "unit_missing", "unseen_common", "codes_held", "dense_blind"),
+    "without the dense sentence features": SENTENCE_FEATURES,
+    "without the dense features": DENSE_FEATURES + SENTENCE_FEATURES,
     "without swapped negatives in the fit": (),
 }
 """The ablation table's variants: features left out of the fit (``--ablate``)."""
 
 
-def ablate(fit_rows: list[dict], report: list[dict], l2: float, answered: float) -> list[tuple[str, dict]]:
+def ablate(fit_rows: list[dict], report: list[dict], l2: float, answered: float | dict[str, float],
+           base: tuple[str, ...] = FEATURES) -> list[tuple[str, dict]]:
     """Each ``ABLATIONS`` variant fitted on ``fit_rows`` and scored on the report rows (``figures``)."""
     table = []
     for label, dropped in ABLATIONS.items():
         rows = [r for r in fit_rows if r["source"] != "swapped"] if "swapped" in label else fit_rows
-        names = tuple(f for f in FEATURES if f not in dropped)
+        names = tuple(f for f in base if f not in dropped)
         models = {lang: fit_language([r for r in rows if r["language"] == lang], names, l2, answered)["model"]
                   for lang in ("en", "zh") if any(r["language"] == lang for r in rows)}
         table.append((label, figures(report, models)))
@@ -445,22 +548,44 @@ def main() -> None:
     ap.add_argument("--l2", type=float, default=0.001)
     ap.add_argument("--answered", type=float, default=0.88,
                     help="share of each fit set's positives answered at the operating point (default 0.88)")
+    ap.add_argument("--answered-set", action="append", default=[], metavar="SET=SHARE",
+                    help="the share answered for one fit set (its folder name), instead of --answered")
+    ap.add_argument("--drop", action="append", default=[], metavar="FEATURE",
+                    help="leave a feature out of the fit (repeatable)")
+    ap.add_argument("--cap", type=int, help="fit on the rows of a smaller --per-set (capped) too, in --holdout")
+    ap.add_argument("--choose-point", metavar="SHARES",
+                    help="comma-separated grid of shares: print the --answered-set shares choose_point picks on the "
+                         "--holdout part, and exit")
     ap.add_argument("--rows", help="write the collected rows here (JSON lines)")
-    ap.add_argument("--load", help="refit from rows written by --rows")
+    ap.add_argument("--load", action="append", default=[],
+                    help="refit from rows written by --rows (repeatable: the files' rows together)")
     ap.add_argument("--out", default=str(MODEL_FILE), help="the model file (default: the package's)")
-    ap.add_argument("--report-rows", help="collect the report splits' rows into this file (asked with "
-                                          "min_confidence 0), score the fitted model on them, and print the "
-                                          "ablation table; an existing file is read, not asked again")
+    ap.add_argument("--report-rows", action="append", default=[],
+                    help="collect the report splits' rows into this file (asked with min_confidence 0), score "
+                         "the fitted model on them, and print the ablation table; existing files are read, not "
+                         "asked again (repeatable: the files' rows together)")
+    ap.add_argument("--holdout", type=float, default=0.0,
+                    help="also fit on all but this share of the fit questions (by a digest of the question id) "
+                         "and print the held-out questions' figures at that fit's operating point (validation)")
     args = ap.parse_args()
     config = Config()
+    if args.hybrid:
+        record_sentence_cosines()
     if args.load:
-        rows = [json.loads(line) for line in Path(args.load).read_text(encoding="utf-8").splitlines() if line]
+        rows = [json.loads(line) for path in args.load
+                for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
     else:
         rows = collect(args, config)
         if args.rows:
             Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    key = config.embedder if args.hybrid else "bm25"
-    names = FEATURES
+    key = (config.embedding.model or DEFAULT_EMBEDDER) if args.hybrid else "bm25"
+    names = tuple(f for f in FEATURES if f not in set(args.drop))
+    if args.choose_point:
+        grid = tuple(float(x) for x in args.choose_point.split(","))
+        print(json.dumps(choose_point(rows, names, args.l2, args.holdout or 0.3, grid)))
+        return
+    if args.answered_set:
+        args.answered = {"": args.answered, **{k: float(v) for k, v in (a.split("=") for a in args.answered_set)}}
     languages = {}
     for language in ("en", "zh"):
         mine = [r for r in rows if r["language"] == language]
@@ -474,16 +599,22 @@ def main() -> None:
         "by": "benchmarks/fit_answerer.py", "date": _dt.date.today().isoformat(),
         "command": " ".join(["python", "benchmarks/fit_answerer.py", *sys.argv[1:]]),
         "rows": len(rows), "l2": args.l2, "answered": args.answered}
+    if args.holdout:
+        print(json.dumps({"validation": validate(rows, names, args.l2, args.answered, args.holdout, args.cap)},
+                         indent=1))
     if args.report_rows:
-        path = Path(args.report_rows)
-        if path.exists():
-            report = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-        else:
+        paths = [Path(p) for p in args.report_rows]
+        if all(path.exists() for path in paths):
+            report = [json.loads(line) for path in paths
+                      for line in path.read_text(encoding="utf-8").splitlines() if line]
+        elif len(paths) == 1:
             report = report_rows(args, config)
-            path.write_text("".join(json.dumps(r) + "\n" for r in report), encoding="utf-8")
+            paths[0].write_text("".join(json.dumps(r) + "\n" for r in report), encoding="utf-8")
+        else:
+            raise SystemExit("--report-rows: several files are read only when every one exists")
         data.setdefault("report", {})[key] = figures(report, data["models"][key])
         print("| variant | " + " | ".join(sorted({r["set"] for r in report})) + " |")
-        for label, figs in ablate(rows, report, args.l2, args.answered):
+        for label, figs in ablate(rows, report, args.l2, args.answered, names):
             print(f"| {label} | " + " | ".join(" / ".join(f"{k} {v:.0%}" for k, v in f.items())
                                                for _, f in sorted(figs.items())) + " |")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -78,3 +78,4 @@ def test_nothing_to_read_is_refused_before_anything_is_scored() -> None:
     assert decision == Decision(False, NOTHING_TO_READ, None, "refused: no passage matched the question")
     with pytest.raises(AttributeError):
         decision.answer = True  # type: ignore[misc]
+

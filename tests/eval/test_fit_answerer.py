@@ -101,3 +101,18 @@ def test_the_shipped_model_is_written_by_the_script_and_loads():
                "miss_passage_max": 1.0}
     assert answerability(held, "en") > answerability(missing, "en")
     assert set(against(missing, "en")) <= set(FEATURES)
+
+
+def test_validation_holds_out_whole_questions_and_a_cap_keeps_the_first_asked():
+    rows = [{"set": "s", "id": f"q{i}", "source": source, "label": int(source == "corpus")}
+            for i in range(1000) for source in ("corpus", "absent")]
+    rows += [{"set": "s", "id": f"q{i}-swap", "source": "swapped", "label": 0} for i in range(0, 1000, 7)]
+    held = {r["id"].removesuffix("-swap") for r in rows if fit.held_out(r, 0.3)}
+    assert 250 < len(held) < 350  # about the share asked
+    # a question's negatives (absent, swapped) go with it: nothing of a held-out question is fitted on
+    assert all(fit.held_out(r, 0.3) == (r["id"].removesuffix("-swap") in held) for r in rows)
+    kept = fit.capped(rows, 10)
+    assert {r["id"].removesuffix("-swap") for r in kept} == {f"q{i}" for i in range(10)}
+    assert {r["source"] for r in kept} == {"corpus", "absent", "swapped"}
+    assert fit.target(0.88, "s") == 0.88
+    assert fit.target({"": 0.88, "s": 0.8}, "s") == 0.8 and fit.target({"": 0.88, "s": 0.8}, "t") == 0.88

@@ -137,6 +137,102 @@ class _Fence:
         return range(self.start + 1, self.end - 1 if self.closed else self.end)
 
 
+class _Reader:
+    """The state of ``_units``' walk over a passage's lines, one method per kind of line: the units read so far
+    (``out``), the text lines of the sentence being read (``block``), the heading they sit under, the current
+    table's header (pipe tables outside a Markdown parse) and the list being read (``runs`` lists so far; the
+    current item's ``block_run``, ``step`` and ``number``; the items' ``indent``; ``in_list``: the list goes on
+    across blank lines until a heading, a paragraph or a table ends it). ``markdown``: emphasis markers are
+    stripped (other loaders' text holds none)."""
+
+    def __init__(self, markdown: bool) -> None:
+        self.out: list[_Unit] = []
+        self.markdown = markdown
+        self.header: list[str] | None = None
+        self.heading = ""
+        self.block: list[str] = []
+        self.block_run = -1
+        self.runs = 0
+        self.step = 0
+        self.number: int | None = None
+        self.indent = 0  # the indent of the list's items; a more indented item is a sub-item of the step above it
+        self.in_list = False
+
+    def flush(self) -> None:
+        """Turn the text lines read so far into units (``_flush``)."""
+        _flush(self.out, self.block, self.heading, self.block_run, self.step, self.number, self.markdown)
+
+    def _end_list(self) -> None:
+        self.flush()
+        self.in_list, self.block_run = False, -1
+
+    def code(self, lines: list[str], fence: _Fence) -> None:
+        """A fenced code block: one unit (``_add_code``); a block in a list is part of the step above it,
+        however it is indented."""
+        self.flush()
+        self.block_run = code_run = self.block_run if self.in_list else -1
+        _add_code(self.out, [lines[k] for k in fence.body], self.heading, code_run, self.step, self.number)
+
+    def parsed_row(self, row: Block) -> None:
+        """A Markdown table's row: its cells as the parser reads them (escaped and code-span pipes)."""
+        self._end_list()
+        if row.header:
+            self.out.append(_table_row(list(row.header), list(row.cells), self.heading))
+        self.header = None
+
+    def pipe_row(self, stripped: str) -> None:
+        """A line opening with ``|`` outside a Markdown parse: the table's header, its separator or a row."""
+        self._end_list()
+        cells = [c.strip() for c in stripped.strip("|").split("|")]
+        if _TABLE_SEP_RE.match(stripped):
+            return
+        if self.header is None:
+            self.header = cells
+            return
+        self.out.append(_table_row(self.header, cells, self.heading))
+
+    def text_line(self, line: str) -> None:
+        """Any other line: a heading, a blank line, a list item, a bold label's line or a line of text."""
+        stripped = line.strip()
+        self.header = None if stripped else self.header
+        if stripped.startswith("#"):
+            self._end_list()
+            self.heading = stripped.lstrip("#").strip()
+            return
+        if not stripped:
+            if not line.strip(" \t\r"):  # a blank line; a page break (form feed) ends no sentence
+                self.flush()
+            return
+        item = _LIST_ITEM_RE.match(line)
+        if item:
+            self.flush()
+            if not self.in_list:
+                self.runs += 1
+                self.in_list, self.step, self.indent = True, 0, len(item[1])
+                self.number = int(item[2]) if item[2] else None
+            elif len(item[1]) <= self.indent:  # (a more indented item belongs to the step above it)
+                self.step += 1
+                self.number = int(item[2]) if item[2] else None
+            self.block_run = self.runs - 1
+        elif _LABEL_LINE_RE.match(line) or (self.in_list and not self.block):
+            # a bold label opens a sentence; a paragraph after the list (a blank line before it) ends the list
+            self._end_list()
+        self.block.append(line)
+
+
+def _code_and_rows(p: Passage, lines: list[str], markdown: bool) -> tuple[dict[int, _Fence], dict[int, Block]]:
+    """A passage's fenced code blocks by their opening line, and a Markdown table's rows by line (header row
+    included): in a Markdown passage (``markdown``) holding a table or a fence, from the chunk's
+    ``Chunk.blocks`` (the one parse's; ``blocks.parse_blocks`` of its text when the chunk has none), elsewhere
+    the blocks of ``fences.fenced_blocks`` of ``lines`` and no rows."""
+    text = p.chunk.text
+    if markdown and ("|" in text or "```" in text or "~~~" in text):
+        parsed = p.chunk.blocks or parse_blocks(text)  # the chunker's, from its parse of the document
+        fenced = {b.lines[0]: _Fence.of(b) for b in parsed if b.kind == "code" and b.fence and not b.quoted}
+        return fenced, {b.lines[0]: b for b in parsed if b.kind == "table_row"}
+    return {b.start: _Fence(b.start, b.end, b.closed) for b in fenced_blocks(lines)}, {}
+
+
 def _units(p: Passage) -> list[_Unit]:
     """Sentences of a passage, in order. A table row becomes ``header: value; ...`` so it reads on its own; a
     markdown list item and a line that opens with a bold label (``**Standard limit:** 600 ...``) start a
@@ -150,88 +246,24 @@ def _units(p: Passage) -> list[_Unit]:
     is one unit marked ``code``, its lines kept as written: never cut into sentences at its periods, its ``#``
     comments no headings; inside a list it belongs to the step above it. A block the passage does not close runs
     to the passage's end."""
-    out: list[_Unit] = []
     markdown = p.chunk.format in MARKDOWN_FORMATS  # other loaders' text holds no emphasis markers
-    header: list[str] | None = None
-    heading = ""
-    block: list[str] = []
-    block_run = -1
-    runs = 0
-    step = 0
-    number: int | None = None
-    indent = 0  # the indent of the list's items; a more indented item is a sub-item of the step above it
-    in_list = False  # the list goes on across blank lines until a heading, a paragraph or a table ends it
-    code_run = -1
-
-    def flush() -> None:
-        _flush(out, block, heading, block_run, step, number, markdown)
-
-    text = p.chunk.text
-    lines = text.split("\n")
-    rows: dict[int, Block] = {}  # a Markdown table's rows by line, header row included (the one parse's)
-    if markdown and ("|" in text or "```" in text or "~~~" in text):
-        parsed = p.chunk.blocks or parse_blocks(text)  # the chunker's, from its parse of the document
-        fenced = {b.lines[0]: _Fence.of(b) for b in parsed if b.kind == "code" and b.fence and not b.quoted}
-        rows = {b.lines[0]: b for b in parsed if b.kind == "table_row"}
-    else:
-        fenced = {b.start: _Fence(b.start, b.end, b.closed) for b in fenced_blocks(lines)}
+    reader = _Reader(markdown)
+    lines = p.chunk.text.split("\n")
+    fenced, rows = _code_and_rows(p, lines, markdown)
     code_end = 0  # the end (a line number) of the code block just read
     for n, line in enumerate(lines):
         if n < code_end:
             continue
-        stripped = line.strip()
         if n in fenced:
-            flush()
-            # (a block in a list is part of the step above it, however it is indented)
-            block_run = code_run = block_run if in_list else -1
-            _add_code(out, [lines[k] for k in fenced[n].body], heading, code_run, step, number)
+            reader.code(lines, fenced[n])
             code_end = fenced[n].end
+        elif n in rows:
+            reader.parsed_row(rows[n])
+        elif n - 1 in rows and not rows[n - 1].header:  # the separator line under a header row
             continue
-        if n in rows:  # a Markdown table's row: its cells as the parser reads them (escaped and code-span pipes)
-            flush()
-            in_list, block_run = False, -1
-            if rows[n].header:
-                out.append(_table_row(list(rows[n].header), list(rows[n].cells), heading))
-            header = None
-            continue
-        if n - 1 in rows and not rows[n - 1].header:  # the separator line under a header row
-            continue
-        if stripped.startswith("|"):
-            flush()
-            in_list, block_run = False, -1
-            cells = [c.strip() for c in stripped.strip("|").split("|")]
-            if _TABLE_SEP_RE.match(stripped):
-                continue
-            if header is None:
-                header = cells
-                continue
-            out.append(_table_row(header, cells, heading))
-            continue
-        header = None if stripped else header
-        if stripped.startswith("#"):
-            flush()
-            in_list, block_run = False, -1
-            heading = stripped.lstrip("#").strip()
-            continue
-        if not stripped:
-            if not line.strip(" \t\r"):  # a blank line; a page break (form feed) ends no sentence
-                flush()
-            continue
-        item = _LIST_ITEM_RE.match(line)
-        if item:
-            flush()
-            if not in_list:
-                runs += 1
-                in_list, step, indent = True, 0, len(item[1])
-                number = int(item[2]) if item[2] else None
-            elif len(item[1]) <= indent:  # (a more indented item belongs to the step above it)
-                step += 1
-                number = int(item[2]) if item[2] else None
-            block_run = runs - 1
-        elif _LABEL_LINE_RE.match(line) or (in_list and not block):
-            # a bold label opens a sentence; a paragraph after the list (a blank line before it) ends the list
-            flush()
-            in_list, block_run = False, -1
-        block.append(line)
-    flush()
-    return out
+        elif line.strip().startswith("|"):
+            reader.pipe_row(line.strip())
+        else:
+            reader.text_line(line)
+    reader.flush()
+    return reader.out
