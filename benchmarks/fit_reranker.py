@@ -16,9 +16,9 @@ Fit queries are shuffled by ``random.Random(11)`` and cut to ``--per-set``. Each
 package's own ``candidate_features`` and labelled with its document's qrels grade (with ``--labels document`` a
 relevant document's pairs use its best-fused chunk only, ``best_chunk_rows``; BENCHMARKS.md gives its validation).
 The model, per store kind (``bm25`` without vectors, else the store's embedder, with the dense features):
-features standardised over the fit rows, then a linear scorer fitted pairwise (every (more relevant, less relevant) candidate pair of a query;
-logistic loss on the score difference, RankNet with a linear scorer, Burges et al. 2005; each query weighs 1,
-its pairs share it; L2 ``--l2``), by L-BFGS.
+features standardised over the fit rows, then a linear scorer fitted pairwise (every (more relevant, less
+relevant) candidate pair of a query; logistic loss on the score difference, RankNet with a linear scorer, Burges
+et al. 2005; each query weighs 1, its pairs share it; L2 ``--l2``), by L-BFGS.
 
 Report: every report query searched as ``openbook eval retrieval`` searches (the default config, two hops, 300
 chunks, a document scoring as its best chunk), once without a reranker and once with ``--rerank learned``;
