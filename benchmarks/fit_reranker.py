@@ -13,11 +13,12 @@ Splits, per BEIR folder (each searched on its own store, a copy of a prebuilt on
 
 Fit queries are shuffled by ``random.Random(11)`` and cut to ``--per-set``. Each fit query is searched one pass
 (``hops=1``, no reranker) for the top ``RERANK_DEPTH`` chunks; each candidate's ``FEATURES`` are computed by the
-package's own ``candidate_features`` and labelled with its document's qrels grade. The model, per store kind
-(``bm25`` without vectors, else the store's embedder, with the dense features): features standardised over the
-fit rows, then a linear scorer fitted pairwise (every (more relevant, less relevant) candidate pair of a query;
-logistic loss on the score difference, RankNet with a linear scorer, Burges et al. 2005; each query weighs 1,
-its pairs share it; L2 ``--l2``), by L-BFGS.
+package's own ``candidate_features`` and labelled with its document's qrels grade (with ``--labels document`` a
+relevant document's pairs use its best-fused chunk only, ``best_chunk_rows``; BENCHMARKS.md gives its validation).
+The model, per store kind (``bm25`` without vectors, else the store's embedder, with the dense features):
+features standardised over the fit rows, then a linear scorer fitted pairwise (every (more relevant, less
+relevant) candidate pair of a query; logistic loss on the score difference, RankNet with a linear scorer, Burges
+et al. 2005; each query weighs 1, its pairs share it; L2 ``--l2``), by L-BFGS.
 
 Report: every report query searched as ``openbook eval retrieval`` searches (the default config, two hops, 300
 chunks, a document scoring as its best chunk), once without a reranker and once with ``--rerank learned``;
@@ -28,7 +29,9 @@ on the fused candidates of the first ``TIMED`` queries) and of the whole search 
         --pair ../shared/datasets/hotpotqa_dev500 /tmp/rr/hotpotqa-bm25 ...   (BENCHMARKS.md has the full commands)
 
 Each run writes (replaces) the models of the store kinds its pairs have and keeps the others in the file.
-``--rows FILE`` keeps the collected fit rows (``.npz``), ``--load FILE`` refits from them.
+``--rows FILE`` keeps the collected fit rows (``.npz``, with the command that collected them); ``--load FILE``
+(repeatable: the files' sets are pooled) refits from them, and the model's ``written.commands`` lists every
+command of the sequence: those that collected the loaded rows, then this one.
 """
 
 from __future__ import annotations
@@ -104,13 +107,14 @@ def store_kind(engine: Engine) -> str:
 # ---------------------------------------------------------------------- rows
 
 def collect(engine: Engine, queries: dict[str, str], qrels: dict[str, dict[str, int]], per_set: int
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(features [rows, F], grades [rows], query index [rows])`` of the fit queries' candidates."""
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(features [rows, F], grades [rows], query index [rows], doc ids [rows])`` of the fit queries'
+    candidates."""
     ids = sorted(queries)
     random.Random(FIT_SEED).shuffle(ids)
     ids = ids[:per_set]
     retriever = engine.retriever
-    xs, ys, gs = [], [], []
+    xs, ys, gs, ds = [], [], [], []
     for n, qid in enumerate(ids):
         hits = engine.search_batch([queries[qid]], k=RERANK_DEPTH, rerank="", hops=1, load_chunks=True)[0]
         if not hits:
@@ -120,9 +124,10 @@ def collect(engine: Engine, queries: dict[str, str], qrels: dict[str, dict[str, 
         xs.append(x)
         ys.append(grades)
         gs.append(np.full(len(hits), n))
+        ds.append(np.array([h.doc_id for h in hits], dtype=str))
     if not xs:
-        return np.zeros((0, len(FEATURES))), np.zeros(0), np.zeros(0, dtype=np.int64)
-    return np.vstack(xs), np.concatenate(ys), np.concatenate(gs)
+        return np.zeros((0, len(FEATURES))), np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=str)
+    return np.vstack(xs), np.concatenate(ys), np.concatenate(gs), np.concatenate(ds)
 
 
 # ---------------------------------------------------------------------- the model
@@ -139,6 +144,20 @@ def pair_matrix(x: np.ndarray, y: np.ndarray, group: np.ndarray) -> tuple[np.nda
         diffs.append(x[rows[better]] - x[rows[worse]])
         weights.append(np.full(len(better), 1.0 / len(better)))
     return np.vstack(diffs), np.concatenate(weights)
+
+
+def best_chunk_rows(y: np.ndarray, group: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """Boolean mask ``[rows]`` keeping every candidate but the second and later chunks (rows are in fused order
+    within a query) of each relevant document: a document ranks as its best chunk, so the fit learns to put one
+    chunk of a relevant document above the others' chunks, not each of its chunks."""
+    keep = np.ones(len(y), dtype=bool)
+    seen: set[tuple[int, str]] = set()
+    for i in range(len(y)):
+        key = (int(group[i]), str(docs[i]))
+        if y[i] > 0 and key in seen:
+            keep[i] = False
+        seen.add(key)
+    return keep
 
 
 def fit_linear(x: np.ndarray, y: np.ndarray, group: np.ndarray, columns: list[int], l2: float
@@ -167,11 +186,15 @@ def fit_linear(x: np.ndarray, y: np.ndarray, group: np.ndarray, columns: list[in
     return mean_out, scale_out, weights
 
 
-def ndcg_at_10(scores: np.ndarray, y: np.ndarray, group: np.ndarray) -> float:
-    """Mean candidate-level nDCG@10 over the queries with a relevant candidate (the fit's own figure)."""
+def ndcg_at_10(scores: np.ndarray, y: np.ndarray, group: np.ndarray, docs: np.ndarray | None = None) -> float:
+    """Mean nDCG@10 over the queries with a relevant candidate: candidate-level, or with ``docs`` (each row's doc
+    id) document-level, each document ranked as its best-scored candidate (as ``eval retrieval`` ranks them)."""
     out = []
     for g in np.unique(group):
         rows = np.flatnonzero(group == g)
+        if docs is not None:  # one row per document: its best-scored candidate
+            _, first = np.unique(docs[rows[np.argsort(-scores[rows], kind="stable")]], return_index=True)
+            rows = rows[np.argsort(-scores[rows], kind="stable")][np.sort(first)]
         yy = y[rows]
         if yy.max() <= 0:
             continue
@@ -228,20 +251,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--l2", type=float, default=1e-3)
     ap.add_argument("--out", default=str(MODEL_FILE))
     ap.add_argument("--rows", default=None, help="save the collected fit rows here (.npz)")
-    ap.add_argument("--load", default=None, help="refit from saved rows instead of searching")
+    ap.add_argument("--load", action="append", default=[],
+                    help="refit from saved rows instead of searching (repeatable: the sets are pooled)")
+    ap.add_argument("--labels", choices=("chunk", "document"), default="chunk",
+                    help="chunk (default): every chunk of a relevant document is a relevant candidate; document: "
+                         "its best-fused chunk only (best_chunk_rows; needs rows with doc ids, else chunk)")
     ap.add_argument("--no-report", action="store_true", help="fit only")
     args = ap.parse_args(argv)
     config = Config()  # the defaults, as `openbook eval retrieval` without a config file
     config = replace(config, retrieval=replace(config.retrieval, rerank=""))
 
+    command = " ".join(["python", sys.argv[0] if argv is None else "benchmarks/fit_reranker.py",
+                        *(sys.argv[1:] if argv is None else argv)])
     per_kind: dict[str, list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]] = {}
+    commands: dict[str, list[str]] = {}  # kind -> the commands that collected its rows
+    docs: dict[tuple[str, str], np.ndarray] = {}  # (kind, set) -> each row's doc id, when the rows have them
     if args.load:
-        saved = np.load(args.load, allow_pickle=False)
-        for key in saved.files:
-            if key.endswith("__x"):
-                kind, name = key[: -3].split("__", 1)
-                per_kind.setdefault(kind, []).append((name, saved[key], saved[f"{kind}__{name}__y"],
-                                                      saved[f"{kind}__{name}__g"]))
+        for path in args.load:
+            saved = np.load(path, allow_pickle=False)
+            wrote = str(saved["command"]) if "command" in saved.files else f"(rows {path}: command not recorded)"
+            for key in saved.files:
+                if key.endswith("__x"):
+                    kind, name = key[: -3].split("__", 1)
+                    if any(s[0] == name for s in per_kind.get(kind, [])):
+                        raise SystemExit(f"{path}: set {name} ({kind}) is already in an earlier --load file")
+                    per_kind.setdefault(kind, []).append((name, saved[key], saved[f"{kind}__{name}__y"],
+                                                          saved[f"{kind}__{name}__g"]))
+                    if f"{kind}__{name}__d" in saved.files:
+                        docs[(kind, name)] = saved[f"{kind}__{name}__d"]
+                    if wrote not in commands.setdefault(kind, []):
+                        commands[kind].append(wrote)
     else:
         for dataset, store in args.pair:
             root = Path(dataset)
@@ -251,16 +290,18 @@ def main(argv: list[str] | None = None) -> int:
             with Engine.open(store, config) as engine:
                 kind = store_kind(engine)
                 t0 = time.perf_counter()
-                x, y, g = collect(engine, fit_q, fit_rel, args.per_set)
+                x, y, g, d = collect(engine, fit_q, fit_rel, args.per_set)
                 print(f"{root.name} ({kind}): {len(np.unique(g))} fit queries, {len(y)} candidates, "
                       f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
             per_kind.setdefault(kind, []).append((root.name, x, y, g))
+            docs[(kind, root.name)] = d
         if args.rows:
             arrays = {}
             for kind, sets in per_kind.items():
                 for name, x, y, g in sets:
-                    arrays.update({f"{kind}__{name}__x": x, f"{kind}__{name}__y": y, f"{kind}__{name}__g": g})
-            np.savez_compressed(args.rows, **arrays)
+                    arrays.update({f"{kind}__{name}__x": x, f"{kind}__{name}__y": y, f"{kind}__{name}__g": g,
+                                   f"{kind}__{name}__d": docs[(kind, name)]})
+            np.savez_compressed(args.rows, command=np.array(command), **arrays)
 
     out_path = Path(args.out)
     data = json.loads(out_path.read_text(encoding="utf-8")) if out_path.is_file() else {}
@@ -276,7 +317,11 @@ def main(argv: list[str] | None = None) -> int:
         offsets = np.cumsum([0] + [int(s[3].max()) + 1 if len(s[3]) else 0 for s in sets])
         g = np.concatenate([s[3] + off for s, off in zip(sets, offsets)])
         columns = [i for i, f in enumerate(FEATURES) if kind != "bm25" or f not in DENSE_FEATURES]
-        mean, scale, weights = fit_linear(x, y, g, columns, args.l2)
+        labels = "document" if args.labels == "document" and all((kind, s[0]) in docs for s in sets) else "chunk"
+        keep = np.ones(len(y), dtype=bool)
+        if labels == "document":
+            keep = best_chunk_rows(y, g, np.concatenate([docs[(kind, s[0])] for s in sets]))
+        mean, scale, weights = fit_linear(x[keep], y[keep], g[keep], columns, args.l2)
         data["models"][kind] = {key: {f: round(float(v), 6) for f, v in zip(FEATURES, arr)}
                                 for key, arr in (("mean", mean), ("scale", scale), ("weights", weights))}
         fit_figures = {}
@@ -286,12 +331,20 @@ def main(argv: list[str] | None = None) -> int:
                                  "ndcg@10_fused": round(ndcg_at_10(-xs[:, FEATURES.index("fused_log_rank")],
                                                                    ys, gs), 4),
                                  "ndcg@10_learned": round(ndcg_at_10(scored, ys, gs), 4)}
+            if (kind, name) in docs:
+                ds = docs[(kind, name)]
+                fit_figures[name].update({
+                    "doc_ndcg@10_fused": round(ndcg_at_10(-xs[:, FEATURES.index("fused_log_rank")], ys, gs, ds), 4),
+                    "doc_ndcg@10_learned": round(ndcg_at_10(scored, ys, gs, ds), 4)})
         data["fit"][kind] = fit_figures
         data["written"][kind] = {"by": "benchmarks/fit_reranker.py", "date": _dt.date.today().isoformat(),
-                                 "command": "python " + " ".join(sys.argv), "l2": args.l2,
+                                 "command": command, "commands": commands.get(kind, []) + [command],
+                                 "l2": args.l2,
                                  "per_set": args.per_set, "pairs": "RankNet-linear, each query weighs 1",
-                                 "fit_note": "candidate-level nDCG@10 of the fit queries' one-pass top "
-                                             f"{RERANK_DEPTH} (fused order vs learned order)"}
+                                 "labels": labels,
+                                 "fit_note": "nDCG@10 of the fit queries' one-pass top "
+                                             f"{RERANK_DEPTH} (fused order vs learned order), candidate-level "
+                                             "and (doc_, when the rows have doc ids) document-level"}
         print(json.dumps({kind: fit_figures}, indent=1), file=sys.stderr)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
