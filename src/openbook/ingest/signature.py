@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
+import stat
 from importlib import metadata
 from pathlib import Path
 
@@ -55,9 +57,11 @@ def code_fingerprint() -> str:
 
 def file_digest(path: Path, settings: str) -> str | None:
     """SHA-256 (hex) of ``path``'s size and bytes, ``settings`` and ``code_fingerprint()``; None when the file
-    cannot be read (the parse then reports why)."""
+    cannot be read or is not a regular file (never opened: a FIFO would block; the parse then reports why)."""
     h = hashlib.sha256()
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # a pipe, socket or device: opening it may block, and the loader refuses it
         with open(path, "rb") as fh:
             size = 0
             while block := fh.read(_BLOCK):
