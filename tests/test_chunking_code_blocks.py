@@ -229,6 +229,7 @@ def test_a_store_chunked_before_re_chunks_only_its_documents_with_code(tmp_path,
     assert chunker_revision(doc("x\n```\ny\n```")) == "code-parts-2"
     assert chunker_revision(doc("x ``` y")) == ""  # inline code: no block
     monkeypatch.setattr(pipeline, "chunker_revision", lambda doc: "")
+    monkeypatch.setattr(pipeline, "file_digest", lambda path, settings: None)  # such a store has no file parts
     e = bm25_engine(tmp_path, {"sync.md": SYNC, "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"})
     try:
         monkeypatch.undo()
