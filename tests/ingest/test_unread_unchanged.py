@@ -87,11 +87,17 @@ def test_unchanged_files_are_not_parsed_again(tmp_path, counted, backend, reques
         assert counted == ["trash.txt"] and back.added == ["trash.txt"]
 
 
-def test_other_settings_read_every_file_again(tmp_path, counted):
+def _ingested(tmp_path):
+    """The corpus in ``tmp_path/docs``, ingested once into a new store ``tmp_path/store``: (docs, store)."""
     docs = _corpus(tmp_path / "docs")
     store = tmp_path / "store"
     with Engine.open(store, _config(), create=True) as engine:
         engine.ingest([docs])
+    return docs, store
+
+
+def test_other_settings_read_every_file_again(tmp_path, counted):
+    docs, store = _ingested(tmp_path)
     counted.clear()
     cfg = _config(**{"chunking.target_words": 60})
     with Engine.open(store, cfg) as engine:
@@ -100,10 +106,8 @@ def test_other_settings_read_every_file_again(tmp_path, counted):
 
 
 def test_a_copy_of_the_folder_elsewhere_is_read(tmp_path, counted):
-    docs = _corpus(tmp_path / "docs")
-    store = tmp_path / "store"
-    with Engine.open(store, _config(), create=True) as engine:
-        engine.ingest([docs])
+    docs, store = _ingested(tmp_path)
+    with Engine.open(store, _config()) as engine:
         counted.clear()
         shutil.copytree(docs, tmp_path / "other")
         report = engine.ingest([tmp_path / "other"])
