@@ -521,7 +521,8 @@ def _miner_columns(path: Path, pages: list[int], progress: Callable[[int], None]
     text boxes of prose side by side, each of at least ``_MIN_COLUMN_LINES`` lines (``_is_prose``): a page of
     columns, whatever order its content stream draws them in. Boxes above the columns (a title, a running head)
     come first and boxes below them (a page number) last, top to bottom, so that page furniture stays at the
-    page's edges; the others are read in pdfminer's order; a blank line between boxes. A page pdfminer cannot read is left out; ``progress(i)`` is called after page ``i``."""
+    page's edges; the others are read in pdfminer's order; a blank line between boxes. A page pdfminer cannot
+    read is left out; ``progress(i)`` is called after page ``i``."""
     if not pages:
         return {}
     from pdfminer.high_level import extract_pages

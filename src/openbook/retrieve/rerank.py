@@ -34,7 +34,6 @@ from ..types import Hit
 from .fusion import RRF_K, rrf
 
 
-
 @runtime_checkable
 class Reranker(Protocol):
     """Re-orders a candidate list; ``name`` is its registry name."""
