@@ -5,8 +5,8 @@ How the main content is found:
 1. The page is parsed with lxml; permalink marks (Sphinx's ``¶`` after a heading: ``drop_permalinks``),
    ``<script>`` (JSON-LD included), ``<style>``, ``<noscript>``, ``<template>``, ``<svg>``, ``<iframe>``, forms
    and their controls, ``<nav>``, ``<aside>``, page-level ``<header>`` / ``<footer>``, ARIA landmarks for
-   navigation/banner/footer/sidebar/dialogs, hidden elements, and elements whose ``class``/``id`` names a
-   cookie or consent banner, breadcrumbs, share bar or sidebar are removed (``clean_tree``).
+   navigation/banner/footer/sidebar/dialogs and hidden elements are removed (``clean_tree``); class and id
+   names are left to the two libraries, which weigh them by their own lists.
 2. Two libraries extract the main content of the cleaned page: readability-lxml (the ``html`` extra; a port of
    the Readability algorithm) and trafilatura (its default settings, tables included). readability-lxml's
    extraction is kept unless it holds less than ``MIN_SHARE`` of trafilatura's words, then trafilatura's
@@ -51,12 +51,6 @@ _DROP_TAGS = (
 )
 _DROP_ROLES = {"navigation", "banner", "contentinfo", "complementary", "dialog", "alertdialog", "search", "menu",
                "menubar", "toolbar"}
-_BOILERPLATE_NAME = re.compile(
-    r"(?:^|[\s_-])(?:cookie|cookies|consent|gdpr|breadcrumbs?|share|sharing|social|sidebar|skip-link|"
-    r"newsletter|subscribe|advert|ads|promo|popup|modal|banner|intranet-bar|page-footer|site-footer|"
-    r"site-header|status-header|related|comments?)(?:$|[\s_-])",
-    re.IGNORECASE,
-)
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _BLOCKS = {
     "p", "div", "section", "article", "main", "header", "footer", "blockquote", "figure", "figcaption", "address",
@@ -68,10 +62,6 @@ _BLOCKS = {
 
 
 # --------------------------------------------------------------------------------------------------- cleaning
-
-
-def _classes(el: etree._Element) -> str:
-    return f"{el.get('class', '')} {el.get('id', '')}"
 
 
 def _is_hidden(el: etree._Element) -> bool:
@@ -135,12 +125,6 @@ def clean_tree(root: etree._Element) -> None:
         if tag in _DROP_TAGS or el.get("role", "").lower() in _DROP_ROLES or _is_hidden(el):
             doomed.append(el)
         elif tag in ("header", "footer") and not _inside(el, {"article", "main", "section"}):
-            doomed.append(el)
-        elif (
-            tag not in ("html", "body", "main", "article")
-            and _BOILERPLATE_NAME.search(_classes(el))
-            and not el.xpath(".//main | .//article | .//h1 | .//*[@role='main']")  # a layout wrapper
-        ):
             doomed.append(el)
     for el in doomed:
         _drop(el)
@@ -482,8 +466,8 @@ def _readability_blocks(cleaned: etree._Element) -> list[str]:
 
 def _trafilatura_blocks(cleaned: etree._Element, favor_recall: bool = False) -> list[str]:
     """trafilatura's main content of a page (its default settings, tables included; ``favor_recall``: its
-    setting of that name), rendered; ``<pre>`` blocks it re-flowed get their lines back. [] when it finds
-    none."""
+    setting of that name), rendered; ``<pre>`` blocks it re-flowed get their lines back, and ordered-list items
+    the page's numbers (``_restore_numbers``). [] when it finds none."""
     import copy
 
     import trafilatura
@@ -504,7 +488,36 @@ def _trafilatura_blocks(cleaned: etree._Element, favor_recall: bool = False) -> 
     blocks = render_blocks(main if main is not None else tree)
     if verbatim:
         blocks = [_restore_pre(block, verbatim) for block in blocks]
-    return blocks
+    numbers = _page_numbers(cleaned)
+    return [_restore_numbers(block, numbers) for block in blocks] if numbers else blocks
+
+
+_NUMBERED = re.compile(r"^(\s*)\d+\. (.*)$")
+
+
+def _page_numbers(cleaned: etree._Element) -> dict[str, str]:
+    """{item text: its ``"N. text"`` line} for the ordered-list items of a page, numbered as ``_list_items``
+    numbers them; a text that two items with different numbers share is left out."""
+    numbers: dict[str, str] = {}
+    clashes = set()
+    for ol in cleaned.iter("ol"):
+        for line in _list_items(ol):
+            m = _NUMBERED.match(line)
+            if m:
+                if numbers.setdefault(m[2], line.strip()) != line.strip():
+                    clashes.add(m[2])
+    return {text: line for text, line in numbers.items() if text not in clashes}
+
+
+def _restore_numbers(block: str, numbers: dict[str, str]) -> str:
+    """A rendered block with each ``"N. text"`` line numbered as the page numbers that item (``_page_numbers``):
+    trafilatura's XML drops ``<ol start>``, ``<li value>`` and ``reversed``, so its items count from 1."""
+    lines = block.split("\n")
+    for i, line in enumerate(lines):
+        m = _NUMBERED.match(line)
+        if m and m[2] in numbers:
+            lines[i] = m[1] + numbers[m[2]]
+    return "\n".join(lines)
 
 
 def _restore_pre(block: str, verbatim: dict[str, str]) -> str:
