@@ -9,7 +9,8 @@ intersection.
 ``--split`` adds the macro figures on the two halves of the pages (``split``): the tuning half, on which
 settings are chosen, and the held-out half, on which they are reported. ``--choose`` sweeps ``min_share``
 (``choose_extraction``) of ``auto`` and ``auto-core`` (``PAIRS``) over 0, 0.05, ..., 1 and prints each value's
-macro F1 on both halves and the value chosen on the tuning half: the middle of those that give it its best F1.
+macro F1 on both halves and the value chosen on the tuning half: the middle of those that give it its best F1;
+then the leave-one-out figures (each page scored with the value chosen on the other pages).
 """
 
 from __future__ import annotations
@@ -92,22 +93,42 @@ PAIRS = {"auto": ("readability", "trafilatura"), "auto-core": ("trafilatura-reca
 """The (first, check) extractions that ``choose_extraction`` picks between, per strategy."""
 
 
+def _pair_texts(strategy: str, names: list[str]) -> dict[str, tuple[str, str]]:
+    first, check = PAIRS[strategy]
+    return {n: (extracted(n, first), extracted(n, check)) for n in names}
+
+
+def _pair_f1(texts: dict[str, tuple[str, str]], share: float, names: list[str]) -> float:
+    return _mean([prf(html_loader.choose_extraction([texts[n][0]], [texts[n][1]], share)[0], n)
+                  for n in names])[2]
+
+
+def _middle_of_best(texts: dict[str, tuple[str, str]], names: list[str]) -> float:
+    f1 = {share: round(_pair_f1(texts, share, names), 6) for share in GRID}
+    top = [share for share in GRID if f1[share] == max(f1.values())]
+    return top[len(top) // 2]
+
+
 def choose_min_share(strategy: str = "auto", names: list[str] | None = None,
                      ) -> tuple[float, dict[float, tuple[float, float]]]:
     """``min_share`` for ``strategy``'s pair (``PAIRS``) chosen on the tuning half: the middle of the grid values
     with the best macro F1 there; also {value: (tuning-half F1, held-out F1)}."""
     tune, held = split(names)
-    first, check = PAIRS[strategy]
-    texts = {n: (extracted(n, first), extracted(n, check)) for n in tune + held}
+    texts = _pair_texts(strategy, tune + held)
+    sweep = {share: (_pair_f1(texts, share, tune), _pair_f1(texts, share, held)) for share in GRID}
+    return _middle_of_best(texts, tune), sweep
 
-    def f1(share: float, half: list[str]) -> float:
-        return _mean([prf(html_loader.choose_extraction([texts[n][0]], [texts[n][1]], share)[0], n)
-                      for n in half])[2]
 
-    sweep = {share: (f1(share, tune), f1(share, held)) for share in GRID}
-    best = max(round(f, 6) for f, _ in sweep.values())
-    top = [share for share in GRID if round(sweep[share][0], 6) == best]
-    return top[len(top) // 2], sweep
+def leave_one_out(strategy: str = "auto", names: list[str] | None = None) -> tuple[float, float, float]:
+    """Macro (P, R, F1) of ``strategy``'s pair where each page's ``min_share`` is chosen (as
+    ``choose_min_share`` does) on all the other pages."""
+    names = sorted(names or sample_names())
+    texts = _pair_texts(strategy, names)
+    rows = []
+    for i, name in enumerate(names):
+        share = _middle_of_best(texts, names[:i] + names[i + 1:])
+        rows.append(prf(html_loader.choose_extraction([texts[name][0]], [texts[name][1]], share)[0], name))
+    return _mean(rows)
 
 
 if __name__ == "__main__":
@@ -132,3 +153,5 @@ if __name__ == "__main__":
                 print(f"  min_share={share:.2f} tuning F1={f_tune:.3f} held-out F1={f_held:.3f}")
             print(f"{strategy}: min_share chosen on the tuning half: {chosen:.2f} "
                   f"(the loader's MIN_SHARE: {html_loader.MIN_SHARE})")
+            p, r, f = leave_one_out(strategy)
+            print(f"{strategy}: leave-one-out (min_share chosen on the other pages) P={p:.3f} R={r:.3f} F1={f:.3f}")

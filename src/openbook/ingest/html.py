@@ -419,8 +419,8 @@ MIN_SHARE = 0.85
 
 Chosen on the tuning half of ``shared/samples/html`` (the pages at even positions of the sorted names) for
 readability-lxml checked by trafilatura: the middle of the values (0.70 to 0.95) that give that half its best
-macro F1 (trafilatura with ``favor_recall`` checked by trafilatura scores the same for every value from 0.05 to
-0.95); run ``PYTHONPATH=src python3 tests/ingest/ingest_html_quality.py --choose``."""
+macro F1 (trafilatura with ``favor_recall`` checked by trafilatura scores the same, to three decimals, for every
+value from 0.05 to 1); run ``PYTHONPATH=src python3 tests/ingest/ingest_html_quality.py --choose``."""
 
 STRATEGIES = ("auto", "auto-core", "readability", "trafilatura", "trafilatura-recall")
 """The values of ``extract_main_text``'s ``strategy``."""
