@@ -210,3 +210,14 @@ def test_headings_of_a_page_trafilatura_trims_are_not_put_back(tmp_path):
     doc = load_file(path, "story.html")[0]
     assert "Paragraph 11 of the story" in doc.text
     assert "sister sites" not in doc.text
+
+
+def test_ordered_lists_from_trafilatura_keep_the_pages_numbers():
+    # trafilatura's XML of a list in <main> drops <ol start> and reversed: its items would count from 1
+    prose = "Rotating a key replaces it without downtime."
+    page = (f"<html><body><main><p>{prose}</p><ol start='3'><li>Open the console settings page.</li>"
+            f"<li>Click the rotate button now.</li></ol><p>{prose}</p><ol reversed><li>Three to go</li>"
+            f"<li>Two to go</li><li>One to go</li></ol><p>{prose}</p></main></body></html>")
+    text = extract_main_text(parse_html(page), "trafilatura")
+    assert "3. Open the console settings page.\n4. Click the rotate button now." in text
+    assert "3. Three to go\n2. Two to go\n1. One to go" in text

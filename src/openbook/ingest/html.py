@@ -511,7 +511,8 @@ def _page_numbers(cleaned: etree._Element) -> dict[str, str]:
 
 def _restore_numbers(block: str, numbers: dict[str, str]) -> str:
     """A rendered block with each ``"N. text"`` line numbered as the page numbers that item (``_page_numbers``):
-    trafilatura's XML drops ``<ol start>``, ``<li value>`` and ``reversed``, so its items count from 1."""
+    trafilatura's XML can drop ``<ol start>``, ``<li value>`` and ``reversed`` (for a list in ``<main>``, it
+    does), and its items then count from 1."""
     lines = block.split("\n")
     for i, line in enumerate(lines):
         m = _NUMBERED.match(line)
