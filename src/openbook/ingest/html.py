@@ -5,15 +5,13 @@ How the main content is found:
 1. The page is parsed with lxml; permalink marks (Sphinx's ``¶`` after a heading: ``drop_permalinks``),
    ``<script>`` (JSON-LD included), ``<style>``, ``<noscript>``, ``<template>``, ``<svg>``, ``<iframe>``, forms
    and their controls, ``<nav>``, ``<aside>``, page-level ``<header>`` / ``<footer>``, ARIA landmarks for
-   navigation/banner/footer/sidebar/dialogs, hidden elements, and elements whose ``class``/``id`` names a
-   cookie or consent banner, breadcrumbs, share bar or sidebar are removed.
-2. If the page has a ``<main>`` / ``[role=main]`` with at least ``_MIN_MAIN_CHARS`` characters of text, or
-   else an ``<article>`` with at least ``_MIN_ARTICLE_CHARS`` (the largest one when there are several), that
-   element is rendered, tables and short paragraphs included (an error-code table must survive); see
-   ``extract_main_text`` for how trafilatura is used as a second opinion on what in it is boilerplate.
-3. Otherwise trafilatura picks the main content of the cleaned page and its XML is rendered the same way; where it
-   kept all of the page's text but lost every heading (its short-page fallback), the page's own blocks are used
-   so that the headings reach the chunker as sections (``_with_headings``).
+   navigation/banner/footer/sidebar/dialogs and hidden elements are removed (``clean_tree``); class and id
+   names are left to the two libraries, which weigh them by their own lists.
+2. Two libraries extract the main content of the cleaned page: readability-lxml (the ``html`` extra; a port of
+   the Readability algorithm) and trafilatura (its default settings, tables included). readability-lxml's
+   extraction is kept unless it holds less than ``MIN_SHARE`` of trafilatura's words, then trafilatura's
+   (``choose_extraction``); without the ``html`` extra, trafilatura's with ``favor_recall`` takes
+   readability-lxml's place. Both are rendered as below.
 
 Rendering: ``h1``..``h6`` -> ``#`` lines, paragraphs separated by blank lines, list items as ``- `` lines
 (``<ol>`` items as ``1. `` lines numbered as a browser numbers them: ``start``, ``value``, ``reversed``; a
@@ -21,23 +19,12 @@ nested list indented two spaces per level),
 data tables as pipe tables (first row is the header row, then a ``| --- |`` separator), ``<pre>`` as a fenced
 code block, its lines kept verbatim and a ``language-xxx`` class as its info string (also where trafilatura
 re-flowed it onto one line or dropped the class: ``fenced_code``; trafilatura's own Markdown output fences only
-``<pre><code>``, without the language, and escapes a bare ``<pre>``'s text as prose).
+``<pre><code>``, without the language, and escapes a bare ``<pre>``'s text as prose), definition lists as
+``- term: definition`` lines.
 
-Quality: token overlap with Mozilla Readability's expected main content over the 29 pages of
-``shared/samples/html`` (bag of lower-cased words, CJK characters one token each; macro averages; run
-``PYTHONPATH=src python3 tests/ingest/ingest_html_quality.py``, run 2026-12-02):
-
-    ============================  =========  ======  =====
-    strategy                      precision  recall  F1
-    ============================  =========  ======  =====
-    auto (this module's default)  0.943      0.960   0.939
-    main/article element only     0.839      0.999   0.897
-    trafilatura only              0.967      0.924   0.936
-    ============================  =========  ======  =====
-
-``auto`` gives up a little precision against trafilatura alone for recall: trafilatura drops whole articles on
-two pages (nytimes-5 recall 0.03, which ``auto`` recovers from its ``<article>``; mathjax 0.37, a page
-without main/article that ``auto`` does not recover) and is not trusted alone with short or tabular content.
+Quality: token precision / recall / F1 against Mozilla Readability's expected main content of the pages of
+``shared/samples/html``, on all of them and on a held-out half: BENCHMARKS.md, "Ingest: HTML main content"
+(``tests/ingest/ingest_html_quality.py``).
 """
 
 from __future__ import annotations
@@ -51,30 +38,19 @@ from typing import Iterable
 from lxml import etree
 from lxml import html as lxml_html
 
+from .._extras import require
 from ..errors import IngestError
 from ..fences import fenced_blocks
 from ..types import Document
 from ._common import decode_text, fence_code, heading_title, iso_date, normalise_metadata, tidy
 from .frontmatter import canonical_key, split_front_matter
 
-_MIN_MAIN_CHARS = 20
-_MIN_ARTICLE_CHARS = 200
-_CLEAN_MAIN = 0.9
-_TRAF_FAILED = 0.3
-_BLOCK_COVERAGE = 0.5
-_LANDMARK_MISSED = 2.0
 _DROP_TAGS = (
     "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "form", "button",
     "select", "input", "textarea", "label", "nav", "aside", "dialog", "link", "meta", "head",
 )
 _DROP_ROLES = {"navigation", "banner", "contentinfo", "complementary", "dialog", "alertdialog", "search", "menu",
                "menubar", "toolbar"}
-_BOILERPLATE_NAME = re.compile(
-    r"(?:^|[\s_-])(?:cookie|cookies|consent|gdpr|breadcrumbs?|share|sharing|social|sidebar|skip-link|"
-    r"newsletter|subscribe|advert|ads|promo|popup|modal|banner|intranet-bar|page-footer|site-footer|"
-    r"site-header|status-header|related|comments?)(?:$|[\s_-])",
-    re.IGNORECASE,
-)
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _BLOCKS = {
     "p", "div", "section", "article", "main", "header", "footer", "blockquote", "figure", "figcaption", "address",
@@ -83,14 +59,9 @@ _BLOCKS = {
     # trafilatura's XML vocabulary
     "doc", "head", "list", "item", "row", "cell", "quote", "code", "graphic",
 }
-_WS = re.compile(r"\s+")
 
 
 # --------------------------------------------------------------------------------------------------- cleaning
-
-
-def _classes(el: etree._Element) -> str:
-    return f"{el.get('class', '')} {el.get('id', '')}"
 
 
 def _is_hidden(el: etree._Element) -> bool:
@@ -154,12 +125,6 @@ def clean_tree(root: etree._Element) -> None:
         if tag in _DROP_TAGS or el.get("role", "").lower() in _DROP_ROLES or _is_hidden(el):
             doomed.append(el)
         elif tag in ("header", "footer") and not _inside(el, {"article", "main", "section"}):
-            doomed.append(el)
-        elif (
-            tag not in ("html", "body", "main", "article")
-            and _BOILERPLATE_NAME.search(_classes(el))
-            and not el.xpath(".//main | .//article | .//h1 | .//*[@role='main']")  # a layout wrapper
-        ):
             doomed.append(el)
     for el in doomed:
         _drop(el)
@@ -310,8 +275,13 @@ def _list_items(lst: etree._Element, depth: int = 0) -> list[str]:
     return out
 
 
+def _is_definition_list(el: etree._Element, tag: str) -> bool:
+    """``<dl>``, or trafilatura's ``<list rend="dl">`` (its items ``rend="dt-N"`` / ``rend="dd-N"``)."""
+    return tag == "dl" or (tag == "list" and (el.get("rend") or "").lower() == "dl")
+
+
 def _definition_items(dl: etree._Element) -> list[str]:
-    """One ``- term: definition`` line per ``<dt>`` with its ``<dd>`` elements."""
+    """One ``- term: definition`` line per ``<dt>`` with its ``<dd>`` elements (trafilatura's items alike)."""
     out: list[str] = []
     for item in dl:
         if not isinstance(item.tag, str):
@@ -319,7 +289,8 @@ def _definition_items(dl: etree._Element) -> list[str]:
         text = " ".join(_inline(item).split())
         if not text:
             continue
-        if item.tag.lower() == "dd" and out and out[-1].startswith("- "):
+        is_dd = item.tag.lower() == "dd" or (item.get("rend") or "").lower().startswith("dd")
+        if is_dd and out and out[-1].startswith("- "):
             sep = " " if out[-1].endswith(":") else ": "
             out[-1] = out[-1] + sep + text
         else:
@@ -393,7 +364,7 @@ def render_blocks(el: etree._Element) -> list[str]:
                     blocks.append("#" * level + " " + text)
             elif tag in ("br", "lb"):
                 buffer.append("\n")
-            elif tag == "dl":
+            elif _is_definition_list(child, tag):
                 flush()
                 items = _definition_items(child)
                 if items:
@@ -442,24 +413,63 @@ def blocks_to_text(blocks: Iterable[str]) -> str:
 
 # ------------------------------------------------------------------------------------------- main content
 
+MIN_SHARE = 0.85
+"""Share of the checking extraction's tokens that the first extraction must hold to be kept
+(``choose_extraction``).
 
-def _text_len(el: etree._Element) -> int:
-    return len(_WS.sub("", "".join(el.itertext())))
+Chosen on the tuning half of ``shared/samples/html`` (the pages at even positions of the sorted names) for
+readability-lxml checked by trafilatura: the middle of the values (0.70 to 0.95) that give that half its best
+macro F1 (trafilatura with ``favor_recall`` checked by trafilatura scores the same, to three decimals, for every
+value from 0.05 to 1); run ``PYTHONPATH=src python3 tests/ingest/ingest_html_quality.py --choose``."""
+
+STRATEGIES = ("auto", "auto-core", "readability", "trafilatura", "trafilatura-recall")
+"""The values of ``extract_main_text``'s ``strategy``."""
+
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+")
 
 
-def find_main(root: etree._Element) -> etree._Element | None:
-    """The ``<main>`` / ``[role=main]`` / ``<article>`` element to keep, or None when the page has no usable one."""
-    for query, min_chars in (("//main | //*[@role='main']", _MIN_MAIN_CHARS), ("//article", _MIN_ARTICLE_CHARS)):
-        candidates = [el for el in root.xpath(query) if _text_len(el) >= min_chars]
-        if candidates:
-            # outermost candidates only, then the largest
-            outer = [c for c in candidates if not any(a in candidates for a in c.iterancestors())]
-            return max(outer, key=_text_len)
-    return None
+def _tokens(text: str) -> Counter[str]:
+    """Bag of lower-cased word tokens; each CJK character is one token."""
+    return Counter(t.lower() for t in _TOKEN.findall(text))
 
 
-def _trafilatura_blocks(cleaned: etree._Element) -> list[str]:
-    """trafilatura's main content of a page, rendered; ``<pre>`` blocks it re-flowed get their lines back."""
+def _readability_installed() -> bool:
+    """Whether readability-lxml (the ``html`` extra) can be imported (another package named ``readability``
+    does not count)."""
+    try:
+        from readability import Document  # noqa: F401
+        from readability.readability import Unparseable  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _readability_blocks(cleaned: etree._Element) -> list[str]:
+    """readability-lxml's main content of a page (``Document.summary``), rendered; [] when it finds none.
+
+    Raises:
+        MissingExtraError: readability-lxml (the ``html`` extra) is not installed.
+    """
+    import copy
+
+    readability = require("readability.readability", "html", "The readability HTML strategy")
+    try:
+        summary = readability.Document(copy.deepcopy(cleaned)).summary()
+    except readability.Unparseable:
+        return []
+    if not summary.strip():
+        return []
+    tree = lxml_html.document_fromstring(summary)
+    body = tree.find(".//body")
+    return render_blocks(body if body is not None else tree)
+
+
+def _trafilatura_blocks(cleaned: etree._Element, favor_recall: bool = False) -> list[str]:
+    """trafilatura's main content of a page (its default settings, tables included; ``favor_recall``: its
+    setting of that name), rendered; ``<pre>`` blocks it re-flowed get their lines back, and ordered-list items
+    the page's numbers (``_restore_numbers``). [] when it finds none."""
+    import copy
+
     import trafilatura
 
     verbatim = {}
@@ -468,8 +478,8 @@ def _trafilatura_blocks(cleaned: etree._Element) -> list[str]:
         if fenced:
             verbatim[" ".join(_unfenced(fenced).split())] = fenced
     xml = trafilatura.extract(
-        cleaned, output_format="xml", include_tables=True, include_comments=False, include_images=False,
-        include_links=False, favor_recall=True, with_metadata=False,
+        copy.deepcopy(cleaned), output_format="xml", include_tables=True, include_comments=False,
+        include_images=False, include_links=False, with_metadata=False, favor_recall=favor_recall,
     )
     if not xml:
         return []
@@ -478,7 +488,37 @@ def _trafilatura_blocks(cleaned: etree._Element) -> list[str]:
     blocks = render_blocks(main if main is not None else tree)
     if verbatim:
         blocks = [_restore_pre(block, verbatim) for block in blocks]
-    return blocks
+    numbers = _page_numbers(cleaned)
+    return [_restore_numbers(block, numbers) for block in blocks] if numbers else blocks
+
+
+_NUMBERED = re.compile(r"^(\s*)\d+\. (.*)$")
+
+
+def _page_numbers(cleaned: etree._Element) -> dict[str, str]:
+    """{item text: its ``"N. text"`` line} for the ordered-list items of a page, numbered as ``_list_items``
+    numbers them; a text that two items with different numbers share is left out."""
+    numbers: dict[str, str] = {}
+    clashes = set()
+    for ol in cleaned.iter("ol"):
+        for line in _list_items(ol):
+            m = _NUMBERED.match(line)
+            if m:
+                if numbers.setdefault(m[2], line.strip()) != line.strip():
+                    clashes.add(m[2])
+    return {text: line for text, line in numbers.items() if text not in clashes}
+
+
+def _restore_numbers(block: str, numbers: dict[str, str]) -> str:
+    """A rendered block with each ``"N. text"`` line numbered as the page numbers that item (``_page_numbers``):
+    trafilatura's XML can drop ``<ol start>``, ``<li value>`` and ``reversed`` (for a list in ``<main>``, it
+    does), and its items then count from 1."""
+    lines = block.split("\n")
+    for i, line in enumerate(lines):
+        m = _NUMBERED.match(line)
+        if m and m[2] in numbers:
+            lines[i] = m[1] + numbers[m[2]]
+    return "\n".join(lines)
 
 
 def _restore_pre(block: str, verbatim: dict[str, str]) -> str:
@@ -494,119 +534,53 @@ def _restore_pre(block: str, verbatim: dict[str, str]) -> str:
     return block
 
 
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+")
+def choose_extraction(first: list[str], check: list[str], min_share: float = MIN_SHARE) -> list[str]:
+    """``auto``'s choice between two extractions of one page (rendered blocks): ``first``, unless it holds less
+    than ``min_share`` of the tokens of ``check`` (bag of lower-cased words, CJK characters one token each; the
+    share is 0 when ``first`` is empty), then ``check``.
 
-
-def _tokens(text: str) -> list[str]:
-    return [t.lower() for t in _TOKEN.findall(text)]
-
-
-def _bigrams(words: list[str]) -> list[tuple[str, str]]:
-    return list(zip(words, words[1:])) if len(words) > 1 else [(w, "") for w in words]
-
-
-_LIST_LINE = re.compile(r"^\s*(?:-|\d+\.)\s")
-
-
-def _filter_blocks(blocks: list[str], reference: list[str]) -> list[str]:
-    """Blocks (list items one by one) whose word pairs ``reference`` (trafilatura's choice) mostly holds.
-
-    A block is kept when at least ``_BLOCK_COVERAGE`` of its adjacent-word pairs (bigrams) occur in the
-    reference: single words would let boilerplate made of common words pass. Tables always stay.
+    ``first`` is the extraction that keeps a page's text as the reader sees it (readability-lxml's; without it,
+    trafilatura's with ``favor_recall``, which keeps the headings of a short page), ``check`` trafilatura's with
+    its default settings: readability keeps the best-scoring element and its siblings, so where an article is
+    split over several elements it can keep one of them, and trafilatura's ``favor_recall`` can lose an article
+    its default finds; the checking extraction holds the text they left out.
     """
-    vocabulary = set()
-    for ref in reference:
-        for piece in ref.split("\n"):
-            vocabulary.update(_bigrams(_tokens(piece)))
-
-    def covered(piece: str) -> bool:
-        pairs = _bigrams(_tokens(_unfenced(piece)))
-        return bool(pairs) and sum(p in vocabulary for p in pairs) >= _BLOCK_COVERAGE * len(pairs)
-
-    kept = []
-    for block in blocks:
-        if block.startswith("|"):
-            kept.append(block)
-        elif _LIST_LINE.match(block):  # (a list item's number is no word of it: trafilatura drops ``start``)
-            items = [item for item in block.split("\n") if covered(_LIST_LINE.sub("", item, count=1))]
-            if items:
-                kept.append("\n".join(items))
-        elif covered(block):
-            kept.append(block)
-    return kept
-
-
-def _is_heading(block: str) -> bool:
-    return block.startswith("#")
-
-
-def _with_headings(blocks: list[str], reference: list[str]) -> list[str]:
-    """trafilatura's extraction, or the cleaned page's own blocks where trafilatura kept all of the page's text
-    but lost every heading.
-
-    On a short page trafilatura falls back to a plain extraction that joins headings to the paragraph after
-    them, or drops them, so the chunker would see no section. When ``reference`` holds no heading, ``blocks``
-    (the cleaned page, rendered) holds some, every other block of ``blocks`` is one ``_filter_blocks`` keeps
-    (trafilatura left none out) and they hold at least ``_CLEAN_MAIN`` of the reference's tokens, ``blocks``
-    is returned; otherwise ``reference``.
-    """
-    if any(_is_heading(b) for b in reference) or not any(_is_heading(b) for b in blocks):
-        return reference
-    text = [b for b in blocks if not _is_heading(b)]
-    if _filter_blocks(text, reference) != text:
-        return reference
-    ref = Counter(_tokens("\n".join(reference)))
-    if sum((Counter(_tokens("\n".join(blocks))) & ref).values()) < _CLEAN_MAIN * sum(ref.values()):
-        return reference
-    return blocks
+    if not first:
+        return check
+    held = _tokens("\n".join(first))
+    wanted = _tokens("\n".join(check))
+    if sum((held & wanted).values()) < min_share * sum(wanted.values()):
+        return check
+    return first
 
 
 def extract_main_text(root: etree._Element, strategy: str = "auto") -> str:
-    """Main content of a parsed page as Markdown-like text.
+    """Main content of a parsed page as Markdown-like text ("" when none is found).
 
     Args:
-        root: the page parsed by ``lxml.html``; it is cleaned in place.
-        strategy: ``auto`` (the default, see below), ``main`` (main/article, else the cleaned body) or
-            ``trafilatura`` (trafilatura alone on the raw page); the last two exist for measurement.
+        root: the page parsed by ``lxml.html``; it is cleaned in place (``clean_tree``).
+        strategy: ``auto`` (the default): ``choose_extraction`` between readability-lxml's extraction of the
+            cleaned page and trafilatura's, or, where readability-lxml (the ``html`` extra) is not installed,
+            ``auto-core``: the same choice between trafilatura's with ``favor_recall`` and trafilatura's.
+            ``readability``, ``trafilatura`` and ``trafilatura-recall`` are one extraction alone; they and
+            ``auto-core`` exist for measurement (``tests/ingest/ingest_html_quality.py``).
 
-    ``auto``: with no usable main/article element, trafilatura's extraction of the cleaned page. With one,
-    the element is rendered (A) and compared with trafilatura's extraction of the raw page (B): if B is at least
-    ``_LANDMARK_MISSED`` times A's size and less than ``_BLOCK_COVERAGE`` of B lies in A, the landmark missed
-    the content (it held only a title and a menu) and B is used; if B covers at
-    least ``_CLEAN_MAIN`` of A's tokens (the element holds no boilerplate) or B found less than ``_TRAF_FAILED``
-    of A's tokens (trafilatura lost the article), A is kept whole; otherwise A's blocks that B mostly covers
-    (``_BLOCK_COVERAGE`` of their word pairs), and every table of A, are kept.
+    Raises:
+        ValueError: an unknown ``strategy``.
+        MissingExtraError: ``strategy`` ``readability`` without the ``html`` extra.
     """
-    import copy
-
-    drop_permalinks(root)  # (also from the raw page that trafilatura reads)
-    if strategy == "trafilatura":
-        return blocks_to_text(_trafilatura_blocks(copy.deepcopy(root)))
-    raw = copy.deepcopy(root) if strategy == "auto" else None
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown HTML main-content strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
     clean_tree(root)
-    main = find_main(root)
-    if main is None:
-        body = root.find(".//body")
-        fallback = render_blocks(body if body is not None else root)
-        if strategy == "main":
-            return blocks_to_text(fallback)
-        reference = _trafilatura_blocks(root)
-        return blocks_to_text(_with_headings(fallback, reference) if reference else fallback)
-    blocks = render_blocks(main)
-    if strategy == "main" or raw is None:
-        return blocks_to_text(blocks)
-    reference = _trafilatura_blocks(raw)
-    a = Counter(_tokens("\n".join(blocks)))
-    b = Counter(_tokens("\n".join(reference)))
-    size_a = max(1, sum(a.values()))
-    overlap = sum((a & b).values())
-    size_b = sum(b.values())
-    if size_b >= _LANDMARK_MISSED * size_a and overlap < _BLOCK_COVERAGE * size_b:
-        # the landmark holds a small part of the text trafilatura found (only a title and a menu, say)
-        return blocks_to_text(reference)
-    if overlap >= _CLEAN_MAIN * size_a or size_b < _TRAF_FAILED * size_a:
-        return blocks_to_text(blocks)
-    return blocks_to_text(_filter_blocks(blocks, reference))
+    if strategy == "readability":
+        return blocks_to_text(_readability_blocks(root))
+    if strategy in ("trafilatura", "trafilatura-recall"):
+        return blocks_to_text(_trafilatura_blocks(root, favor_recall=strategy == "trafilatura-recall"))
+    if strategy == "auto" and _readability_installed():
+        first = _readability_blocks(root)
+    else:
+        first = _trafilatura_blocks(root, favor_recall=True)
+    return blocks_to_text(choose_extraction(first, _trafilatura_blocks(root)))
 
 
 # ----------------------------------------------------------------------------------------------- metadata
