@@ -707,13 +707,17 @@ def chunker_revision(doc: Document) -> str:
     ``"code-parts-2"`` when its text holds a fenced code block (a block is cut only between lines, each part
     reopening and closing its fence; revision 2: the closing fence indented as the opening one), plus
     ``"page-breaks-1"`` when it holds a form feed or another character ``str.splitlines`` ends a line at (lines end
-    at ``\n`` only since: a page break inside a paragraph cuts no sentence), joined by ``+``; ``""`` for neither, so
-    that a re-ingest re-chunks exactly the documents whose chunks changed and keeps every other one unchanged."""
+    at ``\n`` only since: a page break inside a paragraph cuts no sentence), plus ``"markdown-blocks-1"`` for a
+    Markdown document with text (cut along its markdown-it parse since, its list items whole up to ``max``: module
+    docstring, 1-2), joined by ``+``; ``""`` for none, so that a re-ingest re-chunks once the documents whose
+    chunks may have changed and keeps every other one unchanged."""
     parts = []
     if ("```" in doc.text or "~~~" in doc.text) and fenced_blocks(doc.text.splitlines()):
         parts.append("code-parts-2")
     if _LINE_BREAKS.search(doc.text):
         parts.append("page-breaks-1")
+    if doc.format in MARKDOWN_FORMATS and doc.text.strip():
+        parts.append("markdown-blocks-1")
     return "+".join(parts)
 
 
