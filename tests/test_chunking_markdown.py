@@ -101,3 +101,10 @@ def test_a_store_chunked_by_the_line_reader_re_chunks_its_markdown_documents_onc
         assert e.ingest([tmp_path / "docs"]).unchanged == ["guide.md", "notes.txt"]
     finally:
         e.close()
+
+
+def test_text_no_block_holds_is_still_chunked() -> None:
+    # an empty list item, a quote's blank ">" line, an HTML block and a thematic break are no markdown-it blocks
+    for text in ["- ", "> a\n>\n> b", "<div>Opening hours</div>\n\n***\n\nClosed on Sundays."]:
+        chunks = chunk_document(Document("a.md", text, "", "a.md", "markdown"), SMALL)
+        assert "".join(c.text for c in chunks).split() == text.split(), text

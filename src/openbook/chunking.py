@@ -11,7 +11,7 @@ How a document is cut (``chunk_document``):
      nested block (a nested item is an item of its own); pipe tables (header row, delimiter row, body rows); and
      fenced code blocks (outside block quotes). Text no block holds (an HTML block, a thematic break, an indented
      or quoted code block, a heading inside a quote or a list item, an item's text after a nested block) is read
-     as paragraphs between blank lines; runs of bare list or quote markers are no text.
+     as paragraphs between blank lines.
    - **Any other text** (PDF, plain text, HTML, office, ...) is read line by line following the convention in
      ``openbook.types``: ``#`` heading lines, blank-line separated paragraphs, list items (``- ``, ``* ``,
      ``1. ``), ``|`` pipe tables (header row, ``| --- |`` separator, rows) and fenced code blocks
@@ -290,7 +290,6 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
 
 
 _GAP_BREAK = re.compile(r"\n(?:[ \t\r]*\n)+")  # a run of blank lines (CommonMark: spaces and tabs only)
-_MARKERS_ONLY = re.compile(r"(?:[ \t\r\n>]|[-*+](?=\s|$)|\d{1,9}[.)](?=\s|$))*")
 
 
 def _parse_markdown(text: str, parsed: list[Block]
@@ -304,8 +303,8 @@ def _parse_markdown(text: str, parsed: list[Block]
     item made of its own text up to its first nested block (a nested item, a code block, a table row, ...). Any
     other text, inside an item after a nested block or outside every block (an HTML block, a thematic break, a
     quoted or indented code block, a heading inside a quote or an item), is a paragraph per run of lines between
-    blank lines, as the line reader reads it; a run of list or block quote markers alone is none. So every
-    character of ``text`` but those markers and spaces is in exactly one block."""
+    blank lines, as the line reader reads it (a quote's blank ``>`` line, an empty item's ``-`` too). So every
+    character of ``text`` but spaces is in exactly one block."""
     starts = [0, *(m.end() for m in re.finditer("\n", text))]
 
     def line(n: int) -> tuple[int, int]:
@@ -332,7 +331,7 @@ def _parse_markdown(text: str, parsed: list[Block]
             pos = cursor
             for brk in [*_GAP_BREAK.finditer(text, cursor, stop), None]:
                 piece = _trim(text, pos, brk.start() if brk else stop)
-                if piece and not _MARKERS_ONLY.fullmatch(text, *piece):
+                if piece:
                     kind = "item" if piece[0] == head else "para"
                     blocks.append(_Block(kind, *piece, len(sections) - 1, [piece]))
                 if brk:
