@@ -2,14 +2,28 @@
 
 How a document is cut (``chunk_document``):
 
-1. **Blocks.** ``Document.text`` is read line by line following the convention in ``openbook.types``: ``#``
-   heading lines, blank-line separated paragraphs, list items (``- ``, ``* ``, ``1. ``), ``|`` pipe tables
-   (header row, ``| --- |`` separator, rows) and fenced code blocks (``fences.fenced_blocks``, as the loader and
-   the answerer read them; their ``#`` lines are not headings).
+1. **Blocks.** Two readers, by ``Document.format``:
+
+   - **Markdown** (a format in ``emphasis.MARKDOWN_FORMATS``: the Markdown loader's text, or a document whose
+     format is not known) is cut along the blocks of its one parse by markdown-it-py (``blocks.parse_blocks``,
+     CommonMark plus GFM pipe tables; the same parse its chunks keep in ``Chunk.blocks``): headings (outside
+     block quotes and list items) start sections; paragraphs; list items, each its own text up to its first
+     nested block (a nested item is an item of its own); pipe tables (header row, delimiter row, body rows); and
+     fenced code blocks (outside block quotes). Text no block holds (an HTML block, a thematic break, an indented
+     or quoted code block, a heading inside a quote or a list item, an item's text after a nested block) is read
+     as paragraphs between blank lines.
+   - **Any other text** (PDF, plain text, HTML, office, ...) is read line by line following the convention in
+     ``openbook.types``: ``#`` heading lines, blank-line separated paragraphs, list items (``- ``, ``* ``,
+     ``1. ``), ``|`` pipe tables (header row, ``| --- |`` separator, rows) and fenced code blocks
+     (``fences.fenced_blocks``, as the loaders and the answerer read them; their ``#`` lines are not headings).
+
+   What follows is the same for both, except the list item rule of 2.
 2. **Units.** Paragraphs are split into sentences (``split_sentences``); a code block that fits in ``max`` is one
-   unit (never cut, never overlap; see 6 for a longer one); a list item
-   is one unit (split into sentences only when longer than half of ``target``), and so is a table. A unit longer than ``max`` is split by words as a last resort (and a single
-   "word" longer than ``max``, possible with a word-piece counter, by characters).
+   unit (never cut, never overlap; see 6 for a longer one); a list item is one unit, split into sentences only
+   when it alone exceeds ``max`` in a Markdown document (so a chunk never starts or ends inside an item that
+   fits) and when it is longer than half of ``target`` in other text; a table is one unit (see 5 for a longer
+   one). A unit longer than ``max`` is split by words as a last resort (and a single "word" longer than ``max``,
+   possible with a word-piece counter, by characters).
 3. **Sections.** Each heading starts a section whose heading path (e.g. ``("Travel policy", "Hotels")``) is
    carried by its chunks in ``Chunk.headings``; the heading line itself is not put at the start of a chunk's
    body, since ``Chunk.indexed_text`` already prepends the path. A document made only of headings (a
@@ -58,7 +72,8 @@ a trend; chunks average 60-70 words there whatever the target, because sections,
 So: cutting short coherent texts costs BM25 quality below ~180 words and more overlap does not help (60 is
 worse than 0-30); structure does the work on real documents. Recommended: ``target_words=200``,
 ``overlap_words=20``, ``max_words=350`` (SciFact 0.687, 97% of abstracts in 1-2 chunks; 350 words stay under
-~460 word pieces, inside a 512-token embedder). ``max`` only binds for an over-long sentence or table row.
+~460 word pieces, inside a 512-token embedder). ``max`` only binds for an over-long sentence, table row or
+Markdown list item.
 """
 
 from __future__ import annotations
@@ -217,8 +232,9 @@ _LINE_RE = re.compile(r"[^\n]*\n|[^\n]+")
 
 
 def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[int, int] | None]]:
-    """Blocks of ``text`` in order, the heading path of each section (section 0: before any heading), and the
-    span of each section's heading text, without its ``#`` marks (None for section 0 and for an empty heading)."""
+    """The line reader, for a text that is not Markdown (module docstring, 1): blocks of ``text`` in order, the
+    heading path of each section (section 0: before any heading), and the span of each section's heading text,
+    without its ``#`` marks (None for section 0 and for an empty heading)."""
     sections: list[tuple[str, ...]] = [()]
     heads: list[tuple[int, int] | None] = [None]
     stack: list[tuple[int, str]] = []
@@ -270,6 +286,105 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
         else:  # continuation of a paragraph or list item
             cur.lines.append((ls, le))
             cur.end = le
+    return blocks, sections, heads
+
+
+_GAP_BREAK = re.compile(r"\n(?:[ \t\r]*\n)+")  # a run of blank lines (CommonMark: spaces and tabs only)
+
+
+def _parse_markdown(text: str, parsed: list[Block]
+                    ) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[int, int] | None]]:
+    """``_parse`` for a Markdown text: the same three lists, read from ``parsed``, the one parse of ``text``
+    (``blocks.parse_blocks``, markdown-it-py), instead of line by line.
+
+    A heading outside block quotes and list items starts a section; a fenced code block outside block quotes is a
+    code block of all its lines (opening fence first); a table's rows, from its header row on, are one table whose
+    lines are the header row, the delimiter row and the body rows; a paragraph is a paragraph. A list item is an
+    item made of its own text up to its first nested block (a nested item, a code block, a table row, ...). Any
+    other text, inside an item after a nested block or outside every block (an HTML block, a thematic break, a
+    quoted or indented code block, a heading inside a quote or an item), is a paragraph per run of lines between
+    blank lines, as the line reader reads it (a quote's blank ``>`` line, an empty item's ``-`` too). So every
+    character of ``text`` but spaces is in exactly one block."""
+    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+
+    def line(n: int) -> tuple[int, int]:
+        s = starts[n]
+        e = starts[n + 1] - 1 if n + 1 < len(starts) else len(text)
+        while e > s and text[e - 1] == "\r":
+            e -= 1
+        return s, e
+
+    sections: list[tuple[str, ...]] = [()]
+    heads: list[tuple[int, int] | None] = [None]
+    stack: list[tuple[int, str]] = []
+    blocks: list[_Block] = []
+    items: list[Block] = []  # the open list items, innermost last
+    cursor = 0  # text before it is read
+
+    def gap(upto: int) -> None:  # the text in [cursor, upto) that no block holds: paragraphs (an item's own text)
+        nonlocal cursor
+        while cursor < upto:
+            while items and items[-1].end <= cursor:
+                items.pop()
+            stop = min(upto, items[-1].end) if items else upto
+            head = items[-1].start if items else -1
+            pos = cursor
+            for brk in [*_GAP_BREAK.finditer(text, cursor, stop), None]:
+                piece = _trim(text, pos, brk.start() if brk else stop)
+                if piece:
+                    kind = "item" if piece[0] == head else "para"
+                    blocks.append(_Block(kind, *piece, len(sections) - 1, [piece]))
+                if brk:
+                    pos = brk.end()
+            cursor = stop
+
+    i = 0
+    while i < len(parsed):
+        b = parsed[i]
+        i += 1
+        if b.start < cursor:  # (held by a block already read)
+            continue
+        gap(b.start)
+        while items and items[-1].end <= b.start:
+            items.pop()
+        sec = len(sections) - 1
+        if b.kind == "list_item":
+            items.append(b)
+            continue
+        if b.kind == "heading" and not b.quoted and not items:
+            first = line(b.lines[0])
+            m = _HEADING_RE.match(text[first[0]:first[1]])
+            if m:  # ATX: "## Title ##"
+                title = (m.group(2) or "").strip()
+                span = (first[0] + m.start(2), first[0] + m.end(2)) if title else None
+            else:  # setext: the lines above the underline
+                s, e = b.start, line(b.lines[1] - 2)[1]
+                title, span = " ".join(text[s:e].split()), _trim(text, s, e)
+            while stack and stack[-1][0] >= b.level:
+                stack.pop()
+            if title:
+                stack.append((b.level, title))
+            sections.append(tuple(t for _, t in stack))
+            heads.append(span if title else None)
+        elif b.kind == "code" and b.fence and not b.quoted:
+            lines = [line(n) for n in range(*b.lines)]
+            blocks.append(_Block("code", lines[0][0], lines[-1][1], sec, lines, b.closed))
+        elif b.kind == "table_row":
+            rows = [(b.start, b.end)]
+            if not b.header:  # the header row: the delimiter row follows it
+                rows.append(_trim(text, *line(b.lines[1])) or line(b.lines[1]))
+            while i < len(parsed) and parsed[i].kind == "table_row" and parsed[i].header:
+                rows.append((parsed[i].start, parsed[i].end))
+                i += 1
+            blocks.append(_Block("table", rows[0][0], rows[-1][1], sec, rows))
+            cursor = rows[-1][1]
+            continue
+        elif b.kind == "paragraph":
+            blocks.append(_Block("para", b.start, b.end, sec, [(b.start, b.end)]))
+        else:  # a quoted or indented code block, a quoted heading or one in an item: prose, read as no block's text
+            continue
+        cursor = b.end
+    gap(len(text))
     return blocks, sections, heads
 
 
@@ -335,7 +450,9 @@ class _Chunker:
     def measure(self, start: int, end: int) -> int:
         return self.count(self.text[start:end])
 
-    def units(self, blocks: list[_Block]) -> list[_Unit]:
+    def units(self, blocks: list[_Block], whole_item: int) -> list[_Unit]:
+        """The units of ``blocks``: a list item of at most ``whole_item`` is one, else it is cut into sentences
+        as a paragraph is (module docstring, 2)."""
         out: list[_Unit] = []
         for block in blocks:
             if block.kind == "table":
@@ -344,8 +461,8 @@ class _Chunker:
             if block.kind == "code":
                 out.extend(self.code_units(block))
                 continue
-            if block.kind == "item" and self.measure(block.start, block.end) <= self.target // 2:
-                whole = _trim(self.text, block.start, block.end)  # a short list item is kept whole, marker included
+            if block.kind == "item" and self.measure(block.start, block.end) <= whole_item:
+                whole = _trim(self.text, block.start, block.end)  # an item kept whole, marker included
                 spans = [whole] if whole else []
             else:
                 spans = [(s + block.start, e + block.start)
@@ -469,9 +586,13 @@ class _Chunker:
             i += 1
         return out
 
-    def run(self) -> list[tuple[int, int, tuple[str, ...], str]]:
-        blocks, sections, heads = _parse(self.text)
-        units = self.heading_units(self.units(blocks), sections, heads)
+    def run(self, parsed: list[Block] | None) -> list[tuple[int, int, tuple[str, ...], str, str]]:
+        """The chunks' (start, end, heading path, prefix, suffix), in order: of the Markdown blocks ``parsed``
+        (``parse_blocks`` of the text), or of the line reader's when ``None``."""
+        blocks, sections, heads = _parse(self.text) if parsed is None else _parse_markdown(self.text, parsed)
+        # a Markdown list item is cut only when it alone exceeds max; another text's, when over half of target
+        units = self.heading_units(self.units(blocks, self.target // 2 if parsed is None else self.max), sections,
+                                   heads)
         # rest[i]: size of units[i:] that lie in units[i]'s section, for balancing what is left of a section.
         rest = [0] * (len(units) + 1)
         for i in range(len(units) - 1, -1, -1):
@@ -585,13 +706,17 @@ def chunker_revision(doc: Document) -> str:
     ``"code-parts-2"`` when its text holds a fenced code block (a block is cut only between lines, each part
     reopening and closing its fence; revision 2: the closing fence indented as the opening one), plus
     ``"page-breaks-1"`` when it holds a form feed or another character ``str.splitlines`` ends a line at (lines end
-    at ``\n`` only since: a page break inside a paragraph cuts no sentence), joined by ``+``; ``""`` for neither, so
-    that a re-ingest re-chunks exactly the documents whose chunks changed and keeps every other one unchanged."""
+    at ``\n`` only since: a page break inside a paragraph cuts no sentence), plus ``"markdown-blocks-1"`` for a
+    Markdown document with text (cut along its markdown-it parse since, its list items whole up to ``max``: module
+    docstring, 1-2), joined by ``+``; ``""`` for none, so that a re-ingest re-chunks once the documents whose
+    chunks may have changed and keeps every other one unchanged."""
     parts = []
     if ("```" in doc.text or "~~~" in doc.text) and fenced_blocks(doc.text.splitlines()):
         parts.append("code-parts-2")
     if _LINE_BREAKS.search(doc.text):
         parts.append("page-breaks-1")
+    if doc.format in MARKDOWN_FORMATS and doc.text.strip():
+        parts.append("markdown-blocks-1")
     return "+".join(parts)
 
 
@@ -692,7 +817,8 @@ def chunk_document(
     """Cut one document into chunks, in document order.
 
     Args:
-        doc: the document; its ``text`` follows the convention in ``openbook.types``.
+        doc: the document; its ``text`` follows the convention in ``openbook.types``, and is read by its
+            markdown-it parse when ``doc.format`` is a Markdown format, else line by line (module docstring, 1).
         config: ``target_words``, ``overlap_words`` and ``max_words``, in the units of ``count``.
         count: counts the size units of a string (default ``count_words``: words, one per CJK character); an
             embedding model's word-piece counter may be passed instead.
@@ -723,7 +849,8 @@ def chunk_document(
     count = count or count_words
     if _SURROGATE_RE.search(doc.text) or _SURROGATE_RE.search(doc.title):  # one code point for one: offsets hold
         doc = replace(doc, text=_SURROGATE_RE.sub("\ufffd", doc.text), title=_SURROGATE_RE.sub("\ufffd", doc.title))
-    spans = _Chunker(doc, config, count).run()
+    parsed = parse_blocks(doc.text) if doc.format in MARKDOWN_FORMATS else None  # the one parse of its Markdown
+    spans = _Chunker(doc, config, count).run(parsed)
     if not spans and doc.title.strip() and not _names_the_file(doc):
         # A title-only record (a catalogue entry, a BEIR title with empty text): the title is its text.
         title = doc.title.strip()
@@ -731,7 +858,7 @@ def chunk_document(
         spans = [(0, 0, (), title[s:e], "") for s, e in pieces]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    parsed = _block_index(parse_blocks(doc.text) if doc.format in MARKDOWN_FORMATS else [], doc.text)
+    index = _block_index(parsed or [], doc.text)
     for start, end, headings, prefix, suffix in spans:
         text = _with_fences(prefix, doc.text[start:end], suffix)
         occurrence = seen.get(text, 0)
@@ -748,7 +875,7 @@ def chunk_document(
                 page=doc.page_at(start),
                 metadata=doc.metadata,
                 format=doc.format,
-                blocks=_chunk_blocks(parsed, doc.text, start, end, prefix, suffix, text),
+                blocks=_chunk_blocks(index, doc.text, start, end, prefix, suffix, text),
             )
         )
     return chunks
