@@ -8,6 +8,7 @@ Each command runs as a user runs it, in a fresh ``python -m openbook`` process; 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from helpers.stores import bm25_engine
+
+REPO = Path(__file__).resolve().parents[1]
 
 NOT_FOR_A_SEARCH = (
     "scipy", "numba", "torch", "onnxruntime", "sentence_transformers", "transformers", "tokenizers", "model2vec",
@@ -47,8 +50,12 @@ def store(tmp_path_factory) -> Path:
     return root / "store"
 
 
-def _imported(*args: str) -> set[str]:
-    done = subprocess.run([sys.executable, "-c", _REPORT, *args], capture_output=True, text=True, timeout=300)
+def _imported(*args: str, cwd: Path) -> set[str]:
+    """The modules a ``python -m openbook ARGS`` process run in ``cwd`` has imported when the command ends."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}  # this checkout's openbook, from any folder
+    env.pop("OPENBOOK_STORE", None)
+    done = subprocess.run([sys.executable, "-c", _REPORT, *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return set(json.loads(done.stdout.rsplit("\nMODULES ", 1)[1]))
 
@@ -62,20 +69,19 @@ def test_a_search_imports_none_of_the_other_paths_libraries(store: Path) -> None
     reads from WordNet's exception lists; every word is in the corpus, so no WordNet expansion is looked up
     (``retrieve.lexicon``, which opens WordNet itself)."""
     modules = _imported("search", "How many titles can children borrow and is the data kept?", "--store",
-                        str(store))
+                        str(store), cwd=store.parent)
     assert "openbook.index.sparse" in modules  # the search ran
     assert _loaded(modules, NOT_FOR_A_SEARCH) == []
 
 
 def test_an_offline_ask_imports_none_of_the_other_paths_libraries(store: Path) -> None:
-    modules = _imported("ask", "How many titles can children borrow?", "--store", str(store))
+    modules = _imported("ask", "How many titles can children borrow?", "--store", str(store), cwd=store.parent)
     assert "openbook.answer.extractive" in modules  # the offline answerer ran
     assert _loaded(modules, NOT_FOR_AN_ASK) == []
 
 
-def test_the_check_sees_an_import(store: Path) -> None:
+def test_the_check_sees_an_import(store: Path, tmp_path: Path) -> None:
     """A path that needs one of the libraries shows it: a config file is read with tomllib."""
-    config = store.parent / "openbook.toml"
-    config.write_text("[retrieval]\n", encoding="utf-8")
-    modules = _imported("search", "children", "--store", str(store), "--config", str(config))
+    (tmp_path / "openbook.toml").write_text("[retrieval]\n", encoding="utf-8")
+    modules = _imported("search", "children", "--store", str(store), cwd=tmp_path)
     assert _loaded(modules, NOT_FOR_A_SEARCH) == ["tomllib", "tomllib._parser", "tomllib._re", "tomllib._types"]
