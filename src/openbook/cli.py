@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -711,6 +709,9 @@ def eval_answers(ctx: click.Context, dataset: str | None, sample: int | None, se
 @click.pass_context
 def quickstart(ctx: click.Context) -> None:
     """Ingest the bundled sample into a temporary store, answer one question, refuse another."""
+    import tempfile
+    from importlib import resources
+
     from .api import Engine
 
     sample = resources.files("openbook") / "data" / "sample"
@@ -831,6 +832,8 @@ def serve(ctx: click.Context, store: str | None, host: str, port: int, no_embed:
         raise ConfigError(f"no API keys for store {cfg.store}: the server binds to loopback only. Create "
                           f"one with `openbook keys add NAME --role ROLE --store {cfg.store}` to serve {host}")
     if sample:
+        from importlib import resources
+
         with resources.as_file(resources.files("openbook") / "data" / "sample") as sample_dir, \
                 _engine(cfg, create=True) as engine:
             engine.ingest([sample_dir])

@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -317,6 +316,8 @@ def load_config(
     if path and not file.is_file():
         raise ConfigError(f"config file {file} not found")
     if file.is_file():
+        import tomllib  # read only when there is a file: most searches have none
+
         try:
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:

@@ -22,10 +22,9 @@ Front matter always wins: a key the loader already set is never replaced.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from typing import Any, Mapping
-
-from dateutil import parser as _dateparser
 
 _CJK_DATE = re.compile(r"(\d{4})\s*[年./-]\s*(\d{1,2})\s*[月./-]\s*(\d{1,2})\s*[日号]?")
 _ISO_PREFIX = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})(?:$|[T\s])")
@@ -77,45 +76,53 @@ def iso_date(value: Any) -> str | None:
             return None
     if not re.search(r"\d", text):
         return None  # dateutil would fill a bare month name with today's year and day
+    from dateutil import parser as _dateparser  # imported by the first lenient reading, not by every process
+
     try:
         # ignoretz: only the date is kept, and an unknown zone name (EDT) would warn, later raise, in dateutil
         return _dateparser.parse(text, default=_dt.datetime(2000, 1, 1), ignoretz=True).date().isoformat()
     except (ValueError, OverflowError):
         return None
 
+
 HEAD_CHARS = 1500
 """How much of a document's opening text is read for its version facts (characters)."""
 
 _DATE_TOKEN = (r"(\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2}|\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日?|"
                r"\d{1,2}\.?\s+[A-Z][a-z]{2,8}\.?,?\s+\d{4}|[A-Z][a-z]{2,8}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})")
-_DATE_LABELS = re.compile(
+_DATE_LABELS = (  # compiled on first use (_patterns)
     r"(?:\b(?:effective(?:\s+(?:date|from|as\s+of|on))?|valid\s+from|in\s+force\s+from|as\s+of|"
     r"last\s+(?:updated|revised|modified|reviewed)|(?:date\s+)?(?:updated|revised|reviewed|modified)(?:\s+on)?|"
     r"revision(?:\s+date)?|version\s+date|date\s+of\s+issue|issued(?:\s+on)?|publication\s+date)|"
     r"生效日期|更新日期|更新时间|更新時間|最后更新|最後更新|修订日期|修訂日期|発効日|"
     r"最終更新日?|改訂日|施行日|更新日)"
-    r"\s*[:：\-–]?\s*(?:on\s+)?" + _DATE_TOKEN,
-    re.IGNORECASE,
+    r"\s*[:：\-–]?\s*(?:on\s+)?" + _DATE_TOKEN
 )
 # A release date is not an "updated" date: release notes of 5.2 and 5.3 are two documents, not two versions of
 # one, and dating them would mark the 5.2 notes as superseded.
-_SUPERSEDES = re.compile(
+_SUPERSEDES = (
     r"(?:\b(?:supersedes|replaces)\s*:?\s+|\bsupersedes\s*:\s*|取代|替代|代替|に代わる)"
-    r"(?P<what>(?:[^.\n;。；]|(?<=\d)\.(?=\d)){3,160})",  # a dot between digits ("version 1.0") is no sentence end
-    re.IGNORECASE,
+    r"(?P<what>(?:[^.\n;。；]|(?<=\d)\.(?=\d)){3,160})"  # a dot between digits ("version 1.0") is no sentence end
 )
 # "replaces" is ordinary prose ("the new pump replaces the old one"); only a document speaking of itself
 # (this version/policy/guide/document ..., or a "Supersedes:" label) states a version fact
-_SELF = re.compile(r"(?:\b(?:this|the\s+present|the\s+current)\s+(?:\w+\s+){0,2}?(?:version|edition|revision|"
-                   r"release|policy|guide|document|procedure|standard|manual|handbook|page|plan|agreement|"
-                   r"guideline|guidelines|notice)\b[^.\n]{0,40}$|^\s*$|本(?:版|文件|政策|规定|规范)\s*$)",
-                   re.IGNORECASE)
+_SELF = (r"(?:\b(?:this|the\s+present|the\s+current)\s+(?:\w+\s+){0,2}?(?:version|edition|revision|"
+         r"release|policy|guide|document|procedure|standard|manual|handbook|page|plan|agreement|"
+         r"guideline|guidelines|notice)\b[^.\n]{0,40}$|^\s*$|本(?:版|文件|政策|规定|规范)\s*$)")
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """``_DATE_LABELS``, ``_SUPERSEDES`` and ``_SELF`` compiled (case-insensitive), once per process, by the first
+    caller: a process that reads no document head (a search) never compiles them."""
+    return (re.compile(_DATE_LABELS, re.IGNORECASE), re.compile(_SUPERSEDES, re.IGNORECASE),
+            re.compile(_SELF, re.IGNORECASE))
 
 
 def labelled_date(text: str) -> str | None:
     """The latest date ``text`` states after a date label ("Effective date:", "Last updated", "Revised on",
     "更新日期：" ...; see the module docstring), as ISO ``YYYY-MM-DD``, or None."""
-    dates = [d for d in (iso_date(m.group(1)) for m in _DATE_LABELS.finditer(text)) if d]
+    dates = [d for d in (iso_date(m.group(1)) for m in _patterns()[0].finditer(text)) if d]
     return max(dates) if dates else None
 
 
@@ -134,10 +141,11 @@ def body_metadata(text: str, metadata: Mapping[str, Any]) -> dict[str, Any]:
         if date:
             out["updated"] = date
     if not metadata.get("supersedes") and not metadata.get("supersedes_text"):
-        for m in _SUPERSEDES.finditer(head):
+        _, supersedes, self_named = _patterns()
+        for m in supersedes.finditer(head):
             before = head[max(0, m.start() - 80):m.start()]
             line_start = before.rfind("\n")
-            if _SELF.search(before[line_start + 1:] if line_start >= 0 else before):
+            if self_named.search(before[line_start + 1:] if line_start >= 0 else before):
                 out["supersedes_text"] = " ".join(m.group("what").split())
                 break
     return out

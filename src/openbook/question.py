@@ -240,116 +240,126 @@ def states_value(text: str, kind: str, question: str) -> bool:
 
 ANSWER_TYPES = ("person", "date", "place", "number", "duration", "frequency")
 
-_TYPE_PATTERNS_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("duration", re.compile(r"\bhow (long|old|quickly|soon)\b|\bfor how many (years|days|months|weeks|hours)\b|"
-                            r"\bwithin (what|which) (time|period)\b")),
-    ("frequency", re.compile(r"\bhow (often|frequently)\b")),
-    ("number", re.compile(r"\bhow (many|much|large|big|tall|high|deep|far|wide)\b|\bwhat (number|percentage|"
-                          r"population|amount)\b|\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(limit|"
-                          r"maximum|minimum|price|cost|fee|quota)s?\b")),
-    ("date", re.compile(r"\bwhen\b|\b(what|which|in what) (year|date|month|day|decade|century)\b")),
-    ("person", re.compile(r"\b(who|whom|whose)\b")),
-    ("place", re.compile(r"\bwhere\b|\b(what|which|in what) (city|country|town|state|place|county|region|"
-                         r"province|island|village|location|continent|nation)\b")),
+_TYPE_PATTERNS_EN: tuple[tuple[str, str], ...] = (
+    ("duration", r"\bhow (long|old|quickly|soon)\b|\bfor how many (years|days|months|weeks|hours)\b|"
+                 r"\bwithin (what|which) (time|period)\b"),
+    ("frequency", r"\bhow (often|frequently)\b"),
+    ("number", r"\bhow (many|much|large|big|tall|high|deep|far|wide)\b|\bwhat (number|percentage|"
+               r"population|amount)\b|\bwhat(?:'s| is| are) (?:the|a|an) (?:[\w-]+ ){0,3}?(limit|"
+               r"maximum|minimum|price|cost|fee|quota)s?\b"),
+    ("date", r"\bwhen\b|\b(what|which|in what) (year|date|month|day|decade|century)\b"),
+    ("person", r"\b(who|whom|whose)\b"),
+    ("place", r"\bwhere\b|\b(what|which|in what) (city|country|town|state|place|county|region|"
+              r"province|island|village|location|continent|nation)\b"),
 )
-_TYPE_PATTERNS_CJK: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("duration", re.compile(r"多久|多长时间|多少年|多少天|几年|几天|何年間|どのくらい")),
-    ("date", re.compile(r"什么时候|何时|哪一年|哪年|何年|哪天|几月|哪个时候|いつ")),
-    ("number", re.compile(r"多少|几|多大|多高|多重|多远|いくつ|いくら|何人|何個|何本")),
-    ("person", re.compile(r"谁|哪位|誰|だれ")),
-    ("place", re.compile(r"哪里|哪儿|什么地方|何处|哪个国家|哪个城市|哪座|どこ")),
+_TYPE_PATTERNS_CJK: tuple[tuple[str, str], ...] = (
+    ("duration", r"多久|多长时间|多少年|多少天|几年|几天|何年間|どのくらい"),
+    ("date", r"什么时候|何时|哪一年|哪年|何年|哪天|几月|哪个时候|いつ"),
+    ("number", r"多少|几|多大|多高|多重|多远|いくつ|いくら|何人|何個|何本"),
+    ("person", r"谁|哪位|誰|だれ"),
+    ("place", r"哪里|哪儿|什么地方|何处|哪个国家|哪个城市|哪座|どこ"),
 )
 
 # Japanese, Korean and Russian wh-phrases; a Japanese question not matched here falls back to the Chinese and
 # Japanese patterns above (Han words both languages share: 何時, 誰)
-_TYPE_PATTERNS_JA: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("duration", re.compile(r"(どのくらい|どれくらい|どれぐらい|どのぐらい)の?(期間|時間|日数|年数|かか|続)|"
-                            r"何(年|日|時|週|分|秒)間|何(ヶ|か|カ|ケ)月|何歳|いつまで(に|で)?(続|かか)")),
-    ("date", re.compile(r"いつ|何年(?!間)|何月|何日(?!間)|何曜日|何時(?!間)|日付|日にち")),
-    ("number", re.compile(r"いくつ|いくら|何(人|個|本|回|件|台|枚|冊|名|社|軒|階|倍|割|パーセント|%|％)|"
-                          r"(どのくらい|どれくらい)の?(数|量|人数|金額|大きさ|高さ|速さ)")),
-    ("person", re.compile(r"誰|だれ|どなた|どの人")),
-    ("place", re.compile(r"どこ|どの(国|都市|町|市|地域|県|州|場所|島)|所在地|場所は")),
+_TYPE_PATTERNS_JA: tuple[tuple[str, str], ...] = (
+    ("duration", r"(どのくらい|どれくらい|どれぐらい|どのぐらい)の?(期間|時間|日数|年数|かか|続)|"
+                 r"何(年|日|時|週|分|秒)間|何(ヶ|か|カ|ケ)月|何歳|いつまで(に|で)?(続|かか)"),
+    ("date", r"いつ|何年(?!間)|何月|何日(?!間)|何曜日|何時(?!間)|日付|日にち"),
+    ("number", r"いくつ|いくら|何(人|個|本|回|件|台|枚|冊|名|社|軒|階|倍|割|パーセント|%|％)|"
+               r"(どのくらい|どれくらい)の?(数|量|人数|金額|大きさ|高さ|速さ)"),
+    ("person", r"誰|だれ|どなた|どの人"),
+    ("place", r"どこ|どの(国|都市|町|市|地域|県|州|場所|島)|所在地|場所は"),
 )
-_TYPE_PATTERNS_KO: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("duration", re.compile(r"얼마나\s*(오래|걸리|걸려|걸립|긴|길|동안|지속)|얼마\s*동안|"
-                            r"몇\s*(년|개월|달|주|일|시간|분|초)\s*(동안|간|이나|걸)|몇\s*(시간|분|초)|며칠\s*(동안|간|이나|걸)|"
-                            r"몇\s*살")),
-    ("date", re.compile(r"언제|몇\s*년(도)?(에|의|부터|까지|이었|였)|몇\s*월|며칠|몇\s*일(에|부터|까지)|무슨\s*요일|"
-                        r"몇\s*시(에|부터|까지)|날짜|연도")),
-    ("number", re.compile(r"몇|얼마|개수|인원")),
-    ("person", re.compile(r"누구|누가|누군")),
-    ("place", re.compile(r"어디|어느\s*(나라|도시|지역|곳|장소|국가|섬|동네)|위치")),
+_TYPE_PATTERNS_KO: tuple[tuple[str, str], ...] = (
+    ("duration", r"얼마나\s*(오래|걸리|걸려|걸립|긴|길|동안|지속)|얼마\s*동안|"
+                 r"몇\s*(년|개월|달|주|일|시간|분|초)\s*(동안|간|이나|걸)|몇\s*(시간|분|초)|며칠\s*(동안|간|이나|걸)|"
+                 r"몇\s*살"),
+    ("date", r"언제|몇\s*년(도)?(에|의|부터|까지|이었|였)|몇\s*월|며칠|몇\s*일(에|부터|까지)|무슨\s*요일|"
+             r"몇\s*시(에|부터|까지)|날짜|연도"),
+    ("number", r"몇|얼마|개수|인원"),
+    ("person", r"누구|누가|누군"),
+    ("place", r"어디|어느\s*(나라|도시|지역|곳|장소|국가|섬|동네)|위치"),
 )
-_TYPE_PATTERNS_RU: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("duration", re.compile(r"как\s+долго|сколько\s+(времени|лет|дней|месяцев|недель|часов|минут|секунд)|"
-                            r"за\s+какое\s+время|в\s+течение\s+какого")),
-    ("date", re.compile(r"когда|в\s+каком\s+(году|месяце)|какого\s+числа|(какой|какая)\s+(год|дата)")),
-    ("number", re.compile(r"сколько|какое\s+количество|какой\s+(процент|размер|лимит)")),
-    ("person", re.compile(r"(?<!\w)(кто|кого|кому|кем|чей|чья|чьё|чьи)(?!\w)")),
-    ("place", re.compile(r"(?<!\w)(где|куда|откуда)(?!\w)|в\s+какой\s+(стране|город|области)|в\s+каком\s+городе")),
+_TYPE_PATTERNS_RU: tuple[tuple[str, str], ...] = (
+    ("duration", r"как\s+долго|сколько\s+(времени|лет|дней|месяцев|недель|часов|минут|секунд)|"
+                 r"за\s+какое\s+время|в\s+течение\s+какого"),
+    ("date", r"когда|в\s+каком\s+(году|месяце)|какого\s+числа|(какой|какая)\s+(год|дата)"),
+    ("number", r"сколько|какое\s+количество|какой\s+(процент|размер|лимит)"),
+    ("person", r"(?<!\w)(кто|кого|кому|кем|чей|чья|чьё|чьи)(?!\w)"),
+    ("place", r"(?<!\w)(где|куда|откуда)(?!\w)|в\s+какой\s+(стране|город|области)|в\s+каком\s+городе"),
 )
 # German, French, Spanish, Italian, Portuguese, Dutch (``latin_language``); casefolded, so "ß" reads "ss"
-_TYPE_PATTERNS_LATIN: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+_TYPE_PATTERNS_LATIN: dict[str, tuple[tuple[str, str], ...]] = {
     "de": (
-        ("duration", re.compile(r"\bwie\s+lange?\b|\bwie\s+viele\s+(jahre|tage|monate|wochen|stunden|minuten)\b|"
-                                r"\bwie\s+alt\b|\bwelche\s+(dauer|frist)\b")),
-        ("date", re.compile(r"\b(seit\s+)?wann\b|\bin\s+welchem\s+(jahr|monat)\b|\b(an\s+)?welchem\s+(tag|datum)\b|"
-                            r"\bwelches\s+datum\b")),
-        ("number", re.compile(r"\bwie\s+(viele?|hoch|gross|groß|weit|schwer|teuer)\b|\bwelche\s+anzahl\b")),
-        ("person", re.compile(r"\b(wer|wen|wem|wessen)\b")),
-        ("place", re.compile(r"\b(wo|wohin|woher)\b|\bin\s+welche[mr]\s+(land|stadt|ort|region)\b")),
+        ("duration", r"\bwie\s+lange?\b|\bwie\s+viele\s+(jahre|tage|monate|wochen|stunden|minuten)\b|"
+                     r"\bwie\s+alt\b|\bwelche\s+(dauer|frist)\b"),
+        ("date", r"\b(seit\s+)?wann\b|\bin\s+welchem\s+(jahr|monat)\b|\b(an\s+)?welchem\s+(tag|datum)\b|"
+                 r"\bwelches\s+datum\b"),
+        ("number", r"\bwie\s+(viele?|hoch|gross|groß|weit|schwer|teuer)\b|\bwelche\s+anzahl\b"),
+        ("person", r"\b(wer|wen|wem|wessen)\b"),
+        ("place", r"\b(wo|wohin|woher)\b|\bin\s+welche[mr]\s+(land|stadt|ort|region)\b"),
     ),
     "fr": (
-        ("duration", re.compile(r"\bcombien\s+de\s+(temps|jours|mois|ans|années|semaines|heures|minutes)\b|"
-                                r"\bpendant\s+combien\b|\bquel\s+âge\b|\bquelle\s+(est\s+la\s+)?durée\b")),
-        ("date", re.compile(r"\bquand\b|\ben\s+quelle\s+année\b|\bquelle\s+(est\s+la\s+)?(date|année)\b")),
-        ("number", re.compile(r"\bcombien\b|\bquel\s+(est\s+le\s+)?(nombre|pourcentage|montant|prix)\b")),
-        ("person", re.compile(r"^\W*(à\s+|de\s+|avec\s+)?qui\b|\bqui\s+(est|sont|était|a|ont|avait)\b")),
-        ("place", re.compile(r"(?<!\w)(où|d'où)(?!\w)|\bdans\s+quel(le)?\s+(pays|ville|région)\b")),
+        ("duration", r"\bcombien\s+de\s+(temps|jours|mois|ans|années|semaines|heures|minutes)\b|"
+                     r"\bpendant\s+combien\b|\bquel\s+âge\b|\bquelle\s+(est\s+la\s+)?durée\b"),
+        ("date", r"\bquand\b|\ben\s+quelle\s+année\b|\bquelle\s+(est\s+la\s+)?(date|année)\b"),
+        ("number", r"\bcombien\b|\bquel\s+(est\s+le\s+)?(nombre|pourcentage|montant|prix)\b"),
+        ("person", r"^\W*(à\s+|de\s+|avec\s+)?qui\b|\bqui\s+(est|sont|était|a|ont|avait)\b"),
+        ("place", r"(?<!\w)(où|d'où)(?!\w)|\bdans\s+quel(le)?\s+(pays|ville|région)\b"),
     ),
     "es": (
-        ("duration", re.compile(r"\bcuánto\s+tiempo\b|\bcuánt[oa]s\s+(años|días|meses|semanas|horas|minutos)\b|"
-                                r"\bqué\s+edad\b")),
-        ("date", re.compile(r"\bcuándo\b|\ben\s+qué\s+(año|fecha|mes)\b|\bqué\s+(fecha|día)\b")),
-        ("number", re.compile(r"\bcuánt[oa]s?\b|\bqué\s+(porcentaje|cantidad|número)\b")),
-        ("person", re.compile(r"\bquién(es)?\b")),
-        ("place", re.compile(r"\b(a)?dónde\b|\ben\s+qué\s+(país|ciudad|región)\b")),
+        ("duration", r"\bcuánto\s+tiempo\b|\bcuánt[oa]s\s+(años|días|meses|semanas|horas|minutos)\b|"
+                     r"\bqué\s+edad\b"),
+        ("date", r"\bcuándo\b|\ben\s+qué\s+(año|fecha|mes)\b|\bqué\s+(fecha|día)\b"),
+        ("number", r"\bcuánt[oa]s?\b|\bqué\s+(porcentaje|cantidad|número)\b"),
+        ("person", r"\bquién(es)?\b"),
+        ("place", r"\b(a)?dónde\b|\ben\s+qué\s+(país|ciudad|región)\b"),
     ),
     "it": (
-        ("duration", re.compile(r"\b(per\s+)?quanto\s+tempo\b|\bquant[ie]\s+(anni|giorni|mesi|settimane|ore|minuti)\b")),
-        ("date", re.compile(r"\bquando\b|\bin\s+(che|quale)\s+anno\b|\b(che|quale)\s+data\b")),
-        ("number", re.compile(r"\bquant[oaie]\b|\bche\s+percentuale\b")),
-        ("person", re.compile(r"\bchi\b")),
-        ("place", re.compile(r"\bdove\b|\bin\s+(che|quale)\s+(paese|città|regione)\b")),
+        ("duration", r"\b(per\s+)?quanto\s+tempo\b|\bquant[ie]\s+(anni|giorni|mesi|settimane|ore|minuti)\b"),
+        ("date", r"\bquando\b|\bin\s+(che|quale)\s+anno\b|\b(che|quale)\s+data\b"),
+        ("number", r"\bquant[oaie]\b|\bche\s+percentuale\b"),
+        ("person", r"\bchi\b"),
+        ("place", r"\bdove\b|\bin\s+(che|quale)\s+(paese|città|regione)\b"),
     ),
     "pt": (
-        ("duration", re.compile(r"\bquanto\s+tempo\b|\bquant[oa]s\s+(anos|dias|meses|semanas|horas|minutos)\b|"
-                                r"\bque\s+idade\b")),
-        ("date", re.compile(r"\bquando\b|\bem\s+que\s+(ano|data|mês)\b|\b(que|qual\s+[ée]\s+a)\s+data\b")),
-        ("number", re.compile(r"\bquant[oa]s?\b|\bque\s+percentagem\b")),
-        ("person", re.compile(r"\bquem\b")),
-        ("place", re.compile(r"\bonde\b|\bem\s+que\s+(país|cidade|região)\b")),
+        ("duration", r"\bquanto\s+tempo\b|\bquant[oa]s\s+(anos|dias|meses|semanas|horas|minutos)\b|"
+                     r"\bque\s+idade\b"),
+        ("date", r"\bquando\b|\bem\s+que\s+(ano|data|mês)\b|\b(que|qual\s+[ée]\s+a)\s+data\b"),
+        ("number", r"\bquant[oa]s?\b|\bque\s+percentagem\b"),
+        ("person", r"\bquem\b"),
+        ("place", r"\bonde\b|\bem\s+que\s+(país|cidade|região)\b"),
     ),
     "nl": (
-        ("duration", re.compile(r"\bhoe\s+lang\b|\bhoeveel\s+(jaar|jaren|dagen|maanden|weken|uur|uren|minuten)\b|"
-                                r"\bhoe\s+oud\b")),
-        ("date", re.compile(r"\bwanneer\b|\bin\s+welk\s+jaar\b|\bwelke\s+datum\b|\bop\s+welke\s+dag\b")),
-        ("number", re.compile(r"\bhoeveel\b|\bhoe\s+(groot|hoog|veel|ver|duur)\b|\bwelk\s+percentage\b")),
-        ("person", re.compile(r"\bwie\b")),
-        ("place", re.compile(r"\bwaar\b|\bin\s+welk(e)?\s+(land|stad|regio)\b")),
+        ("duration", r"\bhoe\s+lang\b|\bhoeveel\s+(jaar|jaren|dagen|maanden|weken|uur|uren|minuten)\b|"
+                     r"\bhoe\s+oud\b"),
+        ("date", r"\bwanneer\b|\bin\s+welk\s+jaar\b|\bwelke\s+datum\b|\bop\s+welke\s+dag\b"),
+        ("number", r"\bhoeveel\b|\bhoe\s+(groot|hoog|veel|ver|duur)\b|\bwelk\s+percentage\b"),
+        ("person", r"\bwie\b"),
+        ("place", r"\bwaar\b|\bin\s+welk(e)?\s+(land|stad|regio)\b"),
     ),
 }
-_TYPE_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+_TYPE_PATTERNS: dict[str, tuple[tuple[str, str], ...]] = {
     "en": _TYPE_PATTERNS_EN, "zh": _TYPE_PATTERNS_CJK, "ja": _TYPE_PATTERNS_JA + _TYPE_PATTERNS_CJK,
     "ko": _TYPE_PATTERNS_KO, "ru": _TYPE_PATTERNS_RU, "uk": _TYPE_PATTERNS_RU, **_TYPE_PATTERNS_LATIN,
 }
+"""``(answer type, regex source)`` per question language, tried in order; compiled by ``_type_patterns``."""
+
+
+@functools.cache
+def _type_patterns(language: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """``_TYPE_PATTERNS[language]`` compiled, once per process for the languages asked in (empty for another
+    language): a process compiles the tables of its questions' languages only."""
+    return tuple((kind, re.compile(pattern)) for kind, pattern in _TYPE_PATTERNS.get(language, ()))
+
+
 # durations written in those languages, read only for a question in one of them (never for an English or a
 # Chinese question)
-_DURATION_OTHER_RE = re.compile(
+_DURATION_OTHER = (
     r"\d+[\s-]*(tage?n?|wochen?|monate?n?|jahre?n?|stunden?|jours?|mois|ans|années?|semaines?|heures?|días?|"
     r"meses?|años?|semanas?|horas?|giorni|mesi|anni|settimane|ore|dias|anos|dagen|maanden|jaren|weken|uren|"
-    r"дн(ей|я|и)|день|недел[ьиюя]|месяц(а|ев)?|год(а|у)?|лет|час(а|ов)?|минут)(?!\w)", re.I)
+    r"дн(ей|я|и)|день|недел[ьиюя]|месяц(а|ев)?|год(а|у)?|лет|час(а|ов)?|минут)(?!\w)")
 
 _MONTHS = ("january february march april may june july august september october november december "
            "jan feb mar apr jun jul aug sep sept oct nov dec")
@@ -360,24 +370,36 @@ _WEEKDAYS = ("monday tuesday wednesday thursday friday saturday sunday montag di
              "vrijdag zaterdag zondag")
 """Weekday names (English, German, French, Spanish, Italian, Portuguese, Dutch): "On which day of the week ...?"
 asks for a date, and "on Wednesdays" states one."""
-_DATE_RE = re.compile(rf"\b(1\d{{3}}|20\d{{2}})s?\b|\b({'|'.join(_MONTHS.split())})\b|\d{{4}}-\d{{2}}-\d{{2}}|"
-                      rf"\b({'|'.join(_WEEKDAYS.split())})s?\b|"
-                      r"[0-9一二三四五六七八九十〇零]+\s*[年月日]|\d+\s*[년월일]|"
-                      r"(?:星期|礼拜|禮拜|周|週)[一二三四五六日天](?![次遍回])|[月火水木金土日]曜日?|[월화수목금토일]요일", re.I)
-_NUM_RE = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                     r"hundred|thousand|million|billion|dozen|twice|thrice)\b|[一二三四五六七八九十百千万亿两〇零]", re.I)
-_DURATION_RE = re.compile(r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine|ten|several|many)\b)[\s-]*"
-                          r"(years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)\b|"
-                          r"[0-9一二三四五六七八九十百千万两]+\s*(年|个月|周|天|日|小时|分钟|秒|年間|日間|時間)|"
-                          r"\d+\s*(ヶ月|か月|カ月|週間|分間|년|개월|달|주일?|일|시간|분|초)", re.I)
+_DATE = (rf"\b(1\d{{3}}|20\d{{2}})s?\b|\b({'|'.join(_MONTHS.split())})\b|\d{{4}}-\d{{2}}-\d{{2}}|"
+         rf"\b({'|'.join(_WEEKDAYS.split())})s?\b|"
+         r"[0-9一二三四五六七八九十〇零]+\s*[年月日]|\d+\s*[년월일]|"
+         r"(?:星期|礼拜|禮拜|周|週)[一二三四五六日天](?![次遍回])|[月火水木金土日]曜日?|[월화수목금토일]요일")
+_NUM = (r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+        r"hundred|thousand|million|billion|dozen|twice|thrice)\b|[一二三四五六七八九十百千万亿两〇零]")
+_DURATION = (r"(\d+|\b(one|two|three|four|five|six|seven|eight|nine|ten|several|many)\b)[\s-]*"
+             r"(years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)\b|"
+             r"[0-9一二三四五六七八九十百千万两]+\s*(年|个月|周|天|日|小时|分钟|秒|年間|日間|時間)|"
+             r"\d+\s*(ヶ月|か月|カ月|週間|分間|년|개월|달|주일?|일|시간|분|초)")
 _DAYS = "|".join(_WEEKDAYS.split()[:7])  # English: a frequency is read in English questions only
-_FREQUENCY_RE = re.compile(r"\b(hourly|daily|nightly|weekly|fortnightly|biweekly|monthly|quarterly|annually|yearly|"
-                           r"biennially)\b|\b(once|twice|thrice|\w+ times) (a|an|per|each|every) "
-                           r"(day|week|month|quarter|year|hour)\b|"
-                           rf"\b(every|each) (day|week|month|quarter|year|hour|other|morning|evening|night|weekday|"
-                           rf"weekend|{_DAYS})\b|\bon ({_DAYS})s\b", re.I)
+_FREQUENCY = (r"\b(hourly|daily|nightly|weekly|fortnightly|biweekly|monthly|quarterly|annually|yearly|"
+              r"biennially)\b|\b(once|twice|thrice|\w+ times) (a|an|per|each|every) "
+              r"(day|week|month|quarter|year|hour)\b|"
+              rf"\b(every|each) (day|week|month|quarter|year|hour|other|morning|evening|night|weekday|"
+              rf"weekend|{_DAYS})\b|\bon ({_DAYS})s\b")
 """A rate stated without a number and a unit of time ("annually", "twice a year", "every month", "every Monday",
-"on Fridays"): with ``_DURATION_RE`` ("every 36 months", "after 3 years"), what answers "How often ...?"."""
+"on Fridays"): with ``_DURATION`` ("every 36 months", "after 3 years"), what answers "How often ...?"."""
+_VALUES = {"date": _DATE, "number": _NUM, "duration": _DURATION, "duration_other": _DURATION_OTHER,
+           "frequency": _FREQUENCY}
+"""What states a value of each answer type (regex sources, read case-insensitively; ``_values``)."""
+
+
+@functools.cache
+def _values(kind: str) -> re.Pattern[str]:
+    """``_VALUES[kind]`` compiled case-insensitively, once per process, when a sentence is first checked for that
+    kind of value."""
+    return re.compile(_VALUES[kind], re.I)
+
+
 _CAPITAL_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 _WORD_RE = re.compile(r"\w+")
 
@@ -389,7 +411,7 @@ def expected_answer_type(question: str) -> str | None:
     French, Spanish, Italian, Portuguese and Dutch equivalents: "いつ", "언제", "когда", "wann", "quand" are
     ``date``); None for a question in another language.
     """
-    patterns = _TYPE_PATTERNS.get(question_language(question), ())
+    patterns = _type_patterns(question_language(question))
     low = question.casefold()
     for kind, pattern in patterns:
         if pattern.search(low):
@@ -413,16 +435,16 @@ def has_answer_type(sentence: str, kind: str | None, question: str) -> bool:
         return any(m.casefold() not in q_words and m.casefold() not in question.casefold() for m in matches)
 
     if kind == "date":
-        return new([m.group(0) for m in _DATE_RE.finditer(sentence)])
+        return new([m.group(0) for m in _values("date").finditer(sentence)])
     if kind == "number":
-        return new([m.group(0) for m in _NUM_RE.finditer(sentence)])
+        return new([m.group(0) for m in _values("number").finditer(sentence)])
     if kind == "frequency":
-        return new([m.group(0) for m in _DURATION_RE.finditer(sentence)] +
-                   [m.group(0) for m in _FREQUENCY_RE.finditer(sentence)])
+        return new([m.group(0) for m in _values("duration").finditer(sentence)] +
+                   [m.group(0) for m in _values("frequency").finditer(sentence)])
     if kind == "duration":
-        found = [m.group(0) for m in _DURATION_RE.finditer(sentence)]
+        found = [m.group(0) for m in _values("duration").finditer(sentence)]
         if question_language(question) not in ("en", "zh"):
-            found += [m.group(0) for m in _DURATION_OTHER_RE.finditer(sentence)]
+            found += [m.group(0) for m in _values("duration_other").finditer(sentence)]
         return new(found)
     if question_language(question) != "en":
         return True  # no capitalisation to tell a name by

@@ -14,7 +14,6 @@ Page ``n`` (1-based) of a paged source starts at character offset ``pages[n - 1]
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
@@ -25,6 +24,8 @@ Message = Mapping[str, str]
 
 def content_hash(*parts: str) -> str:
     """Hex SHA-256 of the parts joined by NUL; used for document and chunk ids."""
+    import hashlib  # ids are made at ingest: a search imports no hash library
+
     h = hashlib.sha256()
     for i, part in enumerate(parts):
         if i:

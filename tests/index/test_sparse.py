@@ -246,6 +246,35 @@ def test_idf_over_documents_is_lucenes_over_the_documents_whatever_the_chunking(
         BM25Index.build(chunks).with_documents(documents[:-1])
 
 
+def test_stored_document_frequencies_give_the_same_index(scifact_sample):
+    """``with_documents(documents, document_frequencies(documents))`` (what a store opens, reading no posting)
+    holds exactly the statistics of ``with_documents(documents)``, and ranks alike; a view's own counts win."""
+    _, toks = scifact_sample
+    chunks, documents = [], []
+    for d, tokens in enumerate(toks):
+        half = max(1, len(tokens) // 2)
+        for part in (tokens[:half], tokens[half:]):
+            if part:
+                chunks.append(part)
+                documents.append(d)
+    documents = np.array(documents, dtype=np.int32)
+    built = BM25Index.build(chunks)
+    computed = built.with_documents(documents)
+    stored = built.with_documents(documents, built.document_frequencies(documents))
+    np.testing.assert_array_equal(stored.idf_by_term, computed.idf_by_term)
+    np.testing.assert_array_equal(stored.norm, computed.norm)
+    assert (stored.stats_rows, stored.stats_avgdl) == (computed.stats_rows, computed.stats_avgdl)
+    queries = [chunks[i][:6] for i in range(0, len(chunks), 37)]
+    for got, want in zip(stored.search_batch(queries, 10), computed.search_batch(queries, 10)):
+        np.testing.assert_array_equal(got, want)
+    counted = np.arange(built.rows) % 3 > 0
+    view = built.with_stats_of(counted)
+    np.testing.assert_array_equal(view.with_documents(documents, built.document_frequencies(documents)).idf_by_term,
+                                  view.with_documents(documents).idf_by_term)
+    with pytest.raises(Exception, match="document frequencies"):
+        built.with_documents(documents, built.document_frequencies(documents)[:-1])
+
+
 SWITCH = """
 import sys, numpy as np
 from openbook.index import _bm25_kernels as kernels

@@ -57,3 +57,25 @@ def test_a_term_one_document_repeats_in_each_chunk_is_as_rare_as_its_documents_s
     idf = math.log1p((5 - 2 + 0.5) / (2 + 0.5))  # Lucene idf over documents
     expected = idf * 1 / (1 + 1.2 * (1 - 0.75 + 0.75 * len(terms) / avgdl))
     assert flange.score == pytest.approx(expected, rel=1e-5)
+
+
+def test_a_generation_opens_from_its_stored_document_frequencies_or_without_them(engine, tmp_path):
+    """A generation keeps ``doc_df.npy`` (the idf's df, so that opening it reads no posting); one without it (a
+    store written before the file) opens with the same statistics, computed from the postings."""
+    import shutil
+
+    import numpy as np
+
+    from openbook.store.generations import DOC_DF, LoadedIndex
+
+    folder = engine.store.generation_dir()
+    assert (folder / DOC_DF).is_file()
+    with_file = LoadedIndex(folder)
+    bare = tmp_path / "bare"
+    shutil.copytree(folder, bare)
+    (bare / DOC_DF).unlink()
+    without = LoadedIndex(bare)
+    np.testing.assert_array_equal(with_file.bm25.idf_by_term, without.bm25.idf_by_term)
+    np.testing.assert_array_equal(with_file.bm25.norm, without.bm25.norm)
+    np.save(bare / DOC_DF, np.zeros(3, dtype=np.int64))  # not this index's: ignored
+    np.testing.assert_array_equal(LoadedIndex(bare).bm25.idf_by_term, with_file.bm25.idf_by_term)

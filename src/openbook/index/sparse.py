@@ -174,15 +174,47 @@ class BM25Index:
             out = out.with_documents(self.documents)
         return out if self.counted is None else out.with_stats_of(self.counted)
 
-    def with_documents(self, documents: np.ndarray) -> "BM25Index":
+    def with_documents(self, documents: np.ndarray, document_df: np.ndarray | None = None) -> "BM25Index":
         """The same postings with ``idf`` over documents: ``N`` is the number of documents, ``df(t)`` the number
         of documents with a row holding ``t`` (module docstring); ``tf``, row lengths and ``avgdl`` stay per row.
-        The postings and vocabulary are shared, not copied; costs one pass over the postings.
+        The postings and vocabulary are shared, not copied; costs one pass over the postings, unless
+        ``document_df`` is given.
 
         Args:
             documents: int [rows], the document ordinal of each row; the rows of one document must be
                 consecutive (as a store writes a document's chunks), since a document is counted once per run of
                 its rows in a posting list.
+            document_df: int [terms], ``document_frequencies(documents)`` as computed before (a store keeps it
+                beside the index files, so that opening an index reads no posting); used only when the
+                statistics count every row (not on a ``with_stats_of`` view).
+
+        Raises:
+            IndexError_: ``documents`` does not have one entry per row, or ``document_df`` one per term.
+        """
+        documents = np.asarray(documents)
+        if documents.shape != (self.rows,):
+            raise IndexError_(f"document ordinals of shape {documents.shape} for a BM25 index of {self.rows} rows")
+        out = self._view()
+        out.documents = documents
+        if document_df is not None and self.counted is None:
+            document_df = np.asarray(document_df)
+            if document_df.shape != (len(self.vocab),):
+                raise IndexError_(f"document frequencies of shape {document_df.shape} for a BM25 index of "
+                                  f"{len(self.vocab)} terms")
+            n_docs = int(np.count_nonzero(np.bincount(documents))) if self.rows else 0
+            out._set_stats(np.diff(np.asarray(self.indptr)), self.rows, np.asarray(self.doc_len),
+                           (document_df, n_docs))
+            return out
+        counted = self.counted if self.counted is not None else np.ones(self.rows, dtype=np.bool_)
+        out._set_stats(*self._counted_stats(counted, documents))
+        return out
+
+    def document_frequencies(self, documents: np.ndarray) -> np.ndarray:
+        """How many documents have a row holding each term, over every row: int64 [terms] (``with_documents``'s
+        ``df(t)``, to be passed back to it as ``document_df``); one pass over the postings.
+
+        Args:
+            documents: int [rows], as for ``with_documents``.
 
         Raises:
             IndexError_: ``documents`` does not have one entry per row.
@@ -190,11 +222,9 @@ class BM25Index:
         documents = np.asarray(documents)
         if documents.shape != (self.rows,):
             raise IndexError_(f"document ordinals of shape {documents.shape} for a BM25 index of {self.rows} rows")
-        out = self._view()
-        out.documents = documents
-        counted = self.counted if self.counted is not None else np.ones(self.rows, dtype=np.bool_)
-        out._set_stats(*self._counted_stats(counted, documents))
-        return out
+        idf_of = self._counted_stats(np.ones(self.rows, dtype=np.bool_), documents)[3]
+        assert idf_of is not None  # documents given
+        return idf_of[0]
 
     def _counted_stats(self, counted: np.ndarray, documents: np.ndarray | None
                        ) -> tuple[np.ndarray, int, np.ndarray, tuple[np.ndarray, int] | None]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Hashable, Protocol
@@ -238,6 +237,7 @@ def build_index(wordnet: Any, path: Path, version: str) -> None:
         OSError: the folder cannot be created or written.
         sqlite3.Error: SQLite could not write the file.
     """
+    import tempfile
     from importlib import import_module
 
     from wn.constants import MORPHOLOGICAL_SUBSTITUTIONS, POS_LIST

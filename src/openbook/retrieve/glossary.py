@@ -20,7 +20,6 @@ the BM25 query with weight ``expansion_weight`` (BM25 query-term weights as in R
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -68,6 +67,8 @@ class Glossary:
         Raises:
             ConfigError: the file is missing, is not TOML, or an entry is malformed (the message names it).
         """
+        import tomllib  # imported where a glossary is configured, not by every search
+
         p = Path(path)
         try:
             data = tomllib.loads(p.read_text(encoding="utf-8"))

@@ -11,7 +11,6 @@ store location's URL scheme (a plain path is the embedded store).
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 from contextlib import closing
@@ -69,6 +68,8 @@ def local_folder(location: str | Path) -> Path:
     url = urlunsplit((name, "@".join(netloc), parts.path, parts.query, ""))
     state = os.environ.get("OPENBOOK_STATE_DIR") or os.path.join(
         os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state"), "openbook")
+    import hashlib
+
     return Path(state) / "stores" / f"{name}-{hashlib.sha256(url.encode('utf-8')).hexdigest()[:16]}"
 
 

@@ -38,10 +38,12 @@ import sqlite3
 from contextlib import closing, contextmanager
 from urllib.parse import quote
 from pathlib import Path
-from typing import Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, ContextManager, Iterable, Iterator, Mapping, Sequence
 
-import filelock
 import numpy as np
+
+if TYPE_CHECKING:  # filelock is imported by the writers (write_lock, writer_active), not by a search
+    import filelock
 
 from ..blocks import decode_blocks, encode_blocks
 from ..errors import IndexError_, StoreError, StoreVersionError
@@ -246,6 +248,8 @@ class EmbeddedStore:
         if self.read_only:
             raise StoreError(f"store {self.path} is read-only here (no write permission): it can be searched, "
                              f"not written; copy it to a writable folder to change it")
+        import filelock
+
         if self._lock is None:
             self._lock = filelock.FileLock(str(self.path / LOCK_NAME))
         try:
@@ -269,6 +273,8 @@ class EmbeddedStore:
             return False
         if self.read_only or not (self.path / LOCK_NAME).exists():
             return False
+        import filelock
+
         probe = filelock.FileLock(str(self.path / LOCK_NAME))
         try:
             probe.acquire(timeout=0)

@@ -6,6 +6,8 @@ Layout of one generation (``STORE/gen-000007/``, written completely before the S
                       embedding model/dim/normalized/ann (null when BM25-only)
     chunk_ids.npy     S20 [rows]: the chunk id of each row
     doc_ord.npy       int32 [rows]: the document ordinal of each row (an index into docs.json)
+    doc_df.npy        int64 [terms]: how many documents have a row holding each BM25 term (the idf's df, kept so
+                      that opening a generation reads no posting; computed from the postings when absent)
     docs.json         document ids by ordinal
     acl.json          {ordinal: [roles]} of the documents that have an ``acl``
     bm25/             see openbook.index.sparse
@@ -50,6 +52,7 @@ INDEX_FORMAT = 1
 MANIFEST = "manifest.json"
 CHUNK_IDS = "chunk_ids.npy"
 DOC_ORD = "doc_ord.npy"
+DOC_DF = "doc_df.npy"
 DOCS = "docs.json"
 ACL = "acl.json"
 BM25_DIR = "bm25"
@@ -69,7 +72,11 @@ class LoadedIndex:
         self.chunk_ids = np.load(folder / CHUNK_IDS, mmap_mode="r")
         self.doc_ord = np.load(folder / DOC_ORD, mmap_mode="r")
         # idf over documents, tf and length norms over chunks (openbook.index.sparse, with_documents)
-        self.bm25 = BM25Index.load(folder / BM25_DIR).with_documents(np.asarray(self.doc_ord))
+        bm25 = BM25Index.load(folder / BM25_DIR)
+        document_df = np.load(folder / DOC_DF, mmap_mode="r") if (folder / DOC_DF).is_file() else None
+        if document_df is not None and document_df.shape != (len(bm25.vocab),):
+            document_df = None  # not this index's: computed from the postings instead
+        self.bm25 = bm25.with_documents(np.asarray(self.doc_ord), document_df)
         self.doc_ids: list[str] = json.loads((folder / DOCS).read_text(encoding="utf-8"))
         acl = json.loads((folder / ACL).read_text(encoding="utf-8"))
         self.acl: dict[int, list[str]] = {int(k): v for k, v in acl.items()}
@@ -229,7 +236,9 @@ def write_generation(target: GenerationWrite, old: LoadedIndex | None, removed: 
     acl = {ordinal[d]: roles for d, roles in target.access_lists.items() if d in ordinal}
     bm25.save(folder / BM25_DIR)
     np.save(folder / CHUNK_IDS, np.array(chunk_ids, dtype="S20") if chunk_ids else np.zeros(0, "S20"))
-    np.save(folder / DOC_ORD, np.array([ordinal[d] for d in row_docs], dtype=np.int32))
+    doc_ord = np.array([ordinal[d] for d in row_docs], dtype=np.int32)
+    np.save(folder / DOC_ORD, doc_ord)
+    np.save(folder / DOC_DF, bm25.document_frequencies(doc_ord))
     write_json_atomic(folder / DOCS, doc_ids)
     write_json_atomic(folder / ACL, {str(k): v for k, v in acl.items()})
     if dense is not None:
@@ -354,6 +363,8 @@ def write_vectors_generation(target: GenerationWrite, old: LoadedIndex, chunk_id
     folder = target.folder
     for name in (BM25_DIR, CHUNK_IDS, DOC_ORD, DOCS, ACL):
         _link(old.folder / name, folder / name)
+    if (old.folder / DOC_DF).is_file():
+        _link(old.folder / DOC_DF, folder / DOC_DF)
     dense = VectorIndex.build(matrix, model=old.dense.model, normalized=old.dense.normalized,
                               ann_threshold=_ann_threshold(target.settings, pending),
                               precision=vector_precision(target.settings, old.dense))
