@@ -5,6 +5,7 @@ stays unread, a file with other bytes is parsed again, a deleted document's file
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import shutil
 import time
 
@@ -112,3 +113,19 @@ def test_a_copy_of_the_folder_elsewhere_is_read(tmp_path, counted):
         shutil.copytree(docs, tmp_path / "other")
         report = engine.ingest([tmp_path / "other"])
     assert len(counted) == 5 and not report.unread
+
+
+def test_every_loader_library_of_the_parsing_extras_is_in_the_fingerprint():
+    # installing or upgrading a library an extra brings to read files (the html extra's readability-lxml ...)
+    # must make the next ingest read those files again, so each one's version is part of the file digest
+    import re
+    import tomllib
+
+    from openbook.ingest.signature import PARSER_DISTRIBUTIONS
+
+    extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    not_text = {"cryptography"}  # decrypts a PDF for pypdf; the text is pypdf's
+    named = {re.split(r"[<>=!~\[ ;]", spec, maxsplit=1)[0] for extra in ("pdf", "office", "rst", "html")
+             for spec in extras[extra]}
+    assert named - not_text <= set(PARSER_DISTRIBUTIONS), named - not_text - set(PARSER_DISTRIBUTIONS)

@@ -30,8 +30,8 @@ from pathlib import Path
 from ..types import content_hash
 
 PARSER_DISTRIBUTIONS = ("pypdf", "pdfplumber", "pdfminer.six", "pypdfium2", "wordfreq", "python-docx",
-                        "python-pptx", "ebooklib", "docutils", "trafilatura", "lxml", "markdown-it-py", "chardet",
-                        "PyYAML", "blingfire", "PyStemmer", "py3langid")
+                        "python-pptx", "ebooklib", "docutils", "trafilatura", "readability-lxml", "lxml",
+                        "markdown-it-py", "chardet", "PyYAML", "blingfire", "PyStemmer", "py3langid")
 """Distributions whose version changes what a file's text is (loaders, cleaning, chunking, analysis)."""
 
 _BLOCK = 1 << 20  # bytes hashed per read
