@@ -18,7 +18,7 @@ from openbook.fences import fenced_blocks
 from openbook.ingest import load_file
 from openbook.types import Chunk, Document
 
-from helpers.stores import bm25_engine
+from helpers.stores import bm25_engine, engine_chunked_before
 
 CFG = ChunkingConfig(target_words=40, overlap_words=8, max_words=60)
 
@@ -221,7 +221,6 @@ def test_a_store_chunked_before_re_chunks_only_its_documents_with_code(tmp_path,
     # a store written by the chunker that cut code blocks anywhere (no code revision in the ingest hash, its other
     # revisions as now): its documents with a code block are re-chunked on the next ingest, every other one stays
     # unchanged
-    import openbook.ingest.pipeline as pipeline
     from openbook.chunking import chunker_revision
 
     def doc(text: str) -> Document:  # (HTML: a Markdown document has a revision of its own)
@@ -229,12 +228,9 @@ def test_a_store_chunked_before_re_chunks_only_its_documents_with_code(tmp_path,
 
     assert chunker_revision(doc("x\n```\ny\n```")) == "code-parts-2"
     assert chunker_revision(doc("x ``` y")) == ""  # inline code: no block
-    monkeypatch.setattr(pipeline, "chunker_revision",
-                        lambda doc: "+".join(p for p in chunker_revision(doc).split("+") if p != "code-parts-2"))
-    monkeypatch.setattr(pipeline, "file_digest", lambda path, settings: None)  # such a store has no file parts
-    e = bm25_engine(tmp_path, {"sync.md": SYNC, "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"})
+    e = engine_chunked_before(tmp_path, {"sync.md": SYNC, "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"},
+                              monkeypatch, "code-parts-2")
     try:
-        monkeypatch.undo()
         report = e.ingest([tmp_path / "docs"])
         assert report.updated == ["sync.md"] and report.unchanged == ["plans.md"]
         assert e.ingest([tmp_path / "docs"]).unchanged == ["plans.md", "sync.md"]

@@ -84,18 +84,14 @@ def test_a_number_opening_a_wrapped_line_is_no_list_item() -> None:
 def test_a_store_chunked_by_the_line_reader_re_chunks_its_markdown_documents_once(tmp_path, monkeypatch):
     # a store written before Markdown was cut by its parse (no Markdown revision in the ingest hash): its
     # Markdown documents are re-chunked on the next ingest, a plain-text one stays unchanged
-    import openbook.ingest.pipeline as pipeline
     from openbook.chunking import chunker_revision
-    from tests.helpers.stores import bm25_engine
+    from tests.helpers.stores import engine_chunked_before
 
     assert chunker_revision(Document("a.md", "Some text.", "A", "a.md", "markdown")) == "markdown-blocks-1"
     assert chunker_revision(Document("a.txt", "Some text.", "A", "a.txt", "text")) == ""
-    monkeypatch.setattr(pipeline, "chunker_revision",
-                        lambda doc: "+".join(p for p in chunker_revision(doc).split("+") if p != "markdown-blocks-1"))
-    monkeypatch.setattr(pipeline, "file_digest", lambda path, settings: None)  # such a store has no file parts
-    e = bm25_engine(tmp_path, {"guide.md": GUIDE, "notes.txt": "The Team plan includes 1 TB of storage.\n"})
+    e = engine_chunked_before(tmp_path, {"guide.md": GUIDE, "notes.txt": "The Team plan includes 1 TB of storage.\n"},
+                              monkeypatch, "markdown-blocks-1")
     try:
-        monkeypatch.undo()
         report = e.ingest([tmp_path / "docs"])
         assert report.updated == ["guide.md"] and report.unchanged == ["notes.txt"]
         assert e.ingest([tmp_path / "docs"]).unchanged == ["guide.md", "notes.txt"]

@@ -32,3 +32,19 @@ def bm25_engine(root: Path, docs: Mapping[str, str]) -> Engine:
 def hybrid_engine(root: Path, docs: Mapping[str, str]) -> Engine:
     """``docs_engine`` with the default embedder: a hybrid store."""
     return docs_engine(root, docs, embedding=True)
+
+
+def engine_chunked_before(root: Path, docs: Mapping[str, str], monkeypatch, revision: str) -> Engine:
+    """``bm25_engine`` over ``docs`` as a store written before the chunker revision ``revision`` existed: its
+    ingest hashes carry every chunker revision but that one, and no file parts (so the next ingest parses each
+    file again). The patches are undone before it returns; the caller closes the engine."""
+    import openbook.ingest.pipeline as pipeline
+    from openbook.chunking import chunker_revision
+
+    monkeypatch.setattr(pipeline, "chunker_revision",
+                        lambda doc: "+".join(p for p in chunker_revision(doc).split("+") if p != revision))
+    monkeypatch.setattr(pipeline, "file_digest", lambda path, settings: None)  # such a store has no file parts
+    try:
+        return bm25_engine(root, docs)
+    finally:
+        monkeypatch.undo()
