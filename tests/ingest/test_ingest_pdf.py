@@ -1,3 +1,5 @@
+import textwrap
+
 import pytest
 
 from openbook.errors import IngestError
@@ -194,6 +196,79 @@ def test_two_columns_written_row_by_row_are_read_column_by_column(tmp_path, widt
     flat = " ".join(doc.text.split())
     assert " ".join(_PUMP.split()) in flat and " ".join(_BADGE.split()) in flat, doc.text
     assert flat.index("duty engineer") < flat.index("Badge renewals")
+
+
+_INTRO = ("This page collects the standing instructions for the plant floor and the front office, and each team "
+          "lead reads it at the start of the week so that nobody on the early shift misses a change to the rules. "
+          "Questions about any of the notes below go to the duty office, which answers them the same day and "
+          "keeps a copy of each answer in the binder beside the door for the next shift to read.")
+
+
+def _column_block(width: int, right_x: int, *, above: int = 0, below: int = 0, offset: int = 0,
+                  pump: str = _PUMP, badge: str = _BADGE) -> list[tuple]:
+    """A title, ``above`` lines of a full-width paragraph, two columns written row by row (the right one
+    starting ``offset`` rows lower), then ``below`` full-width lines."""
+    import textwrap
+
+    items: list[tuple] = [("text", 150, 750, "Plant Notes for the Week and the Month Ahead")]
+    y = 720
+    for line in textwrap.wrap(_INTRO, 95)[:above]:
+        items.append(("text", 60, y, line))
+        y -= 13
+    y -= 10
+    left, right = textwrap.wrap(pump, width), [""] * offset + textwrap.wrap(badge, width)
+    for i in range(max(len(left), len(right))):
+        parts = [(x, side[i]) for x, side in ((60, left), (right_x, right)) if i < len(side) and side[i]]
+        items.append(("row", y - 13 * i, parts))
+    y -= 13 * max(len(left), len(right)) + 10
+    for line in textwrap.wrap(_INTRO, 95)[:below]:
+        items.append(("text", 60, y, line))
+        y -= 13
+    return items
+
+
+_BLOCKS = [dict(above=5), dict(below=5), dict(above=3, below=3), dict(offset=3)]  # full-width text around them
+_SHORT = dict(pump=_PUMP[:97], badge=_BADGE[:96])  # four lines a column at 28 characters, as a short notice has
+
+
+@pytest.mark.parametrize("width, right_x, case", [(w, x, c) for w, x in ((50, 330), (28, 230), (24, 290))
+                                                  for c in _BLOCKS] + [(28, 230, _SHORT), (24, 290, _SHORT)])
+def test_a_block_of_columns_among_full_width_text_is_read_column_by_column(tmp_path, case, width, right_x):
+    pump, badge = case.get("pump", _PUMP), case.get("badge", _BADGE)
+    doc = load_file(write_layout_pdf(tmp_path / "notes.pdf", [_column_block(width, right_x, **case)]), "notes.pdf")[0]
+    flat = " ".join(doc.text.split())
+    assert " ".join(pump.split()) in flat and " ".join(badge.split()) in flat, doc.text
+    intro = textwrap.wrap(_INTRO, 95)
+    for n, line in ((case.get("above", 0), intro[0]), (case.get("below", 0), intro[0])):
+        if n:
+            assert line in doc.text
+
+
+def test_columns_under_a_full_width_paragraph_in_a_real_pdf():
+    need(SAMPLES / "pdf" / "issue-463-example.pdf")
+    text = " ".join(load_file(SAMPLES / "pdf" / "issue-463-example.pdf", "463.pdf")[0].text.split())
+    assert "Header 2.1 In another moment. Down went Alice after it. Header 2.2 Never once considering how" in text
+    assert "Header 2.3 The rabbit-hole went straight on like a tunnel for some way" in text
+    assert text.index("out again.") < text.index("Header 2.3")
+
+
+def test_rows_of_an_unruled_table_and_word_spaces_are_not_columns(tmp_path):
+    # a page of one column whose lines have a word space near the middle, over a two-column table drawn
+    # without ruling lines: neither is a pair of columns, so every line and row is read across
+    import textwrap
+
+    items, y = [], 740
+    for line in textwrap.wrap(_PUMP + " " + _BADGE, 90):
+        items.append(("text", 57, y, line))
+        y -= 14
+    rows = [("Pump", "Valve"), ("Pump 1", "Valve 1"), ("Pump 2", "Valve 2"), ("Pump 3", "Valve 3")]
+    for a, b in rows:
+        y -= 16
+        items.append(("row", y, [(57, a), (306, b)]))
+    doc = load_file(write_layout_pdf(tmp_path / "page.pdf", [items]), "page.pdf")[0]
+    flat = " ".join(doc.text.split())
+    assert " ".join((_PUMP + " " + _BADGE).split()) in flat, doc.text
+    assert "Pump 1 Valve 1 Pump 2 Valve 2" in flat, doc.text
 
 
 def test_hanging_indent_labels_are_not_a_gutter(tmp_path):

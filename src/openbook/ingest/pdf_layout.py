@@ -14,10 +14,13 @@ needs it; otherwise ``page_layouts`` returns None for it and the loader keeps py
   (``carry_headers``: a table continued across a page break).
 - **Columns**: lines of words are grouped top to bottom; a line that crosses the page's vertical gutter (a
   title or a full-width paragraph) is read as one line; a run of lines that do not is read left column first,
-  then right column. A gutter is a vertical strip at least ``_MIN_GUTTER`` points wide in the middle
-  ``_GUTTER_ZONE`` of the page that at most ``_MAX_SPANNING`` of the lines cross, with at least
-  ``_MIN_COLUMN_LINES`` lines of at least ``_MIN_WORDS_PER_LINE`` words (median) of prose on each side
-  (``_is_prose``), so that forms, menus and tables drawn without ruling lines are not read column-wise. Two columns at most (a third is read with its neighbour).
+  then right column, so a block of columns under or over full-width text is read column by column. A gutter is
+  a vertical strip at least ``_MIN_GUTTER`` points wide in the middle ``_GUTTER_ZONE`` of the page that every
+  line either misses or crosses with room on both sides (``_clean``), with a column of prose on each side
+  (``_column_of_prose``): at least ``_MIN_COLUMN_LINES`` lines of at least ``_MIN_WORDS_PER_LINE`` words
+  (median), or lines that run on into each other (``_runs_on``: a short or narrow column), of words that read as
+  prose (``_is_prose``), so that forms, menus and tables drawn without ruling lines are not read column-wise.
+  Two columns at most (a third is read with its neighbour).
   A page where that finds no gutter but whose lines jump a gap of ``_MIN_GUTTER`` points (``_gapped``: narrow
   columns, a gutter off the middle) is given to pdfminer's layout analysis (``_miner_columns``): when its text
   boxes hold two columns of prose side by side, the page is read box by box in pdfminer's reading order, so
@@ -53,6 +56,7 @@ _WORD_GAP = 0.6  # a gap wider than this share of the character height, with no 
 _PROSE_WORDS = 0.7  # share of words with a letter in a column of prose
 _PROSE_LOWER = 0.4  # share of cased words starting lower-case in a column of prose
 _MAX_SPANNING = 0.25  # share of lines that may cross the gutter (titles, full-width paragraphs)
+_MIN_RUN_ON = 2  # line breaks inside a sentence (the next line goes on in lower case) that make a column of prose
 _BOLD_WEIGHT = 600  # pdfium font weight from which a character is bold
 _BOLD_NAME = re.compile(rb"bold|black|heavy|demi", re.I)
 _BIGGER = 1.12  # a line whose font is this much larger than the body text's may be a heading
@@ -188,16 +192,17 @@ def _line_text(line: list[dict[str, Any]]) -> str:
     return " ".join(w["text"] for w in line)
 
 
-def _gutter(lines: list[list[dict[str, Any]]], width: float) -> float | None:
-    """x of the middle of a vertical gutter between two columns of prose, or None for a one-column page.
+def _gutter(lines: list[list[dict[str, Any]]], width: float) -> tuple[float, int, int] | None:
+    """x of the middle of a vertical gutter between two columns of prose, with the first and last index of the
+    lines of its band (``_band``), or None for a one-column page.
 
     Every x in the gutter zone gets the number of lines with a word over it (words widened by
     ``_WORD_PAD`` so that spaces between words count as covered). The gutter is the widest strip at least
     ``_MIN_GUTTER`` wide of the least covered x positions with a column of prose on each side
-    (``_prose_both_sides``); where none has, strips that more lines cross from side to side are tried, up to
-    ``_MAX_SPANNING`` of the lines (titles and full-width paragraphs).
+    (``_prose_both_sides``); where none has, strips that more lines cross from side to side (titles and
+    full-width paragraphs above, between or below the columns) are tried.
     """
-    if len(lines) < _MIN_COLUMN_LINES:
+    if len(lines) < _MIN_RUN_ON + 1:
         return None
     lo, hi = int(_GUTTER_ZONE[0] * width), int(_GUTTER_ZONE[1] * width)
     diff = [0] * (hi - lo + 2)
@@ -206,36 +211,39 @@ def _gutter(lines: list[list[dict[str, Any]]], width: float) -> float | None:
         end = lo - 1
         mine: list[tuple[int, int]] = []
         for w in line:
-            a = max(lo, math.floor(w["x0"] - _WORD_PAD), end + 1)
-            b = min(hi, math.ceil(w["x1"] + _WORD_PAD))
+            x0, x1 = math.floor(w["x0"] - _WORD_PAD), math.ceil(w["x1"] + _WORD_PAD)
+            if mine and mine[-1][1] >= x0 - 1:  # the line's covered ranges, over the whole width
+                mine[-1] = (mine[-1][0], max(mine[-1][1], x1))
+            else:
+                mine.append((x0, x1))
+            a, b = max(lo, x0, end + 1), min(hi, x1)
             if a <= b:
                 diff[a - lo] += 1
                 diff[b - lo + 1] -= 1
-                x0, x1 = math.floor(w["x0"] - _WORD_PAD), math.ceil(w["x1"] + _WORD_PAD)  # unclipped
-                if mine and mine[-1][1] >= x0 - 1:
-                    mine[-1] = (mine[-1][0], max(mine[-1][1], x1))
-                else:
-                    mine.append((x0, x1))
                 end = b
         spans.append(mine)
     coverage = list(itertools.accumulate(diff[:-1]))
-    limit = _MAX_SPANNING * len(lines)
     # the least covered strips first, widest first. A strip that lines cover must be crossed cleanly
     # (``_clean``). A strip with no column beside it (the margin right of a narrow right column) is passed over.
-    for level in sorted(c for c in set(coverage) if c <= limit):
+    for level in sorted(set(coverage)):
+        if len(lines) - level < _MIN_RUN_ON + 1:  # too few lines left beside it for a column
+            break
         runs: list[tuple[int, int]] = []
         start = None
         for i, c in enumerate([*coverage, -1]):
             if c == level and start is None:
                 start = i
             elif c != level and start is not None:
-                if i - start >= _MIN_GUTTER and (level == 0 or _clean(spans, lo + start, lo + i - 1)):
+                if i - start >= _MIN_GUTTER:
                     runs.append((start, i))
                 start = None
         for a, b in sorted(runs, key=lambda run: run[0] - run[1]):
             mid = lo + (a + b) / 2
-            if _prose_both_sides(lines, mid):
-                return mid
+            band = _band(lines, mid)
+            if band is None or (level and not _clean(spans[band[0]:band[1] + 1], lo + a, lo + b - 1)):
+                continue
+            if _prose_both_sides(lines[band[0]:band[1] + 1], mid):
+                return mid, band[0], band[1]
     return None
 
 
@@ -250,20 +258,64 @@ def _clean(spans: list[list[tuple[int, int]]], a: int, b: int) -> bool:
     return True
 
 
+def _band(lines: list[list[dict[str, Any]]], mid: float) -> tuple[int, int] | None:
+    """The first and last index of the lines where columns stand side by side about ``mid``: from where lines
+    left of ``mid`` and lines right of it have both begun to where the first of them ends, with at most
+    ``_MAX_SPANNING`` of those lines crossing ``mid`` (full-width text above or below the columns is not in the
+    band); None when there is no such band."""
+    crossing = [_crosses(line, mid) for line in lines]
+    has_left = [not c and any(w["x1"] <= mid for w in line) for c, line in zip(crossing, lines)]
+    has_right = [not c and any(w["x0"] >= mid for w in line) for c, line in zip(crossing, lines)]
+    if not any(has_left) or not any(has_right):
+        return None
+    first = max(has_left.index(True), has_right.index(True))
+    last = len(lines) - 1 - max(has_left[::-1].index(True), has_right[::-1].index(True))
+    if last < first or sum(crossing[first:last + 1]) > _MAX_SPANNING * (last - first + 1):
+        return None
+    return first, last
+
+
+def _crosses(line: list[dict[str, Any]], mid: float) -> bool:
+    """Whether a line (words left to right) runs across ``mid``: a word over it, or words on both sides of it
+    less than ``_MIN_GUTTER`` points apart (a space between two words of one line, not a gutter)."""
+    if any(w["x0"] < mid < w["x1"] for w in line):
+        return True
+    left = [w["x1"] for w in line if w["x1"] <= mid]
+    right = [w["x0"] for w in line if w["x0"] >= mid]
+    return bool(left and right) and min(right) - max(left) < _MIN_GUTTER
+
+
 def _prose_both_sides(lines: list[list[dict[str, Any]]], mid: float) -> bool:
     """Whether the lines that do not cross ``mid`` hold a column of prose on each side of it."""
-    narrow = [line for line in lines if not any(w["x0"] < mid < w["x1"] for w in line)]
+    narrow = [line for line in lines if not _crosses(line, mid)]
     left = [part for line in narrow if (part := [w for w in line if w["x1"] <= mid])]
     right = [part for line in narrow if (part := [w for w in line if w["x0"] >= mid])]
-    for side in (left, right):
-        if len(side) < _MIN_COLUMN_LINES:
-            return False
-        words_per_line = statistics.median(sum(len(w["text"].split()) for w in line) for line in side)
-        if words_per_line < _MIN_WORDS_PER_LINE:
-            return False
-        if not _is_prose([word for line in side for w in line for word in w["text"].split()]):
-            return False
-    return True
+    return _column_of_prose(left) and _column_of_prose(right)
+
+
+def _column_of_prose(side: list[list[dict[str, Any]]]) -> bool:
+    """Whether lines (each a list of words, top to bottom) read as a column of running text: words of prose
+    (``_is_prose``), and either at least ``_MIN_COLUMN_LINES`` lines of ``_MIN_WORDS_PER_LINE`` words (median)
+    or at least ``_MIN_RUN_ON`` sentences that run on from one line to the next (``_runs_on``)."""
+    if not side or not _is_prose([word for line in side for w in line for word in w["text"].split()]):
+        return False
+    texts = [_line_text(line) for line in side]
+    if len(side) >= _MIN_COLUMN_LINES and statistics.median(len(t.split()) for t in texts) >= _MIN_WORDS_PER_LINE:
+        return True
+    return _runs_on(texts) >= _MIN_RUN_ON
+
+
+def _runs_on(texts: list[str]) -> int:
+    """How many lines go on with the sentence of the line above: both hold words (two or more, so that the
+    letters of a word set vertically do not count), the line above ends in a word or a comma (no sentence end,
+    no colon) and the line starts with a lower-case letter. A column's wrapped lines do; the rows of a table or
+    a form, and the items of a menu, do not."""
+    count = 0
+    for above, line in zip(texts, texts[1:]):
+        words = len(above.split()) >= 2 and len(line.split()) >= 2
+        if words and above[-1] not in ".!?:;" and line[:1].islower():
+            count += 1
+    return count
 
 
 def _is_prose(words: list[str]) -> bool:
@@ -277,12 +329,18 @@ def _is_prose(words: list[str]) -> bool:
 
 
 def _column_text(words: list[dict[str, Any]], width: float) -> list[str]:
-    """Lines of text in reading order: full-width lines as they come, column runs left column first."""
+    """Lines of text in reading order: full-width lines as they come, column runs left column first (in the
+    band of lines where the columns stand, ``_gutter``)."""
     lines = _lines_of(words)
-    mid = _gutter(lines, width)
-    if mid is None:
+    found = _gutter(lines, width)
+    if found is None:
         return [_line_text(line) for line in lines]
-    out: list[str] = []
+    mid, first, last = found
+    while first > 0 and not _crosses(lines[first - 1], mid):  # a column's lines above or below the other's
+        first -= 1
+    while last + 1 < len(lines) and not _crosses(lines[last + 1], mid):
+        last += 1
+    out: list[str] = [_line_text(line) for line in lines[:first]]
     run: list[list[dict[str, Any]]] = []
 
     def flush() -> None:
@@ -294,8 +352,8 @@ def _column_text(words: list[dict[str, Any]], width: float) -> list[str]:
         out.extend(_line_text(line) for line in right if line)
         run.clear()
 
-    for line in lines:
-        if any(w["x0"] < mid < w["x1"] for w in line):
+    for line in lines[first:last + 1]:
+        if _crosses(line, mid):
             if run:
                 flush()
             out.append(_line_text(line))
@@ -303,6 +361,7 @@ def _column_text(words: list[dict[str, Any]], width: float) -> list[str]:
             run.append(line)
     if run:
         flush()
+    out.extend(_line_text(line) for line in lines[last + 1:])
     return out
 
 
