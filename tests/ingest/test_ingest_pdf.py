@@ -76,6 +76,19 @@ def test_running_heads_alternating_odd_even_pages_are_removed():
     assert cleaned == [[f"body text {n}"] for n in range(1, 7)]
 
 
+def test_copies_of_one_page_keep_their_text():
+    # a notice printed on three identical pages: each line recurs at the top and bottom of every page, but it is
+    # the pages' own text, not a running head
+    page = ["Visitor notice", "All visitors sign in at the front desk.", "Badges are returned on leaving."]
+    assert strip_headers_footers([list(page) for _ in range(3)]) == [page] * 3
+
+
+def test_identical_pdf_pages_keep_their_text(tmp_path):
+    page = ["Visitor notice", "All visitors sign in at the front desk.", "Badges are returned on leaving."]
+    doc = load_file(write_pdf(tmp_path / "notice.pdf", [page, page, page]), "notice.pdf")[0]
+    assert "All visitors sign in at the front desk" in doc.text and "Visitor notice" in doc.text
+
+
 @pytest.mark.parametrize(
     "name, reason",
     [

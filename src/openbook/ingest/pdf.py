@@ -16,7 +16,9 @@ Steps:
 3. Repeated page furniture is removed: a line among the first or last ``_EDGE_LINES`` non-blank lines of a page
    whose digit-blind form (digits -> ``#``, case and spaces folded, so ``Page 3 of 9`` matches ``Page 4 of 9``)
    sits at the top or bottom of at least ``_FURNITURE_SHARE`` of the pages (table rows never count) (and at least 2; 40% so that running
-   heads alternating between odd and even pages are caught) is dropped there.
+   heads alternating between odd and even pages are caught) is dropped there. Nothing is lost to it: a line
+   is not furniture when every page it recurs on reads the same, digits included (copies of one page, a form
+   printed twice).
 4. Words hyphenated across a line or page break are re-joined (``infor-`` + ``mation`` -> ``information``,
    only when the continuation starts with a lower-case letter), except real compounds (``self-`` +
    ``service`` -> ``self-service``; see ``keeps_hyphen``) and capitalised continuations (``Anti-Corruption``); the lines of a paragraph are joined with spaces
@@ -193,17 +195,24 @@ def strip_headers_footers(pages: list[list[str]]) -> list[list[str]]:
     foots = {k for k, c in bottom.items() if c >= needed} - {"\0table"}
     if not heads and not foots:
         return pages
+    keys = [{_furniture_key(line) for line in lines if line.strip()} for lines in pages]
+    bodies = [tuple(" ".join(line.split()) for line in lines if line.strip()) for lines in pages]
+    for found in (heads, foots):  # recurring only on copies of one page (digits included): that page's own text
+        for key in list(found):
+            if len({body for body, mine in zip(bodies, keys) if key in mine}) == 1:
+                found.discard(key)
     out = []
     for lines in pages:
         body = [line for line in lines if line.strip()]
         k = _edge(body)
         first = set(map(id, body[:k]))
         last = set(map(id, body[len(body) - k:]))
-        out.append([
+        kept = [
             line for line in body
             if not ((id(line) in first and _furniture_key(line) in heads)
                     or (id(line) in last and _furniture_key(line) in foots))
-        ])
+        ]
+        out.append(kept)
     return out
 
 
