@@ -221,3 +221,44 @@ def test_ordered_lists_from_trafilatura_keep_the_pages_numbers():
     text = extract_main_text(parse_html(page), "trafilatura")
     assert "3. Open the console settings page.\n4. Click the rotate button now." in text
     assert "3. Three to go\n2. Two to go\n1. One to go" in text
+
+
+_RFC = """<html><head><title>RFC 9999: The Kestrel Transfer Protocol</title></head><body><pre{cls}>
+Network Working Group                                          A. Writer
+Request for Comments: 9999                                   Example Org
+
+1.  Introduction
+
+   The Kestrel Transfer Protocol moves files between relays.  A client
+   opens a session on port 7421 and sends a HELLO message before any
+   transfer begins.
+
+2.  Timeouts
+
+   A relay closes an idle session after 90 seconds.  Clients that need
+   longer sessions send a KEEPALIVE message every 30 seconds.
+</pre>{after}</body></html>"""
+
+
+def test_a_page_of_plain_pre_text_is_read_as_text_and_answers(tmp_path):
+    from openbook.api import Engine
+    from openbook.config import Config
+
+    (tmp_path / "docs").mkdir()
+    path = tmp_path / "docs" / "rfc.html"
+    path.write_text(_RFC.format(cls="", after=""), encoding="utf-8")
+    doc = load_file(path, "rfc.html")[0]
+    assert "```" not in doc.text and "# 2.  Timeouts" in doc.text.split("\n")
+    config = Config().with_overrides({"embedding.enabled": False})
+    with Engine.open(tmp_path / "store", config, create=True) as engine:
+        engine.ingest([tmp_path / "docs"])
+        answer = engine.ask("After how many seconds does a relay close an idle session?")
+    assert "90 seconds" in answer.text and answer.citations, answer.text
+
+
+@pytest.mark.parametrize("cls, after", [(' class="language-text"', ""),  # a named language: code
+                                        ("", "<p>The protocol's reference client is shown above.</p>")])
+def test_pre_blocks_beside_prose_or_with_a_language_stay_code(tmp_path, cls, after):
+    path = tmp_path / "page.html"
+    path.write_text(_RFC.format(cls=cls, after=after), encoding="utf-8")
+    assert "```" in load_file(path, "page.html")[0].text

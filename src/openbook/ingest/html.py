@@ -44,6 +44,7 @@ from ..fences import fenced_blocks
 from ..types import Document
 from ._common import decode_text, fence_code, heading_title, iso_date, normalise_metadata, tidy
 from .frontmatter import canonical_key, split_front_matter
+from .text import structure_text
 
 _DROP_TAGS = (
     "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "form", "button",
@@ -672,8 +673,25 @@ def parse_html_depth(source: str | bytes) -> tuple[etree._Element, bool]:
     return root, any(e.type_name == "ERR_RESOURCE_LIMIT" and "depth" in e.message for e in parser.error_log)
 
 
+def plain_text_page(text: str) -> str | None:
+    """The text of a page whose main content is nothing but ``<pre>`` blocks that name no language (an RFC, a
+    plain-text file served as HTML), read as a plain-text file is (``text.structure_text``: heading-like lines
+    become headings, the rest is prose the answerer can quote); None for any other page, whose ``<pre>`` blocks
+    stay fenced code."""
+    lines = text.split("\n")
+    fenced = fenced_blocks(lines)
+    if not fenced or any(b.info or not b.closed for b in fenced):
+        return None
+    inside = {i for b in fenced for i in range(b.start, b.end)}
+    if any(line.strip() for i, line in enumerate(lines) if i not in inside):
+        return None
+    body = "\n\n".join("\n".join(lines[b.start + 1:b.end - 1]) for b in fenced)
+    return tidy(structure_text(body))
+
+
 def load_html(path: Path, doc_id: str) -> Document:
-    """Load one HTML page as a Document holding its main content only.
+    """Load one HTML page as a Document holding its main content only (a page of nothing but plain ``<pre>``
+    text is read as a plain-text file is: ``plain_text_page``).
 
     Metadata comes from ``<meta>`` tags (``acl`` as a comma-separated role list; two different ``acl`` tags or
     an empty one are refused) and from a front-matter block before ``<html>`` (Jekyll, Hugo), which wins.
@@ -693,6 +711,7 @@ def load_html(path: Path, doc_id: str) -> Document:
         metadata = {**metadata, **normalise_metadata(front)}
         title = str(front.get("title") or "").strip() or title
     text = extract_main_text(root)
+    text = plain_text_page(text) or text
     if not text:
         raise IngestError(f"no main text found in the HTML page: {TOO_DEEP}" if too_deep
                           else "no main text found in the HTML page")
