@@ -59,7 +59,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None:
         _missing_real_server(
             "llama-cpp-python[server] is not installed: "
-            "CMAKE_ARGS='-DLLAVA_BUILD=OFF' pip install 'llama-cpp-python[server]'"
+            "CMAKE_ARGS='-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON' pip install 'llama-cpp-python[server]'"
         )
     model = smollm2_gguf_path()
     if model is None:
