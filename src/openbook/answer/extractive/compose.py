@@ -190,7 +190,8 @@ def compose(asked: Asked, candidates: list[Candidate], governed: Governed, older
     """Choose the answer's sentences from ``candidates`` (best first, at least one): the first, its hop
     (``_hop``), the sentences stitched on that add question terms (``_stitched``), a near-tie of the first in its
     document, then one sentence of each named thing of a comparison, or else the sentence naming the first's
-    subject, and for a how-to question the code block a sentence introduces. ``units``: passage number -> its
+    subject, and for a how-to question the code block a sentence introduces; a quoted list keeps its lead-in and a
+    sentence opening with "As a result" or "However" the sentence it refers back to. ``units``: passage number -> its
     ``_units``; ``said_otherwise``: the terms of the expansions' added phrases; ``pinned``: some candidate holds
     every identifier the question names; ``one_word_share``: ``ONE_WORD_SHARE``. At most ``max_sentences``
     sentences (one for a procedure), a code block it introduces aside."""
@@ -211,6 +212,7 @@ def compose(asked: Asked, candidates: list[Candidate], governed: Governed, older
     if asked.how_to:  # "To take a manual backup, run:" says nothing without the code block it introduces
         chosen = _with_introduced_code(chosen, units, analyzer)
     chosen = _with_list_context(chosen, units, analyzer)
+    chosen = _with_antecedents(chosen, units, analyzer)
     return Composed(chosen, candidates)
 
 
@@ -331,6 +333,37 @@ def _compared_or_named(asked: Asked, chosen: list[Candidate], candidates: Sequen
         # document that names its subject takes a slot left, since the name may be what the question asks
         return [chosen[0], naming, *chosen[1:]]
     return chosen
+
+
+# an opening that refers back to the sentence before it (a consequence, a contrast, an exception): quoted alone,
+# the sentence can say the opposite of what its passage says ("As a result, `permalink: pretty` will not work",
+# whose cause, "in front matter", is the sentence before). English discourse connectives of the Penn Discourse
+# Treebank's contingency and comparison classes that take the previous sentence as their first argument.
+_LEANS_BACK = re.compile(
+    r"^(?:as a (?:result|consequence)|consequently|therefore|thus|hence|accordingly|for (?:this|that) reason|"
+    r"because of (?:this|that)|in (?:this|that|which) case|if so|if not|otherwise|however|instead|nevertheless|"
+    r"nonetheless|even so|in contrast|by contrast|conversely|(?:this|that) (?:means|is (?:why|because)))\b",
+    re.IGNORECASE)
+
+
+def _with_antecedents(chosen: list[Candidate], units: Mapping[int, Sequence[_Unit]],
+                      analyzer: Analyzer) -> list[Candidate]:
+    """``chosen`` with the sentence before each chosen sentence that opens by referring back to it
+    (``_LEANS_BACK``: "As a result, ...", "However, ..."), placed before it, when that sentence is prose of the
+    same section of its passage (not a list item, table row or code) and the answer does not already quote it.
+    ``units``: passage number -> its ``_units``, in passage order."""
+    out: list[Candidate] = []
+    for c in chosen:
+        if not c.procedure and _LEANS_BACK.match(c.text.lstrip("*_\"'“‘( ")):
+            seq = list(units.get(c.passage.n, ()))
+            at = next((i for i, u in enumerate(seq) if u.text == c.text and not u.code and u.run < 0), None)
+            before = seq[at - 1] if at else None
+            if before is not None and not before.code and before.run < 0 and not before.cells and \
+                    before.heading == seq[at].heading and not any(before.text in x.text for x in (*out, *chosen)):
+                out.append(Candidate(c.passage, before.text, c.score, c.coverage,
+                                     frozenset(analyzer.analyze_document(before.text)), c.subject))
+        out.append(c)
+    return out
 
 
 def _list_text(items: Sequence[_Unit]) -> str:
