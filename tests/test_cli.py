@@ -365,3 +365,32 @@ def test_stats_and_documents_see_the_same_documents_by_default(lab_store):
                                                   cwd=lab_store).stdout
     for command in ("stats", "documents"):
         assert "public" in " ".join(run(command, "--help", cwd=lab_store).stdout.split())
+
+
+def test_an_ingest_of_only_unsupported_files_is_an_error_into_a_new_or_an_existing_store(tmp_path):
+    # into a new store it exited 1, into an existing one it exited 0 with a skip line: the same mistake
+    (tmp_path / "photo.xyz").write_text("not a type openbook reads")
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "ok.md").write_text("# Fine\n\nA fine document about zebras.\n")
+    supported = "supported: .1 .csv .docx .epub .gz .htm .html .jsonl .man .markdown .md .pdf .pptx"
+    r = run("ingest", "photo.xyz", "--store", "s", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 1 and not (tmp_path / "s").exists()
+    assert r.stderr.splitlines() == [r.stderr.strip()] and "Traceback" not in r.stderr
+    assert r.stderr.startswith("error: photo.xyz: not a type openbook reads (.xyz); " + supported)
+    assert "no store was created" in r.stderr
+    assert run("ingest", "good", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
+    r = run("ingest", "photo.xyz", "--store", "s", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.splitlines() == [r.stderr.strip()]
+    assert r.stderr.startswith("error: photo.xyz: not a type openbook reads (.xyz); " + supported)
+    assert "the store s is unchanged" in r.stderr
+    r = run("ingest", "photo.xyz", "--store", "s", "--no-embed", "--json", cwd=tmp_path)
+    assert r.returncode == 1 and "photo.xyz: not a type" in json.loads(r.stdout)["error"]["message"]
+    # a folder where unsupported files sit among good ones skips them, named, and succeeds
+    (tmp_path / "good" / "a.xyz").write_text("x")
+    r = run("ingest", "good", "--store", "s", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 0 and "skipped 1 file: a.xyz (unsupported type)" in r.stderr.splitlines()
+    assert "1 unchanged" in r.stdout
+    # --sync into an existing store still does its deletions when only unsupported files are left
+    (tmp_path / "good" / "ok.md").unlink()
+    r = run("ingest", "good", "--store", "s", "--no-embed", "--sync", "--json", cwd=tmp_path)
+    assert r.returncode == 0 and json.loads(r.stdout)["deleted"] == ["ok.md"]
