@@ -394,3 +394,38 @@ def test_an_ingest_of_only_unsupported_files_is_an_error_into_a_new_or_an_existi
     (tmp_path / "good" / "ok.md").unlink()
     r = run("ingest", "good", "--store", "s", "--no-embed", "--sync", "--json", cwd=tmp_path)
     assert r.returncode == 0 and json.loads(r.stdout)["deleted"] == ["ok.md"]
+
+
+ZEPHYR = """# The **Zephyr** manual
+
+## Using __turbo__ mode
+
+Turbo mode drains the zephyr battery quickly; the `__post_init__()` hook of `Lib/dataclasses/__init__.py` starts it.
+
+## The `__post_init__()` hook and **storage**
+
+| Plan | **Storage** |
+|------|-------------|
+| Basic | **10 GB** |
+| Pro | __1 TB__ in `a*b*c` |
+"""
+
+
+def test_search_and_ask_show_markdown_without_its_emphasis_markers(tmp_path):
+    # titles, sections and table answers kept the source's **bold** / __strong__ markers
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "zephyr.md").write_text(ZEPHYR)
+    assert run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
+    r = run("search", "zephyr battery", "-k", "1", "--store", "s", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "zephyr.md — The Zephyr manual § The Zephyr manual > Using turbo mode  (score" in r.stdout
+    assert "`__post_init__()` hook of `Lib/dataclasses/__init__.py`" in r.stdout  # code spans stay as written
+    hit = json.loads(run("search", "zephyr battery", "-k", "1", "--json", "--store", "s", cwd=tmp_path).stdout)
+    hit = hit["hits"][0]
+    assert (hit["title"], hit["section"]) == ("The Zephyr manual", "The Zephyr manual > Using turbo mode")
+    r = run("search", "storage plan", "-k", "1", "--json", "--store", "s", cwd=tmp_path)
+    assert json.loads(r.stdout)["hits"][0]["section"] == "The Zephyr manual > The `__post_init__()` hook and storage"
+    r = run("ask", "How much storage does the Pro plan have?", "--store", "s", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Plan: Pro; Storage: 1 TB in `a*b*c` [1]" in r.stdout
+    assert "The Zephyr manual, § The Zephyr manual > The `__post_init__()` hook" in r.stdout

@@ -25,14 +25,16 @@ How a document is cut (``chunk_document``):
    one). A unit longer than ``max`` is split by words as a last resort (and a single "word" longer than ``max``,
    possible with a word-piece counter, by characters).
 3. **Sections.** Each heading starts a section whose heading path (e.g. ``("Travel policy", "Hotels")``) is
-   carried by its chunks in ``Chunk.headings``; the heading line itself is not put at the start of a chunk's
-   body, since ``Chunk.indexed_text`` already prepends the path. A document made only of headings (a
-   heading-only file) does not vanish: each heading that no later heading's path carries becomes a chunk whose
-   body is the heading's text (without the ``#`` marks). A new heading closes the current chunk, except
-   when the chunk so far is tiny (under a quarter of ``target``) and the new section is nested under the
-   chunk's section (an intro paragraph followed by its first subsection): then the two are merged and the
-   chunk keeps the *shallower* heading path, the deepest one that contains all of its text; the subsection's
-   heading line stays inside the body. Sibling sections are never merged, so each chunk's path is exact.
+   carried by its chunks in ``Chunk.headings`` (in a Markdown document without the emphasis markers CommonMark
+   renders, ``emphasis.strip_emphasis``: ``## Using __turbo__ mode`` -> ``Using turbo mode``); the heading line
+   itself is not put at the start of a chunk's body, since ``Chunk.indexed_text`` already prepends the path. A
+   document made only of headings (a heading-only file) does not vanish: each heading that no later heading's
+   path carries becomes a chunk whose body is the heading's text (without the ``#`` marks). A new heading closes
+   the current chunk, except when the chunk so far is tiny (under a quarter of ``target``) and the new section
+   is nested under the chunk's section (an intro paragraph followed by its first subsection): then the two are
+   merged and the chunk keeps the *shallower* heading path, the deepest one that contains all of its text; the
+   subsection's heading line stays inside the body. Sibling sections are never merged, so each chunk's path is
+   exact.
 4. **Packing.** Units are packed greedily up to ``target``; within a section the chunks are balanced (a
    250-word section with target 180 gives two chunks of ~125 words instead of 180 + 70): a chunk closes once
    its new text reaches what is left of the section divided by the number of chunks that rest needs. Each chunk after the
@@ -88,7 +90,7 @@ from typing import Any, Callable
 
 from .blocks import parse_blocks
 from .config import ChunkingConfig
-from .emphasis import MARKDOWN_FORMATS
+from .emphasis import MARKDOWN_FORMATS, strip_emphasis
 from .errors import ChunkingError
 from .fences import fenced_blocks
 from .types import Block, Chunk, Document, make_chunk_id
@@ -118,6 +120,7 @@ def count_words(text: str) -> int:
     return len(_WORD_RE.findall(text))
 
 
+_EMPHASIS_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t][^\n]*[*_]", re.MULTILINE)  # a heading line that may hold emphasis
 _LINE_BREAKS = re.compile("[\v\f\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines ends a line at, besides \n, \r
 _AS_SPACE = {ord(c): " " for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 
@@ -355,11 +358,11 @@ def _parse_markdown(text: str, parsed: list[Block]
             first = line(b.lines[0])
             m = _HEADING_RE.match(text[first[0]:first[1]])
             if m:  # ATX: "## Title ##"
-                title = (m.group(2) or "").strip()
+                title = strip_emphasis((m.group(2) or "").strip())
                 span = (first[0] + m.start(2), first[0] + m.end(2)) if title else None
             else:  # setext: the lines above the underline
                 s, e = b.start, line(b.lines[1] - 2)[1]
-                title, span = " ".join(text[s:e].split()), _trim(text, s, e)
+                title, span = strip_emphasis(" ".join(text[s:e].split())), _trim(text, s, e)
             while stack and stack[-1][0] >= b.level:
                 stack.pop()
             if title:
@@ -708,8 +711,9 @@ def chunker_revision(doc: Document) -> str:
     ``"page-breaks-1"`` when it holds a form feed or another character ``str.splitlines`` ends a line at (lines end
     at ``\n`` only since: a page break inside a paragraph cuts no sentence), plus ``"markdown-blocks-1"`` for a
     Markdown document with text (cut along its markdown-it parse since, its list items whole up to ``max``: module
-    docstring, 1-2), joined by ``+``; ``""`` for none, so that a re-ingest re-chunks once the documents whose
-    chunks may have changed and keeps every other one unchanged."""
+    docstring, 1-2), plus ``"heading-emphasis-1"`` for one with a ``*`` or ``_`` in a heading line (its heading
+    path without emphasis markers since: module docstring, 3), joined by ``+``; ``""`` for none, so that a
+    re-ingest re-chunks once the documents whose chunks may have changed and keeps every other one unchanged."""
     parts = []
     if ("```" in doc.text or "~~~" in doc.text) and fenced_blocks(doc.text.splitlines()):
         parts.append("code-parts-2")
@@ -717,6 +721,8 @@ def chunker_revision(doc: Document) -> str:
         parts.append("page-breaks-1")
     if doc.format in MARKDOWN_FORMATS and doc.text.strip():
         parts.append("markdown-blocks-1")
+        if _EMPHASIS_HEADING.search(doc.text):
+            parts.append("heading-emphasis-1")
     return "+".join(parts)
 
 
