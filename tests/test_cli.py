@@ -429,3 +429,19 @@ def test_search_and_ask_show_markdown_without_its_emphasis_markers(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "Plan: Pro; Storage: 1 TB in `a*b*c` [1]" in r.stdout
     assert "The Zephyr manual, § The Zephyr manual > The `__post_init__()` hook" in r.stdout
+
+
+def test_search_says_when_its_hits_match_by_meaning_only(tmp_path):
+    # no word of the query in any document: the dense leg's hits were printed with nothing said
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "trash.md").write_text("# Trash\n\nDeleted files stay in the Trash for 30 days.\n")
+    assert run("ingest", "docs", "--store", "s", cwd=tmp_path).returncode == 0
+    note = "note: no word of the query occurs in the documents searched: these hits match it by meaning only"
+    r = run("search", "qwxyz plugh", "--mode", "hybrid", "--store", "s", cwd=tmp_path)
+    assert r.returncode == 0 and " 1. trash.md" in r.stdout and note in r.stderr.splitlines()
+    out = json.loads(run("search", "qwxyz plugh", "--mode", "hybrid", "--json", "--store", "s", cwd=tmp_path).stdout)
+    assert out["hits"] and out["notes"] == [note.removeprefix("note: ")] and out["applied"]["words_matched"] is False
+    r = run("search", "deleted files", "--mode", "hybrid", "--store", "s", cwd=tmp_path)
+    assert " 1. trash.md" in r.stdout and "note:" not in r.stderr
+    out = json.loads(run("search", "deleted files", "--mode", "hybrid", "--json", "--store", "s", cwd=tmp_path).stdout)
+    assert out["notes"] == [] and out["applied"]["words_matched"] is True

@@ -18,7 +18,7 @@ import click
 
 from .config import Config, load_config
 from .errors import ConfigError, IngestError, OpenbookError, QueryError
-from .shapes import answer_dict, hit_dict
+from .shapes import answer_dict, hit_dict, search_notes
 from .types import Answer
 
 EXIT_ERROR = 1
@@ -476,8 +476,10 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
         rows = [hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer, format=h.chunk.format) if h.chunk else "")
                 for h in hits]
         expansions = engine.query_expansions(query, roles=roles, where=where)
+    notes = search_notes(hits, applied)
     if as_json:
-        out = {"query": query, "hits": rows, "warnings": warnings, "expansions": expansions, "applied": applied}
+        out = {"query": query, "hits": rows, "warnings": warnings, "notes": notes, "expansions": expansions,
+               "applied": applied}
         if cfg.retrieval.transforms:
             out["transforms"] = transforms
         click.echo(json.dumps(out, ensure_ascii=False))
@@ -486,6 +488,8 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
         click.echo(f"{t['name']}: {t['note'] or '; '.join(map(repr, t['generated']))}", err=True)
     for e in expansions:
         click.echo(f"{e['source']}: {e['matched']!r} also searched as {', '.join(map(repr, e['added']))}", err=True)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     if not rows:
         click.echo("no results")
     for i, r in enumerate(rows, start=1):
