@@ -55,7 +55,10 @@ How a document is cut (``chunk_document``):
    item too; a block indented 4 or more, under a nested item, gets an unindented one and may be left open). A part
    that reopens its block starts a chunk and a part closed at a cut ends one; the first
    part (and a block kept whole) joins a tiny text before it ("To install, run:") up to ``max``. Only a line
-   that alone exceeds ``max`` is cut inside, by words. A document without a code block is not affected by this rule.
+   that alone exceeds ``max`` is cut inside, by words; the opening fence stays with its first piece and the
+   closing fence with its last, so that no part is a bare fence. A block of fence markers only (no code, no info
+   string) holds nothing to index and makes no chunk. A document without a code block is not affected by this
+   rule.
 7. **Ids.** ``chunk_id = make_chunk_id(doc_id, text, occurrence)`` where ``occurrence`` numbers identical texts
    within one document (0 for the first). Ids depend on content only, so re-chunking an unchanged document
    gives the same ids and editing one paragraph changes only the ids of chunks whose text changed.
@@ -120,6 +123,7 @@ def count_words(text: str) -> int:
     return len(_WORD_RE.findall(text))
 
 
+_BARE = re.compile(r"[`~\s]*")  # fence markers and nothing else
 _EMPHASIS_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t][^\n]*[*_]", re.MULTILINE)  # a heading line that may hold emphasis
 _LINE_BREAKS = re.compile("[\v\f\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines ends a line at, besides \n, \r
 _AS_SPACE = {ord(c): " " for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
@@ -265,13 +269,16 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
             code_end = fenced[n].end
         elif heading_m:
             cur = None
-            level, title = len(heading_m.group(1)), (heading_m.group(2) or "").strip()
+            level = len(heading_m.group(1))
+            # the title is the span's text: both trimmed of every white space (str.isspace), never apart
+            span = _trim(text, ls + heading_m.start(2), ls + heading_m.end(2)) if heading_m.group(2) else None
+            title = text[span[0]:span[1]] if span else ""
             while stack and stack[-1][0] >= level:
                 stack.pop()
             if title:
                 stack.append((level, title))
             sections.append(tuple(t for _, t in stack))
-            heads.append((ls + heading_m.start(2), ls + heading_m.end(2)) if title else None)
+            heads.append(span)
         elif not line.strip(" \t\r"):  # a blank line (CommonMark: spaces and tabs only) ends a paragraph
             cur = None
         elif not stripped:  # a line of page breaks and other spaces: no text, and no paragraph break
@@ -357,9 +364,9 @@ def _parse_markdown(text: str, parsed: list[Block]
         if b.kind == "heading" and not b.quoted and not items:
             first = line(b.lines[0])
             m = _HEADING_RE.match(text[first[0]:first[1]])
-            if m:  # ATX: "## Title ##"
-                title = strip_emphasis((m.group(2) or "").strip())
-                span = (first[0] + m.start(2), first[0] + m.end(2)) if title else None
+            if m:  # ATX: "## Title ##"; the title is the span's text, both trimmed of every white space
+                span = _trim(text, first[0] + m.start(2), first[0] + m.end(2)) if m.group(2) else None
+                title = strip_emphasis(text[span[0]:span[1]]) if span else ""
             else:  # setext: the lines above the underline
                 s, e = b.start, line(b.lines[1] - 2)[1]
                 title, span = strip_emphasis(" ".join(text[s:e].split())), _trim(text, s, e)
@@ -426,6 +433,23 @@ def _greedy_groups(spans: list[tuple[int, int]], limit: int,
     return groups
 
 
+def _with_bare_fences_joined(text: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``pieces`` of a code line cut inside, a piece of fence markers only (the line's opening or closing fence,
+    cut from it as a word) joined to the piece after it, or the last one to the piece before it: a part of its
+    own it would be a chunk of fences and nothing else. The joined piece measures what its neighbour did with
+    the fence the cut added in its place."""
+    out: list[tuple[int, int]] = []
+    for s, e in pieces:
+        if out and _BARE.fullmatch(text[out[-1][0]:out[-1][1]]):
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    if len(out) > 1 and _BARE.fullmatch(text[out[-1][0]:out[-1][1]]):
+        last = out.pop()
+        out[-1] = (out[-1][0], last[1])
+    return out
+
+
 def _split_span(
     text: str, start: int, end: int, limit: int, measure: Callable[[int, int], int]
 ) -> list[tuple[int, int]]:
@@ -485,11 +509,15 @@ class _Chunker:
         """A fenced code block as one unit when it fits in ``max``; else parts cut between its lines, each a
         well-formed block: a part after the first reopens the block with its opening fence line (fence and info
         string, ``prefix``), a part before the last closes it with the same fence (``suffix``). Only a line that
-        alone (with both fences) exceeds ``max`` is cut inside, by words (``_split_span``)."""
+        alone (with both fences) exceeds ``max`` is cut inside, by words (``_split_span``), a fence it carries kept
+        with its first or last piece. A block of fence markers only (no code, no info string) is no unit: a chunk
+        of it would hold nothing to find."""
         sec = block.section
         whole = _trim(self.text, block.start, block.end)
-        if whole is None:  # (a fence line is never blank)
-            return []
+        body = block.lines[1:-1] if block.closed else block.lines[1:]
+        info = self.text[block.lines[0][0]:block.lines[0][1]].strip().lstrip("`~").strip()
+        if whole is None or not (info or any(self.text[ls:le].strip() for ls, le in body)):
+            return []  # (a fence line is never blank); fence lines alone hold nothing to index
         size = self.measure(*whole)
         if size <= self.max:
             return [_Unit(*whole, size, sec, "code")]
@@ -510,11 +538,10 @@ class _Chunker:
             pre = f"{reopen}\n" if s > ws else ""
             return self.count(pre + self.text[s:e] + (f"\n{fence}" if e < we else ""))
 
-        body = block.lines[1:-1] if block.closed else block.lines[1:]
         atoms = [(ls, ls + len(self.text[ls:le].rstrip())) for ls, le in body if self.text[ls:le].strip()]
         if not atoms:  # fences only (a giant info string): cut by words like any over-long span
-            return [_Unit(ps, pe, self.measure(ps, pe), sec, "piece")
-                    for ps, pe in _split_span(self.text, ws, we, self.target, self.measure)]
+            pieces = _with_bare_fences_joined(self.text, _split_span(self.text, ws, we, self.target, self.measure))
+            return [_Unit(ps, pe, self.measure(ps, pe), sec, "piece") for ps, pe in pieces]
         atoms[0] = (ws, atoms[0][1])  # the opening fence goes with the first line, the closing with the last
         atoms[-1] = (atoms[-1][0], we)
         lines: list[tuple[int, int]] = []
@@ -522,7 +549,7 @@ class _Chunker:
             if measure(s, e) <= self.max:
                 lines.append((s, e))
             else:  # one line longer than a chunk: the only cut inside a line
-                lines.extend(_split_span(self.text, s, e, self.max, measure))
+                lines.extend(_with_bare_fences_joined(self.text, _split_span(self.text, s, e, self.max, measure)))
         # Balanced parts as for a long table: n parts of about size / n, none over target (a line over target
         # but within max is a part of its own); if line lengths make that give more than n, fill up to target.
         n = math.ceil(size / self.target)
@@ -706,8 +733,9 @@ class _Chunker:
 
 def chunker_revision(doc: Document) -> str:
     """What in ``doc`` the chunker has cut differently since stores were first written, for the ingest signature:
-    ``"code-parts-2"`` when its text holds a fenced code block (a block is cut only between lines, each part
-    reopening and closing its fence; revision 2: the closing fence indented as the opening one), plus
+    ``"code-parts-3"`` when its text holds a fenced code block (a block is cut only between lines, each part
+    reopening and closing its fence; revision 2: the closing fence indented as the opening one; revision 3: no
+    part of fence lines only, and a block of fence lines only makes none), plus
     ``"page-breaks-1"`` when it holds a form feed or another character ``str.splitlines`` ends a line at (lines end
     at ``\n`` only since: a page break inside a paragraph cuts no sentence), plus ``"markdown-blocks-1"`` for a
     Markdown document with text (cut along its markdown-it parse since, its list items whole up to ``max``: module
@@ -716,7 +744,7 @@ def chunker_revision(doc: Document) -> str:
     re-ingest re-chunks once the documents whose chunks may have changed and keeps every other one unchanged."""
     parts = []
     if ("```" in doc.text or "~~~" in doc.text) and fenced_blocks(doc.text.splitlines()):
-        parts.append("code-parts-2")
+        parts.append("code-parts-3")
     if _LINE_BREAKS.search(doc.text):
         parts.append("page-breaks-1")
     if doc.format in MARKDOWN_FORMATS and doc.text.strip():
