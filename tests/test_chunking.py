@@ -59,14 +59,22 @@ def has_content(text: str) -> bool:
 def check_invariants(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig, count=count_words) -> None:
     starts = [c.start for c in chunks]
     assert starts == sorted(starts)
+    lines = doc.text.split("\n")
+    at = list(accumulate((len(line) + 1 for line in lines), initial=0))
+    marks: set[int] = set()  # the offsets of the fence markers of the document's code blocks
+    for b in fenced_blocks(lines):
+        for n in {b.start, b.end - 1} if b.closed else {b.start}:
+            m = re.match(r"[ \t]*([`~]+)", lines[n])
+            marks |= set(range(at[n] + m.start(1), at[n] + m.end(1))) if m else set()
     assert len({c.chunk_id for c in chunks}) == len(chunks)
     for c in chunks:
         assert c.text.strip(), "empty chunk"
-        assert has_content(c.text), ("a chunk of fence lines only", c.text)
+        assert c.start == c.end or any(not doc.text[i].isspace() and i not in marks for i in range(c.start, c.end)), \
+            ("a chunk of fence markers only", c.text)
         assert count(c.text) <= cfg.max_words, (count(c.text), c.text)
         body = doc.text[c.start:c.end]
         if c.start == c.end:  # a title-only document: its title is the text
-            assert c.text in doc.title and not doc.text.replace("#", " ").strip()
+            assert c.text in doc.title and not has_content(doc.text.replace("#", " "))  # no text, or fences only
             continue
         body = re.sub("[\ud800-\udfff]", "\ufffd", body)
         prefix, suffix = wrapping(c, body)

@@ -55,8 +55,8 @@ How a document is cut (``chunk_document``):
    item too; a block indented 4 or more, under a nested item, gets an unindented one and may be left open). A part
    that reopens its block starts a chunk and a part closed at a cut ends one; the first
    part (and a block kept whole) joins a tiny text before it ("To install, run:") up to ``max``. Only a line
-   that alone exceeds ``max`` is cut inside, by words; the opening fence stays with its first piece and the
-   closing fence with its last, so that no part is a bare fence. A block of fence markers only (no code, no info
+   that alone exceeds ``max`` is cut inside, by words; a bare fence it carries (the opening one without an info
+   string, the closing one) stays with its first or last piece, so that no part is a fence alone. A block of fence markers only (no code, no info
    string) holds nothing to index and makes no chunk. A document without a code block is not affected by this
    rule.
 7. **Ids.** ``chunk_id = make_chunk_id(doc_id, text, occurrence)`` where ``occurrence`` numbers identical texts
@@ -123,7 +123,6 @@ def count_words(text: str) -> int:
     return len(_WORD_RE.findall(text))
 
 
-_BARE = re.compile(r"[`~\s]*")  # fence markers and nothing else
 _EMPHASIS_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t][^\n]*[*_]", re.MULTILINE)  # a heading line that may hold emphasis
 _LINE_BREAKS = re.compile("[\v\f\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines ends a line at, besides \n, \r
 _AS_SPACE = {ord(c): " " for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
@@ -433,21 +432,23 @@ def _greedy_groups(spans: list[tuple[int, int]], limit: int,
     return groups
 
 
-def _with_bare_fences_joined(text: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``pieces`` of a code line cut inside, a piece of fence markers only (the line's opening or closing fence,
-    cut from it as a word) joined to the piece after it, or the last one to the piece before it: a part of its
-    own it would be a chunk of fences and nothing else. The joined piece measures what its neighbour did with
-    the fence the cut added in its place."""
-    out: list[tuple[int, int]] = []
-    for s, e in pieces:
-        if out and _BARE.fullmatch(text[out[-1][0]:out[-1][1]]):
-            out[-1] = (out[-1][0], e)
-        else:
-            out.append((s, e))
-    if len(out) > 1 and _BARE.fullmatch(text[out[-1][0]:out[-1][1]]):
-        last = out.pop()
-        out[-1] = (out[-1][0], last[1])
-    return out
+def _split_with_fences(text: str, start: int, end: int, lo: int, hi: int, limit: int,
+                       measure: Callable[[int, int], int]) -> list[tuple[int, int]]:
+    """``_split_span`` of ``text[start:end]``, a span that holds a bare fence line before ``lo`` and/or after
+    ``hi`` (``lo == start``, ``hi == end`` where it holds none): only ``text[lo:hi]`` is cut, between words, each
+    piece measured with the fence it will carry (the first from ``start``, the last to ``end``), so that no piece
+    is a fence alone."""
+    def sized(a: int, b: int) -> int:
+        return measure(start if a == lo else a, end if b == hi else b)
+
+    if lo == start and hi == end:
+        return _split_span(text, start, end, limit, measure)
+    pieces = _split_span(text, lo, hi, limit, sized) or [(lo, hi)]
+    if lo != start:
+        pieces[0] = (start, pieces[0][1])
+    if hi != end:
+        pieces[-1] = (pieces[-1][0], end)
+    return pieces
 
 
 def _split_span(
@@ -509,8 +510,8 @@ class _Chunker:
         """A fenced code block as one unit when it fits in ``max``; else parts cut between its lines, each a
         well-formed block: a part after the first reopens the block with its opening fence line (fence and info
         string, ``prefix``), a part before the last closes it with the same fence (``suffix``). Only a line that
-        alone (with both fences) exceeds ``max`` is cut inside, by words (``_split_span``), a fence it carries kept
-        with its first or last piece. A block of fence markers only (no code, no info string) is no unit: a chunk
+        alone (with both fences) exceeds ``max`` is cut inside, by words (``_split_with_fences``), a bare fence it
+        carries kept with its first or last piece. A block of fence markers only (no code, no info string) is no unit: a chunk
         of it would hold nothing to find."""
         sec = block.section
         whole = _trim(self.text, block.start, block.end)
@@ -539,17 +540,26 @@ class _Chunker:
             return self.count(pre + self.text[s:e] + (f"\n{fence}" if e < we else ""))
 
         atoms = [(ls, ls + len(self.text[ls:le].rstrip())) for ls, le in body if self.text[ls:le].strip()]
-        if not atoms:  # fences only (a giant info string): cut by words like any over-long span
-            pieces = _with_bare_fences_joined(self.text, _split_span(self.text, ws, we, self.target, self.measure))
+        head_end = block.lines[0][0] + len(self.text[block.lines[0][0]:block.lines[0][1]].rstrip())  # its text
+        if not atoms:  # fences only (a giant info string): cut by words like any over-long span, the closing
+            # fence kept with the last piece
+            pieces = _split_with_fences(self.text, ws, we, ws, head_end if block.closed else we, self.target,
+                                        self.measure)
             return [_Unit(ps, pe, self.measure(ps, pe), sec, "piece") for ps, pe in pieces]
+        own = [(s + len(self.text[s:e]) - len(self.text[s:e].lstrip()), e) for s, e in atoms]  # a line's own text
         atoms[0] = (ws, atoms[0][1])  # the opening fence goes with the first line, the closing with the last
         atoms[-1] = (atoms[-1][0], we)
         lines: list[tuple[int, int]] = []
-        for s, e in atoms:
+        for (s, e), (cs, ce) in zip(atoms, own):
             if measure(s, e) <= self.max:
                 lines.append((s, e))
-            else:  # one line longer than a chunk: the only cut inside a line
-                lines.extend(_with_bare_fences_joined(self.text, _split_span(self.text, s, e, self.max, measure)))
+                continue
+            # one line longer than a chunk: the only cut inside a line, between the line's own words; a bare
+            # fence it carries goes with its first or last piece (an opening fence with an info string, which is
+            # text, may be a piece of its own)
+            lo = cs if s == ws and not info else s
+            hi = ce if e == we and block.closed else e
+            lines.extend(_split_with_fences(self.text, s, e, lo, hi, self.max, measure))
         # Balanced parts as for a long table: n parts of about size / n, none over target (a line over target
         # but within max is a part of its own); if line lengths make that give more than n, fill up to target.
         n = math.ceil(size / self.target)
