@@ -56,9 +56,9 @@ How a document is cut (``chunk_document``):
    that reopens its block starts a chunk and a part closed at a cut ends one; the first
    part (and a block kept whole) joins a tiny text before it ("To install, run:") up to ``max``. Only a line
    that alone exceeds ``max`` is cut inside, by words; a bare fence it carries (the opening one without an info
-   string, the closing one) stays with its first or last piece, so that no part is a fence alone. A block of fence markers only (no code, no info
-   string) holds nothing to index and makes no chunk. A document without a code block is not affected by this
-   rule.
+   string, the closing one) stays with its first or last piece, so that no part is a fence alone. A block of
+   fence markers only (no code, no info string) holds nothing to index and makes no chunk. A document without a
+   code block is not affected by this rule.
 7. **Ids.** ``chunk_id = make_chunk_id(doc_id, text, occurrence)`` where ``occurrence`` numbers identical texts
    within one document (0 for the first). Ids depend on content only, so re-chunking an unchanged document
    gives the same ids and editing one paragraph changes only the ids of chunks whose text changed.
@@ -511,8 +511,8 @@ class _Chunker:
         well-formed block: a part after the first reopens the block with its opening fence line (fence and info
         string, ``prefix``), a part before the last closes it with the same fence (``suffix``). Only a line that
         alone (with both fences) exceeds ``max`` is cut inside, by words (``_split_with_fences``), a bare fence it
-        carries kept with its first or last piece. A block of fence markers only (no code, no info string) is no unit: a chunk
-        of it would hold nothing to find."""
+        carries kept with its first or last piece. A block of fence markers only (no code, no info string) is no
+        unit: a chunk of it would hold nothing to find."""
         sec = block.section
         whole = _trim(self.text, block.start, block.end)
         body = block.lines[1:-1] if block.closed else block.lines[1:]
