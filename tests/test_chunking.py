@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import re
-from itertools import islice
+from itertools import accumulate, islice
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from openbook.chunking import chunk_document, count_words, split_sentences
 from openbook.config import ChunkingConfig
 from openbook.errors import ChunkingError
+from openbook.fences import fenced_blocks
 from openbook.types import Chunk, Document, make_chunk_id
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
@@ -42,16 +44,37 @@ def wrapping(c: Chunk, body: str) -> tuple[str, str]:
     return m[1] or "", m[2] or ""
 
 
+def has_content(text: str) -> bool:
+    """Whether ``text`` holds more than the fence lines of its code blocks: a non-blank line that is no block's
+    opening or closing fence, or an info string."""
+    lines = text.split("\n")
+    fences: set[int] = set()
+    for b in fenced_blocks(lines):
+        if lines[b.start].strip().lstrip("`~").strip():
+            return True
+        fences |= {b.start, b.end - 1} if b.closed else {b.start}
+    return any(line.strip() for k, line in enumerate(lines) if k not in fences)
+
+
 def check_invariants(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig, count=count_words) -> None:
     starts = [c.start for c in chunks]
     assert starts == sorted(starts)
+    lines = doc.text.split("\n")
+    at = list(accumulate((len(line) + 1 for line in lines), initial=0))
+    marks: set[int] = set()  # the offsets of the fence markers of the document's code blocks
+    for b in fenced_blocks(lines):
+        for n in {b.start, b.end - 1} if b.closed else {b.start}:
+            m = re.match(r"[ \t]*([`~]+)", lines[n])
+            marks |= set(range(at[n] + m.start(1), at[n] + m.end(1))) if m else set()
     assert len({c.chunk_id for c in chunks}) == len(chunks)
     for c in chunks:
         assert c.text.strip(), "empty chunk"
+        assert c.start == c.end or any(not doc.text[i].isspace() and i not in marks for i in range(c.start, c.end)), \
+            ("a chunk of fence markers only", c.text)
         assert count(c.text) <= cfg.max_words, (count(c.text), c.text)
         body = doc.text[c.start:c.end]
         if c.start == c.end:  # a title-only document: its title is the text
-            assert c.text in doc.title and not doc.text.replace("#", " ").strip()
+            assert c.text in doc.title and not has_content(doc.text.replace("#", " "))  # no text, or fences only
             continue
         body = re.sub("[\ud800-\udfff]", "\ufffd", body)
         prefix, suffix = wrapping(c, body)
@@ -70,6 +93,11 @@ def check_invariants(doc: Document, chunks: list[Chunk], cfg: ChunkingConfig, co
             at = doc.text.rfind(head, 0, c.start)
             assert at >= 0, head
             covered[at:at + len(head)] = b"\1" * len(head)
+    lines = re.sub("[\ud800-\udfff]", "\ufffd", doc.text).split("\n")
+    starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+    for b in fenced_blocks(lines):  # a code block of fence lines only holds nothing to index
+        if not has_content("\n".join(lines[b.start:b.end])):
+            covered[starts[b.start]:starts[b.end]] = b"\1" * (starts[b.end] - starts[b.start])
     pos = 0
     for line in doc.text.splitlines(keepends=True):  # the chunker's lines (\x1c-\x1e, \x85, \u2028 end one too)
         m = HEADING.match(line.rstrip("\r\n"))
@@ -625,14 +653,46 @@ def _zero(text: str) -> int:  # a counter that sees nothing (every unit measures
     return 0
 
 
+_TINY = ChunkingConfig(target_words=5, overlap_words=0, max_words=5)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.lists(_unicode_piece, max_size=15).map("".join), title=st.sampled_from(["", "T", "标题 ！！！"]),
        cfg=_configs(), count=st.sampled_from([count_words, _quarter_chars, _with_specials, _zero]))
+@example(text="```\n" + "x" * 3000, title="", cfg=_TINY, count=_quarter_chars)  # gave a chunk "```\n```"
+@example(text="# 0\x1f", title="", cfg=ChunkingConfig(), count=count_words)  # gave text "0\x1f" under path "0"
 def test_property_arbitrary_unicode_never_fails_and_never_vanishes(text, title, cfg, count):
     doc = make_doc(text, title=title)
     chunks = chunk_document(doc, cfg, count=count)
     if count is not _with_specials:  # the invariants' size check assumes max_words is reachable
         check_invariants(doc, chunks, cfg, count=count)
     if text.strip() or title.strip():
-        has_words = any(not ch.isspace() and ch != "#" for ch in text + title)
+        has_words = any(not ch.isspace() and ch not in "#`~" for ch in text + title)
         assert chunks or not has_words, (text, title)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "text"])
+def test_a_code_line_cut_inside_keeps_its_fences_with_its_first_and_last_pieces(fmt):
+    # an unclosed fence at the start, its one line too long for a chunk: the opening fence was cut off as a
+    # part of its own, the chunk "```\n```"
+    for text in ("```\n" + "x" * 3000, "```\n" + "x" * 3000 + "\n```"):
+        doc = replace(make_doc(text), format=fmt)
+        chunks = chunk_document(doc, _TINY, count=_quarter_chars)
+        assert chunks[0].text.startswith("```\nxxx") and chunks[0].start == 0
+        assert all(has_content(c.text) for c in chunks)
+        assert chunks[-1].end == len(text) and chunks[-1].text.endswith("xxx" + text[3003:])
+        check_invariants(doc, chunks, _TINY, count=_quarter_chars)
+    # a block of fence markers only makes no chunk; the document's title stands in, as for any text-less one
+    assert [c.text for c in chunk_document(make_doc("```\n\n```", title="Setup"))] == ["Setup"]
+    assert "```py\n```" in chunk_document(make_doc("```py\n```"))[0].text  # an info string is text
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "text"])
+@pytest.mark.parametrize("heading, title", [("# 0\x1f", "0"), ("## \u3000Rates\u00a0 ##", "Rates"),
+                                            ("# \x1f", "")])
+def test_a_heading_s_path_and_its_text_are_trimmed_alike(fmt, heading, title):
+    # "# 0\x1f" gave the path ("0",) but the text "0\x1f": the path was str.strip()ped, the text only of spaces
+    chunks = chunk_document(replace(make_doc(heading), format=fmt))
+    assert [(c.text, c.headings) for c in chunks] == ([(title, (title,))] if title else [])
+    (chunk,) = chunk_document(replace(make_doc(f"{heading}\n\nBody text."), format=fmt))
+    assert chunk.headings == ((title,) if title else ())

@@ -226,10 +226,10 @@ def test_a_store_chunked_before_re_chunks_only_its_documents_with_code(tmp_path,
     def doc(text: str) -> Document:  # (HTML: a Markdown document has a revision of its own)
         return Document(doc_id="a.html", text=text, title="A", source="/tmp/a.html", format="html")
 
-    assert chunker_revision(doc("x\n```\ny\n```")) == "code-parts-2"
+    assert chunker_revision(doc("x\n```\ny\n```")) == "code-parts-3"
     assert chunker_revision(doc("x ``` y")) == ""  # inline code: no block
     e = engine_chunked_before(tmp_path, {"sync.md": SYNC, "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"},
-                              monkeypatch, "code-parts-2")
+                              monkeypatch, "code-parts-3")
     try:
         report = e.ingest([tmp_path / "docs"])
         assert report.updated == ["sync.md"] and report.unchanged == ["plans.md"]

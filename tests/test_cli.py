@@ -365,3 +365,83 @@ def test_stats_and_documents_see_the_same_documents_by_default(lab_store):
                                                   cwd=lab_store).stdout
     for command in ("stats", "documents"):
         assert "public" in " ".join(run(command, "--help", cwd=lab_store).stdout.split())
+
+
+def test_an_ingest_of_only_unsupported_files_is_an_error_into_a_new_or_an_existing_store(tmp_path):
+    # into a new store it exited 1, into an existing one it exited 0 with a skip line: the same mistake
+    (tmp_path / "photo.xyz").write_text("not a type openbook reads")
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "ok.md").write_text("# Fine\n\nA fine document about zebras.\n")
+    supported = "supported: .1 .csv .docx .epub .gz .htm .html .jsonl .man .markdown .md .pdf .pptx"
+    r = run("ingest", "photo.xyz", "--store", "s", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 1 and not (tmp_path / "s").exists()
+    assert r.stderr.splitlines() == [r.stderr.strip()] and "Traceback" not in r.stderr
+    assert r.stderr.startswith("error: photo.xyz: not a type openbook reads (.xyz); " + supported)
+    assert "no store was created" in r.stderr
+    assert run("ingest", "good", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
+    r = run("ingest", "photo.xyz", "--store", "s", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.splitlines() == [r.stderr.strip()]
+    assert r.stderr.startswith("error: photo.xyz: not a type openbook reads (.xyz); " + supported)
+    assert "the store s is unchanged" in r.stderr
+    r = run("ingest", "photo.xyz", "--store", "s", "--no-embed", "--json", cwd=tmp_path)
+    assert r.returncode == 1 and "photo.xyz: not a type" in json.loads(r.stdout)["error"]["message"]
+    # a folder where unsupported files sit among good ones skips them, named, and succeeds
+    (tmp_path / "good" / "a.xyz").write_text("x")
+    r = run("ingest", "good", "--store", "s", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 0 and "skipped 1 file: a.xyz (unsupported type)" in r.stderr.splitlines()
+    assert "1 unchanged" in r.stdout
+    # --sync into an existing store still does its deletions when only unsupported files are left
+    (tmp_path / "good" / "ok.md").unlink()
+    r = run("ingest", "good", "--store", "s", "--no-embed", "--sync", "--json", cwd=tmp_path)
+    assert r.returncode == 0 and json.loads(r.stdout)["deleted"] == ["ok.md"]
+
+
+ZEPHYR = """# The **Zephyr** manual
+
+## Using __turbo__ mode
+
+Turbo mode drains the zephyr battery quickly; the `__post_init__()` hook of `Lib/dataclasses/__init__.py` starts it.
+
+## The `__post_init__()` hook and **storage**
+
+| Plan | **Storage** |
+|------|-------------|
+| Basic | **10 GB** |
+| Pro | __1 TB__ in `a*b*c` |
+"""
+
+
+def test_search_and_ask_show_markdown_without_its_emphasis_markers(tmp_path):
+    # titles, sections and table answers kept the source's **bold** / __strong__ markers
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "zephyr.md").write_text(ZEPHYR)
+    assert run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
+    r = run("search", "zephyr battery", "-k", "1", "--store", "s", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "zephyr.md — The Zephyr manual § The Zephyr manual > Using turbo mode  (score" in r.stdout
+    assert "`__post_init__()` hook of `Lib/dataclasses/__init__.py`" in r.stdout  # code spans stay as written
+    hit = json.loads(run("search", "zephyr battery", "-k", "1", "--json", "--store", "s", cwd=tmp_path).stdout)
+    hit = hit["hits"][0]
+    assert (hit["title"], hit["section"]) == ("The Zephyr manual", "The Zephyr manual > Using turbo mode")
+    r = run("search", "storage plan", "-k", "1", "--json", "--store", "s", cwd=tmp_path)
+    assert json.loads(r.stdout)["hits"][0]["section"] == "The Zephyr manual > The `__post_init__()` hook and storage"
+    r = run("ask", "How much storage does the Pro plan have?", "--store", "s", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Plan: Pro; Storage: 1 TB in `a*b*c` [1]" in r.stdout
+    assert "The Zephyr manual, § The Zephyr manual > The `__post_init__()` hook" in r.stdout
+
+
+def test_search_says_when_its_hits_match_by_meaning_only(tmp_path):
+    # no word of the query in any document: the dense leg's hits were printed with nothing said
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "trash.md").write_text("# Trash\n\nDeleted files stay in the Trash for 30 days.\n")
+    assert run("ingest", "docs", "--store", "s", cwd=tmp_path).returncode == 0
+    note = "note: no word of the query occurs in the documents searched: these hits match it by meaning only"
+    r = run("search", "qwxyz plugh", "--mode", "hybrid", "--store", "s", cwd=tmp_path)
+    assert r.returncode == 0 and " 1. trash.md" in r.stdout and note in r.stderr.splitlines()
+    out = json.loads(run("search", "qwxyz plugh", "--mode", "hybrid", "--json", "--store", "s", cwd=tmp_path).stdout)
+    assert out["hits"] and out["notes"] == [note.removeprefix("note: ")] and out["applied"]["words_matched"] is False
+    r = run("search", "deleted files", "--mode", "hybrid", "--store", "s", cwd=tmp_path)
+    assert " 1. trash.md" in r.stdout and "note:" not in r.stderr
+    out = json.loads(run("search", "deleted files", "--mode", "hybrid", "--json", "--store", "s", cwd=tmp_path).stdout)
+    assert out["notes"] == [] and out["applied"]["words_matched"] is True

@@ -25,14 +25,16 @@ How a document is cut (``chunk_document``):
    one). A unit longer than ``max`` is split by words as a last resort (and a single "word" longer than ``max``,
    possible with a word-piece counter, by characters).
 3. **Sections.** Each heading starts a section whose heading path (e.g. ``("Travel policy", "Hotels")``) is
-   carried by its chunks in ``Chunk.headings``; the heading line itself is not put at the start of a chunk's
-   body, since ``Chunk.indexed_text`` already prepends the path. A document made only of headings (a
-   heading-only file) does not vanish: each heading that no later heading's path carries becomes a chunk whose
-   body is the heading's text (without the ``#`` marks). A new heading closes the current chunk, except
-   when the chunk so far is tiny (under a quarter of ``target``) and the new section is nested under the
-   chunk's section (an intro paragraph followed by its first subsection): then the two are merged and the
-   chunk keeps the *shallower* heading path, the deepest one that contains all of its text; the subsection's
-   heading line stays inside the body. Sibling sections are never merged, so each chunk's path is exact.
+   carried by its chunks in ``Chunk.headings`` (in a Markdown document without the emphasis markers CommonMark
+   renders, ``emphasis.strip_emphasis``: ``## Using __turbo__ mode`` -> ``Using turbo mode``); the heading line
+   itself is not put at the start of a chunk's body, since ``Chunk.indexed_text`` already prepends the path. A
+   document made only of headings (a heading-only file) does not vanish: each heading that no later heading's
+   path carries becomes a chunk whose body is the heading's text (without the ``#`` marks). A new heading closes
+   the current chunk, except when the chunk so far is tiny (under a quarter of ``target``) and the new section
+   is nested under the chunk's section (an intro paragraph followed by its first subsection): then the two are
+   merged and the chunk keeps the *shallower* heading path, the deepest one that contains all of its text; the
+   subsection's heading line stays inside the body. Sibling sections are never merged, so each chunk's path is
+   exact.
 4. **Packing.** Units are packed greedily up to ``target``; within a section the chunks are balanced (a
    250-word section with target 180 gives two chunks of ~125 words instead of 180 + 70): a chunk closes once
    its new text reaches what is left of the section divided by the number of chunks that rest needs. Each chunk after the
@@ -53,7 +55,10 @@ How a document is cut (``chunk_document``):
    item too; a block indented 4 or more, under a nested item, gets an unindented one and may be left open). A part
    that reopens its block starts a chunk and a part closed at a cut ends one; the first
    part (and a block kept whole) joins a tiny text before it ("To install, run:") up to ``max``. Only a line
-   that alone exceeds ``max`` is cut inside, by words. A document without a code block is not affected by this rule.
+   that alone exceeds ``max`` is cut inside, by words; a bare fence it carries (the opening one without an info
+   string, the closing one) stays with its first or last piece, so that no part is a fence alone. A block of
+   fence markers only (no code, no info string) holds nothing to index and makes no chunk. A document without a
+   code block is not affected by this rule.
 7. **Ids.** ``chunk_id = make_chunk_id(doc_id, text, occurrence)`` where ``occurrence`` numbers identical texts
    within one document (0 for the first). Ids depend on content only, so re-chunking an unchanged document
    gives the same ids and editing one paragraph changes only the ids of chunks whose text changed.
@@ -88,7 +93,7 @@ from typing import Any, Callable
 
 from .blocks import parse_blocks
 from .config import ChunkingConfig
-from .emphasis import MARKDOWN_FORMATS
+from .emphasis import MARKDOWN_FORMATS, strip_emphasis
 from .errors import ChunkingError
 from .fences import fenced_blocks
 from .types import Block, Chunk, Document, make_chunk_id
@@ -118,6 +123,7 @@ def count_words(text: str) -> int:
     return len(_WORD_RE.findall(text))
 
 
+_EMPHASIS_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t][^\n]*[*_]", re.MULTILINE)  # a heading line that may hold emphasis
 _LINE_BREAKS = re.compile("[\v\f\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines ends a line at, besides \n, \r
 _AS_SPACE = {ord(c): " " for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 
@@ -262,13 +268,16 @@ def _parse(text: str) -> tuple[list[_Block], list[tuple[str, ...]], list[tuple[i
             code_end = fenced[n].end
         elif heading_m:
             cur = None
-            level, title = len(heading_m.group(1)), (heading_m.group(2) or "").strip()
+            level = len(heading_m.group(1))
+            # the title is the span's text: both trimmed of every white space (str.isspace), never apart
+            span = _trim(text, ls + heading_m.start(2), ls + heading_m.end(2)) if heading_m.group(2) else None
+            title = text[span[0]:span[1]] if span else ""
             while stack and stack[-1][0] >= level:
                 stack.pop()
             if title:
                 stack.append((level, title))
             sections.append(tuple(t for _, t in stack))
-            heads.append((ls + heading_m.start(2), ls + heading_m.end(2)) if title else None)
+            heads.append(span)
         elif not line.strip(" \t\r"):  # a blank line (CommonMark: spaces and tabs only) ends a paragraph
             cur = None
         elif not stripped:  # a line of page breaks and other spaces: no text, and no paragraph break
@@ -354,12 +363,12 @@ def _parse_markdown(text: str, parsed: list[Block]
         if b.kind == "heading" and not b.quoted and not items:
             first = line(b.lines[0])
             m = _HEADING_RE.match(text[first[0]:first[1]])
-            if m:  # ATX: "## Title ##"
-                title = (m.group(2) or "").strip()
-                span = (first[0] + m.start(2), first[0] + m.end(2)) if title else None
+            if m:  # ATX: "## Title ##"; the title is the span's text, both trimmed of every white space
+                span = _trim(text, first[0] + m.start(2), first[0] + m.end(2)) if m.group(2) else None
+                title = strip_emphasis(text[span[0]:span[1]]) if span else ""
             else:  # setext: the lines above the underline
                 s, e = b.start, line(b.lines[1] - 2)[1]
-                title, span = " ".join(text[s:e].split()), _trim(text, s, e)
+                title, span = strip_emphasis(" ".join(text[s:e].split())), _trim(text, s, e)
             while stack and stack[-1][0] >= b.level:
                 stack.pop()
             if title:
@@ -423,6 +432,25 @@ def _greedy_groups(spans: list[tuple[int, int]], limit: int,
     return groups
 
 
+def _split_with_fences(text: str, start: int, end: int, lo: int, hi: int, limit: int,
+                       measure: Callable[[int, int], int]) -> list[tuple[int, int]]:
+    """``_split_span`` of ``text[start:end]``, a span that holds a bare fence line before ``lo`` and/or after
+    ``hi`` (``lo == start``, ``hi == end`` where it holds none): only ``text[lo:hi]`` is cut, between words, each
+    piece measured with the fence it will carry (the first from ``start``, the last to ``end``), so that no piece
+    is a fence alone."""
+    def sized(a: int, b: int) -> int:
+        return measure(start if a == lo else a, end if b == hi else b)
+
+    if lo == start and hi == end:
+        return _split_span(text, start, end, limit, measure)
+    pieces = _split_span(text, lo, hi, limit, sized) or [(lo, hi)]
+    if lo != start:
+        pieces[0] = (start, pieces[0][1])
+    if hi != end:
+        pieces[-1] = (pieces[-1][0], end)
+    return pieces
+
+
 def _split_span(
     text: str, start: int, end: int, limit: int, measure: Callable[[int, int], int]
 ) -> list[tuple[int, int]]:
@@ -482,11 +510,15 @@ class _Chunker:
         """A fenced code block as one unit when it fits in ``max``; else parts cut between its lines, each a
         well-formed block: a part after the first reopens the block with its opening fence line (fence and info
         string, ``prefix``), a part before the last closes it with the same fence (``suffix``). Only a line that
-        alone (with both fences) exceeds ``max`` is cut inside, by words (``_split_span``)."""
+        alone (with both fences) exceeds ``max`` is cut inside, by words (``_split_with_fences``), a bare fence it
+        carries kept with its first or last piece. A block of fence markers only (no code, no info string) is no
+        unit: a chunk of it would hold nothing to find."""
         sec = block.section
         whole = _trim(self.text, block.start, block.end)
-        if whole is None:  # (a fence line is never blank)
-            return []
+        body = block.lines[1:-1] if block.closed else block.lines[1:]
+        info = self.text[block.lines[0][0]:block.lines[0][1]].strip().lstrip("`~").strip()
+        if whole is None or not (info or any(self.text[ls:le].strip() for ls, le in body)):
+            return []  # (a fence line is never blank); fence lines alone hold nothing to index
         size = self.measure(*whole)
         if size <= self.max:
             return [_Unit(*whole, size, sec, "code")]
@@ -507,19 +539,27 @@ class _Chunker:
             pre = f"{reopen}\n" if s > ws else ""
             return self.count(pre + self.text[s:e] + (f"\n{fence}" if e < we else ""))
 
-        body = block.lines[1:-1] if block.closed else block.lines[1:]
         atoms = [(ls, ls + len(self.text[ls:le].rstrip())) for ls, le in body if self.text[ls:le].strip()]
-        if not atoms:  # fences only (a giant info string): cut by words like any over-long span
-            return [_Unit(ps, pe, self.measure(ps, pe), sec, "piece")
-                    for ps, pe in _split_span(self.text, ws, we, self.target, self.measure)]
+        head_end = block.lines[0][0] + len(self.text[block.lines[0][0]:block.lines[0][1]].rstrip())  # its text
+        if not atoms:  # fences only (a giant info string): cut by words like any over-long span, the closing
+            # fence kept with the last piece
+            pieces = _split_with_fences(self.text, ws, we, ws, head_end if block.closed else we, self.target,
+                                        self.measure)
+            return [_Unit(ps, pe, self.measure(ps, pe), sec, "piece") for ps, pe in pieces]
+        own = [(s + len(self.text[s:e]) - len(self.text[s:e].lstrip()), e) for s, e in atoms]  # a line's own text
         atoms[0] = (ws, atoms[0][1])  # the opening fence goes with the first line, the closing with the last
         atoms[-1] = (atoms[-1][0], we)
         lines: list[tuple[int, int]] = []
-        for s, e in atoms:
+        for (s, e), (cs, ce) in zip(atoms, own):
             if measure(s, e) <= self.max:
                 lines.append((s, e))
-            else:  # one line longer than a chunk: the only cut inside a line
-                lines.extend(_split_span(self.text, s, e, self.max, measure))
+                continue
+            # one line longer than a chunk: the only cut inside a line, between the line's own words; a bare
+            # fence it carries goes with its first or last piece (an opening fence with an info string, which is
+            # text, may be a piece of its own)
+            lo = cs if s == ws and not info else s
+            hi = ce if e == we and block.closed else e
+            lines.extend(_split_with_fences(self.text, s, e, lo, hi, self.max, measure))
         # Balanced parts as for a long table: n parts of about size / n, none over target (a line over target
         # but within max is a part of its own); if line lengths make that give more than n, fill up to target.
         n = math.ceil(size / self.target)
@@ -703,20 +743,24 @@ class _Chunker:
 
 def chunker_revision(doc: Document) -> str:
     """What in ``doc`` the chunker has cut differently since stores were first written, for the ingest signature:
-    ``"code-parts-2"`` when its text holds a fenced code block (a block is cut only between lines, each part
-    reopening and closing its fence; revision 2: the closing fence indented as the opening one), plus
+    ``"code-parts-3"`` when its text holds a fenced code block (a block is cut only between lines, each part
+    reopening and closing its fence; revision 2: the closing fence indented as the opening one; revision 3: no
+    part of fence lines only, and a block of fence lines only makes none), plus
     ``"page-breaks-1"`` when it holds a form feed or another character ``str.splitlines`` ends a line at (lines end
     at ``\n`` only since: a page break inside a paragraph cuts no sentence), plus ``"markdown-blocks-1"`` for a
     Markdown document with text (cut along its markdown-it parse since, its list items whole up to ``max``: module
-    docstring, 1-2), joined by ``+``; ``""`` for none, so that a re-ingest re-chunks once the documents whose
-    chunks may have changed and keeps every other one unchanged."""
+    docstring, 1-2), plus ``"heading-emphasis-1"`` for one with a ``*`` or ``_`` in a heading line (its heading
+    path without emphasis markers since: module docstring, 3), joined by ``+``; ``""`` for none, so that a
+    re-ingest re-chunks once the documents whose chunks may have changed and keeps every other one unchanged."""
     parts = []
     if ("```" in doc.text or "~~~" in doc.text) and fenced_blocks(doc.text.splitlines()):
-        parts.append("code-parts-2")
+        parts.append("code-parts-3")
     if _LINE_BREAKS.search(doc.text):
         parts.append("page-breaks-1")
     if doc.format in MARKDOWN_FORMATS and doc.text.strip():
         parts.append("markdown-blocks-1")
+        if _EMPHASIS_HEADING.search(doc.text):
+            parts.append("heading-emphasis-1")
     return "+".join(parts)
 
 

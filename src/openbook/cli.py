@@ -18,7 +18,7 @@ import click
 
 from .config import Config, load_config
 from .errors import ConfigError, IngestError, OpenbookError, QueryError
-from .shapes import answer_dict, hit_dict
+from .shapes import answer_dict, hit_dict, search_notes
 from .types import Answer
 
 EXIT_ERROR = 1
@@ -138,6 +138,18 @@ def _ray_address(ctx: click.Context, param: click.Parameter, value: str | None) 
         raise click.BadParameter(str(exc)) from None
 
 
+def _no_readable_type(found: Sequence[Path], supported: Sequence[str], outcome: str) -> str:
+    """The one-line error of an ingest whose files are all of types no loader reads: the files (the first three,
+    then a count), their types, the supported suffixes and ``outcome`` (what became of the store)."""
+    names = ", ".join(str(f) for f in found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    kinds = ", ".join(sorted({f.suffix.lower() or "(no suffix)" for f in found}))
+    what = ("not a type openbook reads" if len(found) == 1
+            else f"none of the {len(found)} files is of a type openbook reads")
+    listed = " ".join(sorted(set(supported) - {f".{n}" for n in "23456789"}))
+    return (f"{names}: {what} ({kinds}); supported: {listed} (and man sections .1-.9); nothing was ingested, "
+            f"{outcome}")
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @store_option
@@ -176,15 +188,14 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
         if not Path(p).exists():
             raise IngestError(f"{p}: no such file or folder")
     first = not store_exists(cfg.store)
-    if first:  # a first ingest with nothing to read creates no store
+    if first or not sync:  # --sync into a store that exists may have deletions to do, whatever PATHS hold
         found = [f for p in paths for f, _ in discover([p])]
-        if not found:
+        if first and not found:  # a first ingest with nothing to read creates no store
             raise IngestError(f"{', '.join(paths)}: no files to ingest (hidden files and folders are skipped); "
                               f"no store was created")
-        if not any(reads_type(f) for f in found):  # by name as load_file reads it: README, perl.3pm, ls.1ssl
-            kinds = ", ".join(sorted({f.suffix.lower() or "(no suffix)" for f in found}))
-            raise IngestError(f"{', '.join(paths)}: none of the {len(found)} files is of a type openbook reads "
-                              f"({kinds}); supported: {' '.join(sorted(SUPPORTED_SUFFIXES))}; no store was created")
+        if found and not any(reads_type(f) for f in found):  # by name as load_file reads it: README, perl.3pm
+            raise IngestError(_no_readable_type(found, SUPPORTED_SUFFIXES, "no store was created" if first
+                                                else f"the store {cfg.store} is unchanged"))
     if cfg.embedding.model:  # an unknown name fails here, before a store is created
         from .index.embedders import install_hint
 
@@ -465,8 +476,10 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
         rows = [hit_dict(h, highlight(h.chunk.text, terms, engine.analyzer, format=h.chunk.format) if h.chunk else "")
                 for h in hits]
         expansions = engine.query_expansions(query, roles=roles, where=where)
+    notes = search_notes(hits, applied)
     if as_json:
-        out = {"query": query, "hits": rows, "warnings": warnings, "expansions": expansions, "applied": applied}
+        out = {"query": query, "hits": rows, "warnings": warnings, "notes": notes, "expansions": expansions,
+               "applied": applied}
         if cfg.retrieval.transforms:
             out["transforms"] = transforms
         click.echo(json.dumps(out, ensure_ascii=False))
@@ -475,6 +488,8 @@ def search(ctx: click.Context, query: str | None, top_k: int | None, where: tupl
         click.echo(f"{t['name']}: {t['note'] or '; '.join(map(repr, t['generated']))}", err=True)
     for e in expansions:
         click.echo(f"{e['source']}: {e['matched']!r} also searched as {', '.join(map(repr, e['added']))}", err=True)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     if not rows:
         click.echo("no results")
     for i, r in enumerate(rows, start=1):

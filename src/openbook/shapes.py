@@ -3,6 +3,7 @@ HTTP server returns, built in one place so that the two cannot drift.
 
     hit_dict       Hit (+ snippet)  -> {chunk_id, doc_id, score, legs, title, section, page, updated,
                                         suspect_instructions[, snippet]}
+    search_notes   hits, applied    -> [one-line remarks on a search's hits] (a search's "notes")
     answer_dict    Answer           -> {answer, refused, confidence, features, citations, passages, unsupported,
                                         notes, retrieval, transforms}
 
@@ -11,12 +12,12 @@ Every value is a JSON type (str, float, int, bool, None, list, dict): ``json.dum
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from .answer.injection import looks_like_injection
 from .types import Answer, Hit
 
-__all__ = ["answer_dict", "hit_dict"]
+__all__ = ["MEANING_ONLY", "answer_dict", "hit_dict", "search_notes"]
 
 
 def hit_dict(hit: Hit, snippet: str | None = None) -> dict[str, Any]:
@@ -32,6 +33,17 @@ def hit_dict(hit: Hit, snippet: str | None = None) -> dict[str, Any]:
     if snippet is not None:
         out["snippet"] = snippet
     return out
+
+
+MEANING_ONLY = "no word of the query occurs in the documents searched: these hits match it by meaning only"
+"""The note on hits found while the BM25 leg found nothing (``applied["words_matched"]`` False)."""
+
+
+def search_notes(hits: Sequence[Hit], applied: Mapping[str, Any]) -> list[str]:
+    """One-line remarks on a search's ``hits`` for the user (``notes`` in ``search --json`` and the server's
+    search): ``MEANING_ONLY`` when there are hits and ``applied["words_matched"]`` (``Retriever.search_explained``)
+    is False; ``[]`` otherwise."""
+    return [MEANING_ONLY] if hits and applied.get("words_matched") is False else []
 
 
 def answer_dict(answer: Answer) -> dict[str, Any]:

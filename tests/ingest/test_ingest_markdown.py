@@ -217,3 +217,19 @@ def test_liquid_inside_emphasis_leaves_no_empty_delimiters(tmp_path):
     assert "This is , the handbook. Run first." in flat, text  # (the spaces a dropped tag leaves, as elsewhere)
     assert "*per day*" in text and "Plain **bold** stays." in text, text
     assert not any(line.strip("*_ ") == "" and line.strip() for line in text.splitlines()), text
+
+
+def test_control_characters_leave_the_title_and_the_heading_path_alike(tmp_path):
+    # the title's white space was joined before the control characters were dropped: "Zeta\x1f\x07 heading" became
+    # the title "Zeta  heading" beside the section "Zeta heading"
+    from openbook.chunking import chunk_document
+
+    path = tmp_path / "zeta.md"
+    path.write_text("# Zeta\x1f\x07 heading\n\nThe body text talks about zebras at length.\n\n## Sub\x1f\n\nMore words "
+                    "about the giraffes in the zoo.\n", encoding="utf-8")
+    doc = load_file(path, "zeta.md")[0]
+    assert doc.title == "Zeta heading" and "\x1f" not in doc.text and "\x07" not in doc.text
+    chunks = chunk_document(doc)
+    assert {c.headings for c in chunks} <= {("Zeta heading",), ("Zeta heading", "Sub")}
+    assert all(c.headings[0] == doc.title for c in chunks)
+    assert not any(ch in c.text for c in chunks for ch in "\x1f\x07")

@@ -64,8 +64,9 @@ def test_search_has_the_cli_json_shape(served):
     assert top["doc_id"] == "leave-policy.md" and "**leave**" in top["snippet"].lower()
     assert set(top) >= {"chunk_id", "doc_id", "score", "legs", "title", "section", "updated", "snippet",
                         "suspect_instructions"}
+    assert out["notes"] == []
     assert out["applied"] == {"transforms": [], "hops": 2, "expansions": [], "contextualized": False,
-                              "raptor": None, "dense_coverage": None,
+                              "raptor": None, "dense_coverage": None, "words_matched": True,
                               "follow_up_queries": ["annual leave Leave Policy"],
                               "reordered": False, "identifier_query": None, "identifier_link": None,
                               "llm_query": None, "llm_note": ""}  # two hops by default
@@ -261,3 +262,26 @@ def test_readers_do_not_wait_for_a_writer(served):
             assert time.monotonic() - t < 10  # SQLite's busy timeout is 30 s: no read waited for the lock
     finally:
         engine.close()
+
+
+def test_search_says_when_its_hits_match_by_meaning_only(tmp_path):
+    # with no word of the query in any document, the dense leg's hits came back with nothing said
+    from openbook.api import Engine
+    from openbook.config import load_config
+    from openbook.server import create_app
+    from openbook.shapes import MEANING_ONLY
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "trash.md").write_text("# Trash\n\nDeleted files stay in the Trash for 30 days.\n")
+    store = tmp_path / "store"
+    config = load_config(None, environ=None, flags={"store": str(store), "retrieval.wordnet": False})
+    with Engine.open(store, config, create=True) as engine:
+        assert engine.ingest([tmp_path / "docs"]).ok and engine.has_embeddings
+    with ServerThread(create_app(store, config, readers=1)) as server, \
+            httpx.Client(base_url=server.url, timeout=60) as c:
+        blind = c.post("/v1/search", json={"query": "qwxyz plugh", "mode": "hybrid"}).json()
+        worded = c.post("/v1/search", json={"query": "deleted files", "mode": "hybrid"}).json()
+        dense = c.post("/v1/search", json={"query": "qwxyz plugh", "mode": "dense"}).json()
+    assert blind["hits"] and blind["notes"] == [MEANING_ONLY] and blind["applied"]["words_matched"] is False
+    assert worded["hits"] and worded["notes"] == [] and worded["applied"]["words_matched"] is True
+    assert dense["notes"] == [] and dense["applied"]["words_matched"] is None  # no BM25 leg ran: nothing to say

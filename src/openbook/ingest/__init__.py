@@ -255,11 +255,13 @@ def load_file(path: Path, doc_id: str, limits: ParseLimits | None = None, *,
 def _storable(doc: Document) -> Document:
     """``doc`` with a title and source taken from a file name that is not UTF-8 made storable (``path_text``), and
     its title on one line (a front-matter title may hold line breaks: they broke the one-line listings of
-    ``documents``, ``search`` and the sources list); text and title without terminal control (``_printable``)."""
+    ``documents``, ``search`` and the sources list); text and title without terminal control (``_printable``),
+    dropped before the title's white space is joined, so that a control character leaves no double space."""
+    doc = _printable(doc)
     title, source = " ".join(path_text(doc.title).split()), path_text(doc.source)
     if (title, source) != (doc.title, doc.source):
         doc = dataclasses.replace(doc, title=title, source=source)
-    return _printable(doc)
+    return doc
 
 
 def _printable(doc: Document) -> Document:

@@ -36,6 +36,7 @@ from typing import Any
 from lxml import etree
 from lxml import html as lxml_html
 
+from ..emphasis import strip_emphasis
 from ..fences import fenced_blocks
 from ..types import Document
 from ._common import decode_text, fence_code, normalise_metadata, tidy, title_from_path
@@ -194,9 +195,10 @@ def _tag_boundary(m: re.Match[str], line_start: int) -> str:
 
 def _heading_title(match: re.Match[str]) -> str:
     """The text of an ATX heading line matched by ``_HEADING``, without its closing ``#`` sequence and spaces
-    (in linear time: a regular expression's lazy text before ``[ \t#]*$`` is quadratic in a run of spaces)."""
+    (in linear time: a regular expression's lazy text before ``[ \t#]*$`` is quadratic in a run of spaces) and
+    without the emphasis markers CommonMark renders (``# The **Zephyr** manual`` -> ``The Zephyr manual``)."""
     text = match[1]
-    return (text.rstrip(" \t#") or text[:1]).strip()
+    return strip_emphasis((text.rstrip(" \t#") or text[:1]).strip())
 
 
 def _normalise_lines(text: str) -> str:

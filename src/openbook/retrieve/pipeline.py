@@ -501,7 +501,9 @@ class Retriever:
 
         Returns:
             ``(hits, applied)``: at most ``k`` hits, best first, chunks loaded; ``applied`` as ``applied``
-            returns it, plus ``follow_up_queries`` / ``reordered`` / ``llm_query`` / ``llm_note`` when two hops ran.
+            returns it, plus ``words_matched`` (``words_matched``: whether a chunk the caller may see holds a
+            word of ``query``; None when the search ran no BM25 leg, in ``dense`` mode), plus
+            ``follow_up_queries`` / ``reordered`` / ``llm_query`` / ``llm_note`` when two hops ran.
         """
         opts: dict[str, Any] = dict(roles=roles, where=where, mode=mode, exclude_docs=exclude_docs)
         explain: list[dict[str, Any]] = []
@@ -512,9 +514,26 @@ class Retriever:
         else:
             hits = self.search_batch([query], k, explain=explain, **opts)[0]
         applied = self.applied(query, transforms=done, roles=roles, where=where, exclude_docs=exclude_docs)
+        applied["words_matched"] = (None if self.effective_mode(mode) == "dense" else
+                                    self.words_matched(query, roles=roles, where=where, exclude_docs=exclude_docs))
         if explain:
             applied.update(explain[0])
         return hits, applied
+
+    def words_matched(self, query: str, *, roles: Sequence[str] = (), where: Sequence[str] = (),
+                      exclude_docs: Collection[str] = ()) -> bool:
+        """Whether any chunk a caller with ``roles`` may see (``where`` filters applied, ``exclude_docs``
+        hidden) holds a word of ``query``: its BM25 leg, expansions included, finds at least one chunk. False means
+        a hybrid or dense search's hits match the query by meaning only.
+
+        Raises:
+            QueryError: a ``where`` clause cannot be parsed. StoreError: empty or missing store.
+        """
+        visibility = Visibility.of(roles, where, exclude_docs)
+        with self.store.snapshot():
+            self.require_index()
+            terms = self._expanded(query, visibility)[0]
+            return bool(terms) and bool(self.store.bm25_top_k([weighted_terms(terms)], 1, visibility)[0])
 
     def applied(self, query: str, *, transforms: Sequence[dict[str, Any]] = (), roles: Sequence[str] = (),
                 where: Sequence[str] = (), exclude_docs: Collection[str] = ()) -> dict[str, Any]:

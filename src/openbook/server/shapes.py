@@ -8,14 +8,14 @@ from pathlib import PurePath
 from typing import Any, Callable, Mapping, Sequence
 
 from ..api import Engine
-from ..shapes import answer_dict, hit_dict
+from ..shapes import answer_dict, hit_dict, search_notes
 
 
 def search_json(engine: Engine, query: str, k: int | None, where: Sequence[str], roles: Sequence[str],
                 mode: str | None, with_text: bool = False) -> dict[str, Any]:
     """``openbook search --json``: ``{"query", "hits": [{chunk_id, doc_id, score, legs, title, section, page,
-    updated, suspect_instructions, snippet[, text]}], "applied": Engine.applied's dict}``, hits best first.
-    Raises QueryError / StoreError."""
+    updated, suspect_instructions, snippet[, text]}], "notes": openbook.shapes.search_notes, "applied":
+    Engine.search_explained's dict}``, hits best first. Raises QueryError / StoreError."""
     from ..retrieve.snippets import highlight
 
     hits, applied = engine.search_explained(query, k, where=where, roles=roles, mode=mode)
@@ -26,7 +26,7 @@ def search_json(engine: Engine, query: str, k: int | None, where: Sequence[str],
         if with_text and h.chunk is not None:
             row["text"] = h.chunk.text
         rows.append(row)
-    return {"query": query, "hits": rows, "applied": applied}
+    return {"query": query, "hits": rows, "notes": search_notes(hits, applied), "applied": applied}
 
 
 def generator_for(engine: Engine) -> Any:

@@ -109,9 +109,12 @@ def _add_code(out: list[_Unit], code: list[str], heading: str, code_run: int, st
                          number=number if code_run >= 0 else None, code=True))
 
 
-def _table_row(header: list[str], cells: list[str], heading: str) -> _Unit:
+def _table_row(header: list[str], cells: list[str], heading: str, markdown: bool = True) -> _Unit:
     """A table row's unit: its non-empty cells as ``header: value; ...`` (a cell past the header alone), with its
-    ``(header, value)`` pairs and every column of its table's ``header``."""
+    ``(header, value)`` pairs and every column of its table's ``header``; in Markdown text (``markdown``) each
+    header and cell without its emphasis markers, read alone (``strip_emphasis``)."""
+    if markdown:
+        header, cells = [strip_emphasis(h) for h in header], [strip_emphasis(c) for c in cells]
     pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells) if v]
     pairs += [v for v in cells[len(header):] if v]
     return _Unit("; ".join(pairs), heading, cells=tuple((h, v) for h, v in zip(header, cells) if v),
@@ -177,7 +180,7 @@ class _Reader:
         """A Markdown table's row: its cells as the parser reads them (escaped and code-span pipes)."""
         self._end_list()
         if row.header:
-            self.out.append(_table_row(list(row.header), list(row.cells), self.heading))
+            self.out.append(_table_row(list(row.header), list(row.cells), self.heading, self.markdown))
         self.header = None
 
     def pipe_row(self, stripped: str) -> None:
@@ -189,7 +192,7 @@ class _Reader:
         if self.header is None:
             self.header = cells
             return
-        self.out.append(_table_row(self.header, cells, self.heading))
+        self.out.append(_table_row(self.header, cells, self.heading, self.markdown))
 
     def text_line(self, line: str) -> None:
         """Any other line: a heading, a blank line, a list item, a bold label's line or a line of text."""
