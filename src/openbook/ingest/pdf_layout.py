@@ -15,8 +15,10 @@ needs it; otherwise ``page_layouts`` returns None for it and the loader keeps py
 - **Columns**: lines of words are grouped top to bottom; a line that crosses the page's vertical gutter (a
   title or a full-width paragraph) is read as one line; a run of lines that do not is read left column first,
   then right column, so a block of columns under or over full-width text is read column by column. A gutter is
-  a vertical strip at least ``_MIN_GUTTER`` points wide in the middle ``_GUTTER_ZONE`` of the page that every
-  line either misses or crosses with room on both sides (``_clean``), with a column of prose on each side
+  a vertical strip at least ``_MIN_GUTTER`` points wide in the middle ``_GUTTER_ZONE`` of the page with a band
+  of lines beside it (``_band``: from where both columns have begun to where the first ends) that at most
+  ``_MAX_SPANNING`` of its lines cross, each crossing with room on both sides (``_clean``; text above or below
+  the band does not count), and a column of prose on each side
   (``_column_of_prose``): at least ``_MIN_COLUMN_LINES`` lines of at least ``_MIN_WORDS_PER_LINE`` words
   (median), or lines that run on into each other (``_runs_on``: a short or narrow column), of words that read as
   prose (``_is_prose``), so that forms, menus and tables drawn without ruling lines are not read column-wise.
