@@ -307,3 +307,49 @@ def test_a_small_index_switches_to_the_kernel_once_numpy_has_spent_its_load_cost
     r = subprocess.run([sys.executable, "-c", SWITCH], input=texts, capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+
+CONCURRENT_FIRST_USE = """
+import sys, threading, numpy as np
+from openbook.index import _bm25_kernels as kernels
+from openbook.index.analyzer import Analyzer
+from openbook.index.sparse import BM25Index
+texts = [line.strip() for line in sys.stdin if line.strip()]
+a = Analyzer()
+analyzed = [a.analyze(t) for t in texts]
+indexes = [BM25Index.build(analyzed) for _ in range(8)]  # one per thread, as each server thread opens its own
+queries = analyzed[:20]
+kernels.HAVE_NUMBA, have = False, kernels.HAVE_NUMBA
+expected = indexes[0].search_batch(queries, 10)  # the numpy path
+kernels.HAVE_NUMBA, kernels.MIN_ROWS = have, 0  # every thread's first query loads the kernel
+assert kernels.HAVE_NUMBA and not kernels.loaded()
+start = threading.Barrier(8)
+results, errors = [], []
+def reader(idx):
+    start.wait()
+    try:
+        results.append(idx.search_batch(queries, 10))
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=reader, args=(idx,)) for idx in indexes]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert not errors, errors
+assert len(results) == 8 and kernels.loaded()
+for rows, scores in results:
+    np.testing.assert_array_equal(rows, expected[0])
+    np.testing.assert_array_equal(scores, expected[1])
+print("ok")
+"""
+
+
+def test_threads_whose_first_queries_load_the_kernel_at_once_all_get_it(shared):
+    """Reader threads of a server can all reach the kernel's first load together: each gets the compiled kernel
+    and the numpy path's rows and scores, none an error (a fresh process: one that has not loaded the kernel)."""
+    lines = (shared / "datasets" / "scifact" / "corpus.jsonl").read_text().splitlines()[:200]
+    texts = "\n".join(json.loads(line)["title"] + " " + json.loads(line)["text"] for line in lines)
+    r = subprocess.run([sys.executable, "-c", CONCURRENT_FIRST_USE], input=texts, capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]

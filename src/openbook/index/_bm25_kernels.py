@@ -19,6 +19,7 @@ all it compiles in each process rather than fail. ``HAVE_NUMBA`` is False when n
 from __future__ import annotations
 
 import importlib.util
+import threading
 from typing import Callable
 
 import numpy as np
@@ -33,6 +34,7 @@ MIN_ROWS = 50_000  # indexes with fewer rows are scored by numpy: cheaper than l
 LOAD_COST_S = 0.8
 
 _compiled: Callable[..., int] | None = None
+_load_lock = threading.Lock()  # one thread loads the kernel; others reaching it at once wait, then use it
 
 
 def loaded() -> bool:
@@ -43,31 +45,41 @@ def loaded() -> bool:
 def compiled() -> Callable[..., int]:
     """The numba-compiled ``score_top_k`` (imports numba and loads or compiles the kernel on first call).
 
+    Safe to call from several threads at once: the first loads the kernel, the others wait for it.
+
     Raises:
         ImportError: numba is not installed (check ``HAVE_NUMBA`` first).
     """
-    global _compiled, _worse, _push, _top_k_scan, _top_k_touched
-    if _compiled is None:
-        from numba import njit
+    kernel = _compiled
+    if kernel is None:
+        with _load_lock:
+            kernel = _compiled if _compiled is not None else _load()
+    return kernel
 
-        try:
-            cache_worse = njit(cache=True, nogil=True, inline="always")(_worse)
-            cache_push = njit(cache=True, nogil=True, inline="always")(_push)
-            cache_scan = njit(cache=True, nogil=True, fastmath=True)(_top_k_scan)
-            cache_touched = njit(cache=True, nogil=True, fastmath=True)(_top_k_touched)
-            cache_kernel = njit(cache=True, nogil=True, fastmath=True)(_score_top_k)
-        except RuntimeError:  # no writable cache folder at all (read-only install and home): compile each time
-            cache_worse = njit(nogil=True, inline="always")(_worse)
-            cache_push = njit(nogil=True, inline="always")(_push)
-            cache_scan = njit(nogil=True, fastmath=True)(_top_k_scan)
-            cache_touched = njit(nogil=True, fastmath=True)(_top_k_touched)
-            cache_kernel = njit(nogil=True, fastmath=True)(_score_top_k)
-        _worse = cache_worse  # the kernel calls the compiled helpers (looked up when the kernel compiles)
-        _push = cache_push
-        _top_k_scan = cache_scan
-        _top_k_touched = cache_touched
-        _compiled = cache_kernel
-    return _compiled
+
+def _load() -> Callable[..., int]:
+    """Compile the helpers and the kernel, publish them and return the kernel (the caller holds ``_load_lock``)."""
+    global _compiled, _worse, _push, _top_k_scan, _top_k_touched
+    from numba import njit
+
+    try:
+        cache_worse = njit(cache=True, nogil=True, inline="always")(_worse)
+        cache_push = njit(cache=True, nogil=True, inline="always")(_push)
+        cache_scan = njit(cache=True, nogil=True, fastmath=True)(_top_k_scan)
+        cache_touched = njit(cache=True, nogil=True, fastmath=True)(_top_k_touched)
+        cache_kernel = njit(cache=True, nogil=True, fastmath=True)(_score_top_k)
+    except RuntimeError:  # no writable cache folder at all (read-only install and home): compile each time
+        cache_worse = njit(nogil=True, inline="always")(_worse)
+        cache_push = njit(nogil=True, inline="always")(_push)
+        cache_scan = njit(nogil=True, fastmath=True)(_top_k_scan)
+        cache_touched = njit(nogil=True, fastmath=True)(_top_k_touched)
+        cache_kernel = njit(nogil=True, fastmath=True)(_score_top_k)
+    _worse = cache_worse  # the kernel calls the compiled helpers (looked up when the kernel compiles)
+    _push = cache_push
+    _top_k_scan = cache_scan
+    _top_k_touched = cache_touched
+    _compiled = cache_kernel
+    return cache_kernel
 
 
 def posting_weights(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, idf: np.ndarray,
