@@ -710,8 +710,10 @@ class VisibleVocabulary:
     WordNet expansions (``lexicon``) ask whether the corpus has a word; asked of the whole store's vocabulary the
     answer would reveal words of documents the caller may not see (a phrase reported as added, or a word left
     unexpanded because a hidden document uses it). A term is held when a BM25 query for it alone finds a chunk
-    among the allowed ones (``Store.bm25_top_k``, top 1); ``prefetch`` asks for many terms in one call (the
-    store applies the visibility once per call), and answers are cached per instance.
+    among the allowed ones (``Store.bm25_top_k``, top 1), or, for a visibility of access roles alone, when a
+    document those roles may see holds it (``Store.get_document_frequency`` with the roles: the same answer from
+    the corpus statistics the store keeps per set of roles); ``prefetch`` asks for many terms in one call, and
+    answers are cached per instance.
     """
 
     def __init__(self, store: Store, visibility: Visibility, likely: Sequence[str] = ()) -> None:
@@ -725,9 +727,16 @@ class VisibleVocabulary:
     def prefetch(self, terms: Sequence[str]) -> None:
         """Decide every indexed term of ``terms`` not decided yet, in one ``bm25_top_k`` call."""
         todo = list(dict.fromkeys(t for t in terms if t in self._all and t not in self._held))
-        if todo:
-            hits = self._store.bm25_top_k([weighted_terms([t]) for t in todo], 1, self._visibility)
-            self._held.update((t, bool(h)) for t, h in zip(todo, hits))
+        if not todo:
+            return
+        if not self._visibility.clauses and not self._visibility.exclude_docs:
+            # access roles alone: a term is held when a document those roles may see has it, which the store's
+            # per-roles corpus statistics already count (one lookup for all the terms)
+            df = self._store.get_document_frequency(todo, roles=self._visibility.roles)
+            self._held.update((t, bool(n > 0)) for t, n in zip(todo, df))
+            return
+        hits = self._store.bm25_top_k([weighted_terms([t]) for t in todo], 1, self._visibility)
+        self._held.update((t, bool(h)) for t, h in zip(todo, hits))
 
     def __contains__(self, term: object) -> bool:
         if not isinstance(term, str) or term not in self._all:
