@@ -20,6 +20,7 @@ It also answers the term statistics the extractive answerer needs (``TermStats``
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence
 
@@ -59,6 +60,7 @@ class Retriever:
         self._glossary: tuple[str, Any] | None = None  # (path, Glossary) of config.retrieval.glossary
         self._chars: tuple[Mapping[str, int], frozenset[str]] | None = None  # (vocabulary, its characters)
         self._raptor: tuple[int, Any] | None = None  # (generation, RaptorSearch or None), loaded on first use
+        self._memo = threading.local()  # per thread: the chunks one search_batch call has loaded (``attach_chunks``)
 
     # ------------------------------------------------------------------ state of the store
     def embedder(self):
@@ -239,10 +241,17 @@ class Retriever:
                 embeddings. StoreError: empty or missing store. ModelMismatchError: the configured embedder
                 is not the one the store was embedded with.
         """
-        with self.store.snapshot():
-            return self._search_batch(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
-                                      load_chunks=load_chunks, hops=hops, exclude_docs=exclude_docs,
-                                      transforms=transforms, dense_texts=dense_texts, explain=explain)
+        outer = getattr(self._memo, "chunks", None) is None
+        if outer:  # one read snapshot: a chunk loaded once serves every stage of this call
+            self._memo.chunks = {}
+        try:
+            with self.store.snapshot():
+                return self._search_batch(queries, k, where=where, roles=roles, mode=mode, rerank=rerank,
+                                          load_chunks=load_chunks, hops=hops, exclude_docs=exclude_docs,
+                                          transforms=transforms, dense_texts=dense_texts, explain=explain)
+        finally:
+            if outer:
+                self._memo.chunks = None
 
     def _search_batch(self, queries: Sequence[str], k: int | None, *, where: Sequence[str],
                       roles: Sequence[str], mode: str | None, rerank: str | None, load_chunks: bool,
@@ -644,8 +653,17 @@ class Retriever:
         return self.attach_chunks(hits[:RERANK_DEPTH]) + hits[RERANK_DEPTH:]
 
     def attach_chunks(self, hits: list[Hit]) -> list[Hit]:
-        """The hits with ``Hit.chunk`` filled from the store; hits whose chunk is gone are dropped."""
-        chunks = self.store.get_chunks([h.chunk_id for h in hits])
+        """The hits with ``Hit.chunk`` filled from the store; hits whose chunk is gone are dropped. Inside a
+        ``search_batch`` call each chunk is read from the store once (the call reads one snapshot)."""
+        memo: dict[str, Any] | None = getattr(self._memo, "chunks", None)
+        if memo is None:
+            chunks = self.store.get_chunks([h.chunk_id for h in hits])
+        else:
+            missing = list(dict.fromkeys(h.chunk_id for h in hits if h.chunk_id not in memo))
+            if missing:
+                found = self.store.get_chunks(missing)
+                memo.update((c, found.get(c)) for c in missing)
+            chunks = {h.chunk_id: memo[h.chunk_id] for h in hits if memo[h.chunk_id] is not None}
         return [Hit(h.chunk_id, h.doc_id, h.score, h.legs, chunks.get(h.chunk_id)) for h in hits
                 if h.chunk_id in chunks]
 
