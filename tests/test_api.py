@@ -545,3 +545,14 @@ def test_ingesting_a_folder_that_holds_the_store_skips_the_store_files(tmp_path)
         report = engine.ingest([tmp_path], embed=False)
     assert report.skipped == [] and report.failed == []
     assert any("the store folder itself" in note for note in report.notes)
+
+
+def test_a_query_of_punctuation_only_is_an_error_for_search_and_a_refusal_for_ask(tmp_path, docs):
+    with open_engine(tmp_path) as e:
+        e.ingest([docs])
+        for call in (lambda: e.search("?!..."), lambda: e.search_explained("?!..."),
+                     lambda: e.search_batch(["leave", "— …"])):
+            with pytest.raises(QueryError, match="holds no word"):
+                call()
+        assert e.search("leave?!")  # a word beside the punctuation is a query
+        assert e.ask("?!...").refused

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Sequence
 import numpy as np
 
 from .config import Config
+from .errors import QueryError
 from .index.analyzer import Analyzer
 from .llm import Generator
 from .llm.factory import configured_generator
@@ -123,6 +124,14 @@ def reindex_store(store: str | Path, config: Config | None = None, progress: Cal
     finally:
         target.close()
 
+
+
+def _words_given(queries: Sequence[str]) -> None:
+    """Raise QueryError for a non-empty query with no letter or digit (the retriever rejects empty ones)."""
+    for q in queries:
+        if q and q.strip() and not any(ch.isalnum() for ch in q):
+            raise QueryError(f"the query {q.strip()!r} holds no word (only punctuation or symbols): give the words "
+                             f"to search for")
 
 class Engine:
     """One store, one configuration: ingest, search, ask. Build with ``Engine.open``.
@@ -228,7 +237,13 @@ class Engine:
     def search_batch(self, queries: Sequence[str], k: int | None = None, **kwargs: Any) -> list[list[Hit]]:
         """Top-``k`` chunks per query, best first; see ``openbook.retrieve.pipeline.Retriever.search_batch``
         (arguments ``where``, ``roles``, ``mode``, ``rerank``, ``load_chunks``, ``hops``, ``exclude_docs``,
-        ``transforms``, ``dense_texts``)."""
+        ``transforms``, ``dense_texts``).
+
+        Raises:
+            QueryError: also for a query of punctuation or symbols only ("?!..."), for which any hit would be
+                arbitrary (``ask`` refuses such a question instead).
+        """
+        _words_given(queries)
         return self.retriever.search_batch(queries, k, **kwargs)
 
     def search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Hit]:
@@ -242,7 +257,8 @@ class Engine:
         return self.retriever.search_transformed(queries, k, transforms=transforms, generator=generator, **opts)
 
     def search_explained(self, query: str, k: int | None = None, **opts: Any) -> tuple[list[Hit], dict[str, Any]]:
-        """``search`` and what it applied; see ``Retriever.search_explained``."""
+        """``search`` and what it applied; see ``Retriever.search_explained`` (QueryError as ``search_batch``)."""
+        _words_given([query])
         return self.retriever.search_explained(query, k, **opts)
 
     def applied(self, query: str, **opts: Any) -> dict[str, Any]:

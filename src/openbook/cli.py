@@ -212,6 +212,7 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
                                        log=lambda line: click.echo(line, err=True), ray=ray)
             except IngestInterrupted as exc:
                 report, interrupted = exc.report, True
+                _ignore_interrupts()
     except OpenbookError:
         if first:  # the ingest stopped before storing anything (a missing embedder package, say): no empty store
             from .store import remove_empty_store
@@ -241,9 +242,10 @@ def ingest(ctx: click.Context, paths: tuple[str, ...], store: str | None, sync: 
     if interrupted:
         waiting = (f"; {report.chunks_pending} chunks wait for their vectors (searches find them by BM25 "
                    f"meanwhile)" if report.chunks_pending else "")
-        vectors = f" and {report.chunks_embedded} vectors" if report.chunks_embedded else ""
-        click.echo(f"interrupted: the {len(report.added) + len(report.updated)} documents{vectors} committed "
-                   f"before it are kept{waiting}; run the same command again to resume"
+        vectors = f", and {report.chunks_embedded} vectors" if report.chunks_embedded else ""
+        click.echo(f"interrupted: what was committed before it is kept ({report.documents_total} documents in "
+                   f"the store, {len(report.added) + len(report.updated)} of them from this run{vectors}){waiting}; "
+                   f"run the same command again to resume"
                    + (" (`openbook embed` resumes the vectors alone)" if report.chunks_pending else ""), err=True)
         ctx.exit(EXIT_INTERRUPTED)
     if report.chunks_pending and not as_json:
@@ -271,6 +273,7 @@ def embed(ctx: click.Context, store: str | None, as_json: bool) -> None:
                                           log=lambda line: click.echo(line, err=True))
         except IngestInterrupted as exc:
             report, interrupted = exc.report, True
+            _ignore_interrupts()
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
     else:
@@ -995,6 +998,14 @@ def _json_error(exc: BaseException, message: str) -> None:
         click.echo(json.dumps({"error": {"type": type(exc).__name__, "message": message}}, ensure_ascii=False))
 
 
+
+def _ignore_interrupts() -> None:
+    """Ignore further Ctrl-C: the command is stopping after the first, and a second one would only break the
+    interpreter's shutdown (thread pools, parser workers) with a traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: run the CLI and map errors to exit codes. An error ends a ``--json`` command with
     ``{"error": {"type", "message"}}`` on stdout (the server's error shape) besides the line on stderr."""
@@ -1023,6 +1034,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                    f"when it is done", err=True)
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
+        _ignore_interrupts()
         click.echo("interrupted; the previous index is intact", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:

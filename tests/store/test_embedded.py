@@ -134,11 +134,25 @@ ends the hold)."""
 
 
 @pytest.mark.slow  # several ingest processes at once
-def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path):
+@pytest.mark.parametrize("group", [False, True], ids=["process", "process-group"])
+def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path, group):
+    # a terminal's Ctrl-C signals the whole process group: the PDF parser's worker process too, which must stay
+    # quiet (a PDF first, so that the worker is running when the signal comes)
     docs = folder(tmp_path, "docs", 150, "Alpha")
+    if group:
+        from helpers.pdf_objects import pdf_bytes
+
+        stream = b"BT /F1 11 Tf 72 720 Td (Alpha fact about the Corvid lab in a PDF.) Tj ET"
+        (docs / "a.pdf").write_bytes(pdf_bytes([
+            b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> "
+            b"/Contents 4 0 R >>",
+            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]))
     store = tmp_path / "store"
     proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_INGEST, str(docs), str(store)], cwd=tmp_path,
-                            env=ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env=ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=group)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:  # wait for two committed batches, as a reader sees them
         time.sleep(0.1)
@@ -149,17 +163,22 @@ def test_ctrl_c_keeps_the_committed_batches_and_the_next_run_resumes(tmp_path):
                 break
         except sqlite3.Error:
             pass
-    proc.send_signal(signal.SIGINT)
+    if group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGINT)
     rc, out, err = finish(proc)
     assert rc == 130, err
     assert "Traceback" not in err and "run the same command again to resume" in err
+    assert "documents in the store" in err
     assert "openbook embed" not in err  # a BM25-only ingest has no vectors to resume
     docs_kept, chunks_kept, rows = counts(store)
-    assert 20 <= docs_kept < 150 and chunks_kept == rows == docs_kept  # every kept document is searchable
+    files = 150 + group
+    assert 20 <= docs_kept < files and chunks_kept == rows == docs_kept  # every kept document is searchable
     with Engine.open(store, BM25) as e:
         report = e.ingest([docs])
-        assert len(report.unchanged) == docs_kept and len(report.added) == 150 - docs_kept
-        assert e.store.count_stored() == (150, 150) and len(e.search("alpha", k=200)) == 150
+        assert len(report.unchanged) == docs_kept and len(report.added) == files - docs_kept
+        assert e.store.count_stored() == (files, files) and len(e.search("alpha", k=200)) == files
 
 
 @pytest.mark.slow  # several ingest processes at once

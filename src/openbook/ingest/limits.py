@@ -144,8 +144,11 @@ def _vm_size() -> int:
 
 def _serve(conn: Any, memory_mb: int) -> None:
     """The worker's loop: ``(suffix, path, doc_id, hidden_slides)`` in, ``("ok", Document)`` or
-    ``(kind, message)`` out."""
+    ``(kind, message)`` out. Ctrl-C is the parent's to handle (it stops the ingest and ends this daemon
+    process), so the worker ignores SIGINT instead of printing a traceback of its own."""
     import importlib
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     from . import _load
 

@@ -338,6 +338,19 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _ignore_further_interrupts() -> Callable[[], None]:
+    """Ignore SIGINT until the returned function is called, when this is the main thread (a second Ctrl-C
+    during the clean-up after the first would interrupt closing the parser workers and thread pools with a
+    traceback); the function puts the previous handler back."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return lambda: signal.signal(signal.SIGINT, previous)
+
+
 class IngestInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped ``Engine.ingest``; ``report`` holds what was committed before it.
 
@@ -580,6 +593,7 @@ class Ingester:
             IngestInterrupted: Ctrl-C; batches committed before it are kept (the next run resumes).
         """
         report = IngestReport()
+        restore: Callable[[], None] | None = None  # set while a Ctrl-C's clean-up ignores a second one
         embed = self._embeds_by_default(report) if embed is None else embed
         files, roots = self._files(paths, report)
         files = self._outside_store(paths, files, report)
@@ -608,15 +622,20 @@ class Ingester:
                         report.raptor = self._rebuild_raptor()
                 except KeyboardInterrupt:
                     report.interrupted = True
+                    restore = _ignore_further_interrupts()  # a second Ctrl-C must not break the clean-up below
                     raise IngestInterrupted(self._totals(report, start)) from None
         finally:
-            self._runner.close()
-            self._runner = LocalRunner()
-            self._ticker, self._stages, self._on_commit = _Ticker(None), None, None
-            if self._situator is not None:
-                report.contextualize = self._situator.stats.to_dict()
-                self._situator.close()
-                self._situator = None
+            try:
+                self._runner.close()
+                self._runner = LocalRunner()
+                self._ticker, self._stages, self._on_commit = _Ticker(None), None, None
+                if self._situator is not None:
+                    report.contextualize = self._situator.stats.to_dict()
+                    self._situator.close()
+                    self._situator = None
+            finally:
+                if restore is not None:
+                    restore()
         return self._totals(report, start)
 
     def _totals(self, report: IngestReport, start: float) -> IngestReport:
