@@ -334,7 +334,11 @@ def _column_text(words: list[dict[str, Any]], width: float) -> list[str]:
     """Lines of text in reading order: full-width lines as they come, column runs left column first (in the
     band of lines where the columns stand, ``_gutter``)."""
     lines = _lines_of(words)
-    found = _gutter(lines, width)
+    return _reading_order(lines, _gutter(lines, width))
+
+
+def _reading_order(lines: list[list[dict[str, Any]]], found: tuple[float, int, int] | None) -> list[str]:
+    """``lines`` as text in reading order about the gutter ``found`` (``_gutter``; None: as they come)."""
     if found is None:
         return [_line_text(line) for line in lines]
     mid, first, last = found
@@ -380,9 +384,10 @@ def layout_words(words: list[dict[str, Any]], tables: list[tuple[Any, tuple[str,
     ``tables``: (bbox, (caption, pipe table)) pairs; the words inside a table's bbox are left out.
     """
     words = [w for w in words if not any(_inside(w, bbox) for bbox, _ in tables)]
-    columns = _gutter(_lines_of(words), width) is not None
-    if not tables and not columns:
-        return None
+    if not tables:  # laid out only when it has columns; the gutter is looked for once
+        lines = _lines_of(words)
+        found = _gutter(lines, width)
+        return None if found is None else _reading_order(lines, found)
     out: list[str] = []
     top = float("-inf")
     for bbox, (caption, md) in sorted(tables, key=lambda t: t[0][1]):
