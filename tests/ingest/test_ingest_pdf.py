@@ -242,10 +242,13 @@ def _column_block(width: int, right_x: int, *, above: int = 0, below: int = 0, o
 
 _BLOCKS = [dict(above=5), dict(below=5), dict(above=3, below=3), dict(offset=3)]  # full-width text around them
 _SHORT = dict(pump=_PUMP[:97], badge=_BADGE[:96])  # four lines a column at 28 characters, as a short notice has
+_TWO_LINES = dict(pump=_PUMP[:60], badge=_BADGE[:58])  # two lines a column at 32-40 characters, each line break a run-on
 
 
 @pytest.mark.parametrize("width, right_x, case", [(w, x, c) for w, x in ((50, 330), (28, 230), (24, 290))
-                                                  for c in _BLOCKS] + [(28, 230, _SHORT), (24, 290, _SHORT)])
+                                                  for c in _BLOCKS] + [(28, 230, _SHORT), (24, 290, _SHORT), (33, 300, _TWO_LINES),
+                                                                        (40, 330, _TWO_LINES), (30, 260, _TWO_LINES),
+                                                                        (32, 260, {**_TWO_LINES, "offset": 2})])
 def test_a_block_of_columns_among_full_width_text_is_read_column_by_column(tmp_path, case, width, right_x):
     pump, badge = case.get("pump", _PUMP), case.get("badge", _BADGE)
     doc = load_file(write_layout_pdf(tmp_path / "notes.pdf", [_column_block(width, right_x, **case)]), "notes.pdf")[0]
@@ -282,6 +285,18 @@ def test_rows_of_an_unruled_table_and_word_spaces_are_not_columns(tmp_path):
     flat = " ".join(doc.text.split())
     assert " ".join((_PUMP + " " + _BADGE).split()) in flat, doc.text
     assert "Pump 1 Valve 1 Pump 2 Valve 2" in flat, doc.text
+
+
+def test_two_rows_of_sentences_side_by_side_are_read_across(tmp_path):
+    # two short columns whose lines each end a sentence are not known to be columns (a form, a two-row table):
+    # read row by row, as written
+    rows = [("The pump is checked daily.", "The valve is set by hand."),
+            ("Filters are replaced weekly.", "Badges are renewed yearly.")]
+    items = [("text", 150, 750, "Plant Notes for the Week and the Month Ahead")]
+    items += [("row", 700 - 13 * i, [(60, a), (330, b)]) for i, (a, b) in enumerate(rows)]
+    doc = load_file(write_layout_pdf(tmp_path / "form.pdf", [items]), "form.pdf")[0]
+    flat = " ".join(doc.text.split())
+    assert "The pump is checked daily. The valve is set by hand. Filters are replaced weekly." in flat, doc.text
 
 
 def test_hanging_indent_labels_are_not_a_gutter(tmp_path):

@@ -59,6 +59,7 @@ _PROSE_WORDS = 0.7  # share of words with a letter in a column of prose
 _PROSE_LOWER = 0.4  # share of cased words starting lower-case in a column of prose
 _MAX_SPANNING = 0.25  # share of lines that may cross the gutter (titles, full-width paragraphs)
 _MIN_RUN_ON = 2  # line breaks inside a sentence (the next line goes on in lower case) that make a column of prose
+_MIN_SIDE_LINES = 2  # lines a column needs at the least (a shorter one must run on at every line break)
 _BOLD_WEIGHT = 600  # pdfium font weight from which a character is bold
 _BOLD_NAME = re.compile(rb"bold|black|heavy|demi", re.I)
 _BIGGER = 1.12  # a line whose font is this much larger than the body text's may be a heading
@@ -204,7 +205,7 @@ def _gutter(lines: list[list[dict[str, Any]]], width: float) -> tuple[float, int
     (``_prose_both_sides``); where none has, strips that more lines cross from side to side (titles and
     full-width paragraphs above, between or below the columns) are tried.
     """
-    if len(lines) < _MIN_RUN_ON + 1:
+    if len(lines) < _MIN_SIDE_LINES:
         return None
     lo, hi = int(_GUTTER_ZONE[0] * width), int(_GUTTER_ZONE[1] * width)
     diff = [0] * (hi - lo + 2)
@@ -228,7 +229,7 @@ def _gutter(lines: list[list[dict[str, Any]]], width: float) -> tuple[float, int
     # the least covered strips first, widest first. A strip that lines cover must be crossed cleanly
     # (``_clean``). A strip with no column beside it (the margin right of a narrow right column) is passed over.
     for level in sorted(set(coverage)):
-        if len(lines) - level < _MIN_RUN_ON + 1:  # too few lines left beside it for a column
+        if len(lines) - level < _MIN_SIDE_LINES:  # too few lines left beside it for a column
             break
         runs: list[tuple[int, int]] = []
         start = None
@@ -298,23 +299,24 @@ def _prose_both_sides(lines: list[list[dict[str, Any]]], mid: float) -> bool:
 def _column_of_prose(side: list[list[dict[str, Any]]]) -> bool:
     """Whether lines (each a list of words, top to bottom) read as a column of running text: words of prose
     (``_is_prose``), and either at least ``_MIN_COLUMN_LINES`` lines of ``_MIN_WORDS_PER_LINE`` words (median)
-    or at least ``_MIN_RUN_ON`` sentences that run on from one line to the next (``_runs_on``)."""
+    or at least ``_MIN_RUN_ON`` sentences that run on from one line to the next (``_runs_on``); a column of
+    ``_MIN_SIDE_LINES`` to ``_MIN_RUN_ON`` lines runs on at every line break."""
     if not side or not _is_prose([word for line in side for w in line for word in w["text"].split()]):
         return False
     texts = [_line_text(line) for line in side]
     if len(side) >= _MIN_COLUMN_LINES and statistics.median(len(t.split()) for t in texts) >= _MIN_WORDS_PER_LINE:
         return True
-    return _runs_on(texts) >= _MIN_RUN_ON
+    return len(side) >= _MIN_SIDE_LINES and _runs_on(texts) >= min(_MIN_RUN_ON, len(side) - 1)
 
 
 def _runs_on(texts: list[str]) -> int:
-    """How many lines go on with the sentence of the line above: both hold words (two or more, so that the
-    letters of a word set vertically do not count), the line above ends in a word or a comma (no sentence end,
+    """How many lines go on with the sentence of the line above: the line above holds two words or more (so that
+    the letters of a word set vertically do not count), the line above ends in a word or a comma (no sentence end,
     no colon) and the line starts with a lower-case letter. A column's wrapped lines do; the rows of a table or
     a form, and the items of a menu, do not."""
     count = 0
     for above, line in zip(texts, texts[1:]):
-        words = len(above.split()) >= 2 and len(line.split()) >= 2
+        words = len(above.split()) >= 2 and len(line.split()) >= 1
         if words and above[-1] not in ".!?:;" and line[:1].islower():
             count += 1
     return count
