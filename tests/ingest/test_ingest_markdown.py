@@ -188,18 +188,19 @@ def test_a_fence_under_a_list_item_is_code():
 
 def test_site_generator_markup_is_not_text(tmp_path):
     """Jekyll's Liquid tags and Kramdown's attribute lists are markup a reader never sees: dropped outside code,
-    a highlight block becomes fenced code, and code keeps them as written."""
+    a highlight block becomes fenced code, and code keeps them as written; a Liquid output stands for a value
+    the page shows and stays, except inside a link's target."""
     path = tmp_path / "install.md"
     path.write_text(
         "# Install\n{: .no_toc }\n\nRun the installer first.\n{: .note}\n\n{% include toc.html %}\n"
-        "Visit {{ site.baseurl }}/docs. The *flag*{: .cls} matters.\n\n{% comment %}\nDraft text.\n"
+        "Visit {{ site.baseurl }}/docs. See [the guide]({{ site.baseurl }}/guide). The *flag*{: .cls} matters.\n\n{% comment %}\nDraft text.\n"
         "{% endcomment %}\n{::comment}\nhidden\n{:/comment}\n\n{% highlight python %}\nprint('{{ x }}')\n"
         "{% endhighlight %}\n\nUse `{{ var }}` in templates.\n",
         encoding="utf-8",
     )
     text = load_file(path, "install.md")[0].text
     assert "{:" not in text.replace("`{{ var }}`", "") and "{%" not in text and "Draft" not in text
-    assert "hidden" not in text and "site.baseurl" not in text
+    assert "hidden" not in text and "Visit {{ site.baseurl }}/docs. See the guide. The" in text, text
     assert "Run the installer first." in text and "The *flag* matters." in text
     assert "```python\nprint('{{ x }}')\n```" in text
     assert "`{{ var }}`" in text
@@ -209,14 +210,16 @@ def test_liquid_inside_emphasis_leaves_no_empty_delimiters(tmp_path):
     path = tmp_path / "site.md"
     path.write_text(
         "# Welcome\n\nThis is **{{ site.title }}**, the handbook. Run __{% include cmd.html %}__ first.\n\n"
-        "**Note {{ page.version }}**: the limit is *{{ site.limit }} per day*.\n\n**{{ site.name }}**\n\n"
+        "**Note {{ page.version }}**: the limit is *{{ site.limit }} per day*.\n\n**{% include name.html %}**\n\n"
+        "Ruby version {{ site.ruby_version }} or higher. *Note {% include tip.html %}* here.\n\n"
         "Plain **bold** stays.\n", encoding="utf-8")
     text = load_file(path, "site.md")[0].text
-    assert "****" not in text and "____" not in text and "**Note**:" in text, text
+    assert "____" not in text and "**Note {{ page.version }}**:" in text, text
     flat = " ".join(text.split())
-    assert "This is , the handbook. Run first." in flat, text  # (the spaces a dropped tag leaves, as elsewhere)
-    assert "*per day*" in text and "Plain **bold** stays." in text, text
+    assert "This is **{{ site.title }}**, the handbook. Run first." in flat, text  # (a dropped tag's spaces)
+    assert "*{{ site.limit }} per day*" in text and "Plain **bold** stays." in text, text
     assert not any(line.strip("*_ ") == "" and line.strip() for line in text.splitlines()), text
+    assert "Ruby version {{ site.ruby_version }} or higher. *Note* here." in flat, text
 
 
 def test_control_characters_leave_the_title_and_the_heading_path_alike(tmp_path):

@@ -18,11 +18,13 @@ setext headings (underlined with ``===``/``---``) become ``#``/``##`` lines; ``*
 ``- ``; pipe tables written without outer pipes get them. Title: front matter ``title``, else the first ``#``
 heading, else the file name.
 
-Site-generator markup outside code is not text: Jekyll's Liquid tags (``{% include x.html %}``, ``{{ site.url }}``,
-a ``{% comment %}`` block with its content) and Kramdown's attribute lists and extensions (``{: .note}``,
+Site-generator markup outside code is not text: Jekyll's Liquid tags (``{% include x.html %}``, a
+``{% comment %}`` block with its content) and Kramdown's attribute lists and extensions (``{: .note}``,
 ``{:toc}``, ``{::comment}`` ... ``{:/comment}``) are dropped, and so is emphasis left empty by them
-(``**{{ site.name }}**``); a ``{% highlight LANG %}`` ... ``{% endhighlight %}``
-block becomes a fenced code block.
+(``**{% include name.html %}**``); a ``{% highlight LANG %}`` ... ``{% endhighlight %}``
+block becomes a fenced code block. A Liquid output (``{{ site.ruby_version }}``) stands for a value the page
+shows, so in running text it stays as written ("Ruby version {{ site.ruby_version }} or higher", not "Ruby
+version  or higher"); inside a link's or an image's target it goes with the target.
 """
 
 from __future__ import annotations
@@ -82,13 +84,16 @@ _LIQUID_COMMENT = re.compile(r"\{%-?[ \t]*comment[ \t]*-?%\}.*?\{%-?[ \t]*endcom
 _LIQUID_COMMENT_CLOSE = re.compile(r"\{%-?[ \t]*endcomment[ \t]*-?%\}")
 _KRAMDOWN_COMMENT = re.compile(r"\{::comment\}.*?\{:/comment\}", re.DOTALL)
 _KRAMDOWN_COMMENT_CLOSE = re.compile(r"\{:/comment\}")
-_TEMPLATE_MARK = re.compile(r"\{%-?[^%\n]*-?%\}|\{\{[^{}\n]*\}\}|\{::?[^{}\n]*\}|\{:/[^{}\n]*\}")
+_TEMPLATE_MARK = re.compile(r"\{%-?[^%\n]*-?%\}|\{::?[^{}\n]*\}|\{:/[^{}\n]*\}")
+_LIQUID_OUTPUT = re.compile(r"\{\{[^{}\n]*\}\}")
+_LINK_TARGET = re.compile(r"\]\((?:[^()\n]|\([^()\n]*\))*\)|^[ \t]{0,3}\[[^\[\]\n]+\]:[^\n]*", re.MULTILINE)
+"""A link's or an image's target, or a link reference definition's line: a Liquid output in it is part of a URL."""
 _EMPTIED_EMPHASIS = re.compile(rf"(\*\*|__|\*|_|~~)[ \t]*(?:(?:{_TEMPLATE_MARK.pattern})[ \t]*)+\1")
-"""Emphasis that holds nothing but template marks (``**{{ site.name }}**``): dropped whole, delimiters too."""
+"""Emphasis that holds nothing but template marks (``**{% include name.html %}**``): dropped whole, delimiters too."""
 _MARK_AT_EMPHASIS = re.compile(
     rf"(?<![ \t])[ \t]+(?:{_TEMPLATE_MARK.pattern})(?P<close>[*_~]{{1,2}})(?=$|[\s.,;:!?)\]])"
     rf"|(?P<before>^|[\s(\[])(?P<open>[*_~]{{1,2}})(?:{_TEMPLATE_MARK.pattern})[ \t]+", re.MULTILINE)
-"""A template mark at the inner edge of emphasis (``**Note {{ x }}**``): dropped with the space beside it, so the
+"""A template mark at the inner edge of emphasis (``**Note {% include x.html %}**``): dropped with the space beside it, so the
 emphasis still closes on a word (``**Note**``)."""
 _TABLE_SEPARATOR = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+(?:\|[ \t]*)?$")
 
@@ -153,6 +158,7 @@ def _clean_prose(text: str) -> str:
     text = _sub_closed(_KRAMDOWN_COMMENT, _KRAMDOWN_COMMENT_CLOSE, "", text)
     text = _MARK_AT_EMPHASIS.sub(lambda m: m["close"] or m["before"] + m["open"], _EMPTIED_EMPHASIS.sub("", text))
     text = _TEMPLATE_MARK.sub("", text)
+    text = _LINK_TARGET.sub(lambda m: _LIQUID_OUTPUT.sub("", m[0]), text)
     text = _sub_closed(_HTML_TABLE, _HTML_TABLE_CLOSE, lambda m: stash_text(_html_table(m)), text)
     text = _IMAGE.sub(lambda m: m[1] or m[2] or "", text)
     text = _LINK.sub(lambda m: m[1] or m[2], text)
