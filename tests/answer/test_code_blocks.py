@@ -83,9 +83,23 @@ pg_restore --clean --dbname=corpus /backups/manual.dump
 """
 
 
+REPORTS = """# Shift reports
+
+Each shift lead files a report at the end of the shift. Reports are kept in the reports folder, and each
+report file is named with the following format:
+
+```
+SHIFT-YEAR-MONTH-DAY-LEAD.txt
+```
+
+Reports older than a year are archived.
+"""
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
     e = bm25_engine(tmp_path_factory.mktemp("code"), {"guide.md": GUIDE, "setup.md": SETUP, "backup.md": BACKUP,
+                                                       "reports.md": REPORTS,
                                                        "plans.md": "# Plans\n\nThe Team plan includes 1 TB.\n"})
     yield e
     e.close()
@@ -104,6 +118,14 @@ def test_a_sentence_introducing_a_command_brings_its_block(engine: Engine) -> No
     assert "To take a manual backup, run: [n] pg_dump --format=custom --file=/backups/manual.dump corpus [n]" in \
         re.sub(r"\[\d+\]", "[n]", answer.text)
     assert "pg_restore" not in answer.text  # (the other block is not the one introduced)
+
+
+def test_a_sentence_introducing_a_block_brings_it_whatever_the_question(engine: Engine) -> None:
+    # not a how-to question, but "... with the following format:" quoted alone names no format
+    answer = engine.ask("What format are shift report file names in?")
+    assert not answer.refused
+    assert "with the following format: [n] SHIFT-YEAR-MONTH-DAY-LEAD.txt" in re.sub(r"\[\d+\]", "[n]", answer.text), \
+        answer.text
 
 
 @pytest.mark.parametrize("question, code", [

@@ -134,7 +134,11 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         return _refused(question, passages, decision)
     weights = expansion_weights(terms, term_weights(terms, stats, question), expansions, stats)
     asked = read_question(question, terms, weights, analyzer)
-    passage_terms, passage_units, suspect = _read_passages(passages, asked, analyzer, expansions)
+    passage_terms, whole_units, suspect = _read_passages(passages, asked, analyzer, expansions)
+    # a code block (a config file, a log) is a candidate only for a how-to question: a command it presents is a
+    # way to do something, while the words a question asking a fact shares with a code line make no statement of
+    # it; the answer may still quote the block a chosen sentence introduces ("..., run:"), so compose reads all
+    passage_units = [[u for u in units if asked.how_to or not u.code] for units in whole_units]
     # a scenario question's situation ("A tenant moved out two months ago ...") chooses the sentence
     # with all its words, but answerability reads them at SITUATION_WEIGHT: the answer need not repeat them all
     judged = scenario_weights(question, terms, weights, analyzer, stats.vocabulary(), SITUATION_WEIGHT)
@@ -172,27 +176,26 @@ def answer_extractive(question: str, passages: Sequence[Passage], stats: TermSta
         candidates.insert(0, Candidate(cross.passage, cross.text, 10.0 * max(top_score, 1.0), 1.0,
                                        frozenset(analyzer.analyze_document(cross.text))))
     said_otherwise = {t for e in expansions for phrase in e.added_terms for t in phrase}  # "notebook computer"
-    composed = compose(asked, candidates, governed, older, analyzer, config.max_sentences,
-                       {p.n: units for p, units in zip(passages, passage_units)}, said_otherwise, pinned,
-                       ONE_WORD_SHARE)
+    quotable = {p.n: [u for u in units if u.text not in suspect] for p, units in zip(passages, whole_units)}
+    composed = compose(asked, candidates, governed, older, analyzer, config.max_sentences, quotable,
+                       said_otherwise, pinned, ONE_WORD_SHARE)
     return _cited(composed, passages, older, expansions, analyzer, decision, features)
 
 
 def _read_passages(passages: Sequence[Passage], asked: Asked, analyzer: Analyzer,
                    expansions: Sequence[Expansion]) -> tuple[list[set[str]], list[list[_Unit]], set[str]]:
-    """Each passage's terms (what it holds of the question, ``_held``), each passage's units, and the units'
-    texts never quoted (an instruction aimed at a model, ``injection.looks_like_injection``)."""
+    """Each passage's terms (what it holds of the question, ``_held``), each passage's units (code blocks
+    included), and the units' texts never quoted (an instruction aimed at a model,
+    ``injection.looks_like_injection``)."""
     # support is judged on what the reader sees: a contextual-retrieval context is not part of the passage
     # and for a question asking a fact, not on its code blocks (a config file's keys state nothing: ``_units``)
     passage_terms = [set(_held(_without_code(p.chunk.indexed_text(context=False), asked.how_to), analyzer,
                                expansions)) for p in passages]
-    # each passage's sentences, read once (the cross-language check reuses them); a code block (a config file,
-    # a log) answers only a how-to question: a command it presents is a way to do something, while the words a
-    # question asking a fact shares with a code line make no statement of it
-    passage_units: list[list[_Unit]] = [[u for u in _units(p) if asked.how_to or not u.code] for p in passages]
+    # each passage's sentences, read once (the cross-language check reuses them)
+    units: list[list[_Unit]] = [_units(p) for p in passages]
     # an instruction aimed at a model (untrusted document text) is never quoted as an answer, in any language
-    suspect = {u.text for units in passage_units for u in units if looks_like_injection(u.text)}
-    return passage_terms, passage_units, suspect
+    suspect = {u.text for whole in units for u in whole if looks_like_injection(u.text)}
+    return passage_terms, units, suspect
 
 
 def _answerability(asked: Asked, judged: np.ndarray, passages: Sequence[Passage],

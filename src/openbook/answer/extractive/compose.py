@@ -190,7 +190,7 @@ def compose(asked: Asked, candidates: list[Candidate], governed: Governed, older
     """Choose the answer's sentences from ``candidates`` (best first, at least one): the first, its hop
     (``_hop``), the sentences stitched on that add question terms (``_stitched``), a near-tie of the first in its
     document, then one sentence of each named thing of a comparison, or else the sentence naming the first's
-    subject, and for a how-to question the code block a sentence introduces; a quoted list keeps its lead-in and a
+    subject, and the code block a chosen sentence ending in a colon introduces; a quoted list keeps its lead-in and a
     sentence opening with "As a result" or "However" the sentence it refers back to. ``units``: passage number -> its
     ``_units``; ``said_otherwise``: the terms of the expansions' added phrases; ``pinned``: some candidate holds
     every identifier the question names; ``one_word_share``: ``ONE_WORD_SHARE``. At most ``max_sentences``
@@ -209,8 +209,9 @@ def compose(asked: Asked, candidates: list[Candidate], governed: Governed, older
                 not _other_definition(c, chosen, governed):
             chosen.append(c)
     chosen = _compared_or_named(asked, chosen, candidates, governed, analyzer, slots)
-    if asked.how_to:  # "To take a manual backup, run:" says nothing without the code block it introduces
-        chosen = _with_introduced_code(chosen, units, analyzer)
+    # "To take a manual backup, run:" or "... with the following format:" says nothing without the code block
+    # it introduces, whatever the question asks
+    chosen = _with_introduced_code(chosen, units, analyzer)
     chosen = _with_list_context(chosen, units, analyzer)
     chosen = _with_antecedents(chosen, units, analyzer)
     return Composed(chosen, candidates)
