@@ -244,11 +244,15 @@ def test_a_first_ingest_of_only_empty_or_binary_files_exits_1(tmp_path):
     r = run("ingest", "docs", "--store", "fresh", "--no-embed", "--json", cwd=tmp_path)
     report = json.loads(r.stdout)
     assert r.returncode == 1 and report["ok"] is False and [p["kind"] for p in report["problems"]] == ["empty"]
-    # into a store that exists, an ingest of the same files is no error: the store is there and unchanged
+    # into a store that exists, the same files still ingest nothing: exit 1 as a broken file's does, the store
+    # kept as it was; beside a file that is ingested (or unchanged), an empty one is reported and no error
     (tmp_path / "good").mkdir()
     (tmp_path / "good" / "ok.md").write_text("# Fine\n\nA fine document about zebras.\n")
     assert run("ingest", "good", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
-    assert run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
+    r = run("ingest", "docs", "--store", "s", "--no-embed", cwd=tmp_path)
+    assert r.returncode == 1 and "empty: " in r.stderr and "store s: 1 document" in r.stdout, r.stdout + r.stderr
+    (tmp_path / "good" / "blank.txt").write_text("\n")
+    assert run("ingest", "good", "--store", "s", "--no-embed", cwd=tmp_path).returncode == 0
 
 
 def test_a_first_ingest_of_files_read_by_name_creates_the_store(tmp_path):

@@ -111,6 +111,10 @@ def test_an_upload_that_ingests_nothing_is_an_error_that_carries_its_report(serv
     report = r.json()
     assert report["ok"] is False and [path for path, _ in report["failed"]] == ["broken.pdf"]
     assert str(served.store) not in r.text
+    with client(served, "admin") as c:  # a file with no text ingests nothing either, and says which
+        r = c.post("/v1/ingest", files=[("files", ("blank.md", b"\n\n", "text/markdown"))])
+    error = assert_error_shape(r, 422)
+    assert "blank.md: no text to index" in error["message"] and r.json()["ok"] is False, r.text
 
 
 def test_a_chat_stream_that_fails_ends_with_an_event_in_the_error_shape(served):

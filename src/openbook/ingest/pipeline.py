@@ -159,8 +159,8 @@ class IngestReport:
 
     @property
     def ok(self) -> bool:
-        """False only when files failed and nothing at all could be ingested."""
-        return not (self.failed and not (self.added or self.updated or self.unchanged))
+        """False only when files failed or had no text and nothing at all could be ingested."""
+        return not ((self.failed or self.empty) and not (self.added or self.updated or self.unchanged))
 
     def skip_summary(self) -> str:
         """``skipped`` in one line, grouped by reason: file names when there are at most three, else counts by

@@ -400,7 +400,8 @@ def create_app(store: str | Path, config: Config, *, keys: KeyStore | None = Non
         if report["ok"]:
             return JSONResponse(report)
         # nothing could be ingested: an error (ErrorBody) that carries the report, as the CLI's exit code 1 does
-        why = "; ".join(reason for _, reason in report["failed"])
+        why = "; ".join([reason for _, reason in report["failed"]]
+                        + [f"{doc_id}: no text to index" for _, doc_id in report["empty"]])
         failure = IngestError(f"no file could be ingested: {why}")
         return JSONResponse(report | error_json(failure), status_code=status_for(failure))
 
