@@ -242,7 +242,7 @@ def _column_block(width: int, right_x: int, *, above: int = 0, below: int = 0, o
 
 _BLOCKS = [dict(above=5), dict(below=5), dict(above=3, below=3), dict(offset=3)]  # full-width text around them
 _SHORT = dict(pump=_PUMP[:97], badge=_BADGE[:96])  # four lines a column at 28 characters, as a short notice has
-_TWO_LINES = dict(pump=_PUMP[:60], badge=_BADGE[:58])  # two lines a column at 32-40 characters, each line break a run-on
+_TWO_LINES = dict(pump=_PUMP[:60], badge=_BADGE[:58])  # two lines a column at 30-40 characters, a run-on each
 
 
 @pytest.mark.parametrize("width, right_x, case", [(w, x, c) for w, x in ((50, 330), (28, 230), (24, 290))
@@ -359,6 +359,24 @@ def test_info_acl_and_keywords(tmp_path):
     assert doc.metadata["acl"] == ["hr", "finance"] and doc.metadata["tags"] == ["pay", "bands"]
     with pytest.raises(IngestError, match="bad.pdf: malformed acl"):
         load_file(tmp_path / "bad.pdf", "bad.pdf")
+
+
+@pytest.mark.parametrize("info_title, first_line, expected", [
+    ("example", "Creativity in Machine Learning", "Creativity in Machine Learning"),  # a template's leftover
+    ("Pump Report", "Quarterly Pump Report for the North Plant", "Pump Report"),  # borne out by the page
+    ("Gemeinsames Ministerialblatt Nr. 52", "The ministry of the interior publishes this gazette every week.",
+     "Gemeinsames Ministerialblatt Nr. 52"),  # some of it on the page, which opens with no heading
+])
+def test_the_info_title_is_kept_only_when_the_first_page_bears_it_out(tmp_path, info_title, first_line, expected):
+    from pypdf import PdfReader, PdfWriter
+
+    lines = [first_line, "The pumps are checked every morning. Gemeinsames is a word of the first page."]
+    source = write_pdf(tmp_path / "plain.pdf", [lines, ["A second page that names example and Creativity."]])
+    writer = PdfWriter(clone_from=PdfReader(source))
+    writer.add_metadata({"/Title": info_title})
+    with open(tmp_path / "titled.pdf", "wb") as fh:
+        writer.write(fh)
+    assert load_file(tmp_path / "titled.pdf", "titled.pdf")[0].title == expected
 
 
 def test_table_continued_on_next_page_gets_its_header(tmp_path):

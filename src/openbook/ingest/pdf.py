@@ -397,6 +397,33 @@ def _pdf_metadata(reader) -> tuple[str, dict[str, object]]:
     return title, normalise_metadata({k: v for k, v in raw.items() if v is not None})
 
 
+_WIDE_CHAR = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_TITLE_TOKEN = re.compile(rf"[{_WIDE_CHAR}]|(?:(?![{_WIDE_CHAR}])[^\W\d_])+")  # a CJK character, or a run of letters
+_BORNE_OUT = 0.8  # share of the metadata title's words on the first page that keeps it over the page's own heading
+
+
+def _title(metadata_title: str, text: str, offsets: list[int], path: Path) -> str:
+    """The document's title: the /Info title when the first page bears it out, else the first page's opening.
+
+    A metadata title is often left over from a template or an earlier draft ("example", "PDF avec Structure" over
+    a page headed "Titre du document"). It is kept when at least ``_BORNE_OUT`` of its words (letters; a CJK
+    character counts as a word) occur on the first page, or when some do and the page opens with no heading;
+    otherwise the first line that is not a table row is the title (``#`` marks removed) when it is at most 100
+    characters long, else the file's name.
+    """
+    first_page = text[: offsets[1]] if len(offsets) > 1 else text
+    first = next((line for line in first_page.split("\n") if line.strip() and not line.startswith("|")), "")
+    heading = bool(_MD_HEADING.match(first))
+    if metadata_title:
+        words = _TITLE_TOKEN.findall(metadata_title.casefold())
+        on_page = set(_TITLE_TOKEN.findall(first_page.casefold()))
+        share = sum(w in on_page for w in words) / len(words) if words else 0.0
+        if share >= _BORNE_OUT or (share > 0 and not heading):
+            return metadata_title
+    first = first.lstrip("#").strip() if heading else first.strip()
+    return first if 0 < len(first) <= 100 else title_from_path(path)
+
+
 def _has_image(page) -> bool:  # page: pypdf.PageObject
     """Whether a page paints an XObject (``Do``) or an inline image (``BI``) and has an image among them."""
     try:
@@ -474,10 +501,7 @@ def load_pdf(path: Path, doc_id: str, progress: Callable[[int], None] | None = N
         if progress is not None:
             progress(i)
     text, offsets = _join_pages(texts, seen)
-    if not title:
-        first = next((line for line in text.split("\n") if line.strip() and not line.startswith("|")), "")
-        first = first.lstrip("#").strip() if _MD_HEADING.match(first) else first
-        title = first if 0 < len(first) <= 100 else title_from_path(path)
+    title = _title(title, text, offsets, path)
     return Document(
         doc_id=doc_id,
         text=text,
