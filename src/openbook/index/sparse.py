@@ -454,7 +454,9 @@ class BM25Index:
                 raise IndexError_(f"{folder}: BM25 index format {params.get('format')!r}, expected {FORMAT!r}; "
                                   f"re-ingest the documents into a new store (`openbook ingest PATH --store NEW_FOLDER`)")
             mode = "r" if mmap else None
-            arrays = {name: np.load(folder / f"{name}.npy", mmap_mode=mode)
+            # np.asarray: a plain ndarray view of the map (np.memmap's __getitem__ costs about 1 us a read, and
+            # queries read indptr one term at a time)
+            arrays = {name: np.asarray(np.load(folder / f"{name}.npy", mmap_mode=mode))
                       for name in ("indptr", "indices", "tf", "doc_len")}
             with open(folder / "vocab.json", encoding="utf-8") as fh:
                 vocab = json.load(fh)
