@@ -150,7 +150,13 @@ def keyword_entries(text: str) -> list[str]:
     ``Port    Specifies the port number ...`` and ``ProxyCommand`` alone on its line above its indented
     description (``ssh_config(5)``, environment variables, a plain-text glossary), each after a blank line or
     at the start of ``text``."""
-    return [m.group(2) for m in _KEYWORD_ENTRY.finditer(text)]
+    return list(_keyword_entries(text))
+
+
+@lru_cache(maxsize=4096)
+def _keyword_entries(text: str) -> tuple[str, ...]:
+    """``keyword_entries`` remembered (each sub-query of a two-hop search reads the same chunks again)."""
+    return tuple(m.group(2) for m in _KEYWORD_ENTRY.finditer(text))
 
 
 def promote_keyword_entries(query: str, hits: Sequence[Hit], k: int, terms: Callable[[str], Sequence[str]]
