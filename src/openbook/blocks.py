@@ -159,6 +159,12 @@ def decode_blocks(raw: str | None) -> tuple[Block, ...]:
     kept)."""
     if not raw:
         return ()
+    return _decoded(raw)
+
+
+@lru_cache(maxsize=4096)
+def _decoded(raw: str) -> tuple[Block, ...]:
+    """``decode_blocks`` remembered (blocks are immutable; a search reads the same chunks again)."""
     out: list[Block] = []
     for row in json.loads(raw):
         extra = row[6] if len(row) > 6 else {}
