@@ -67,7 +67,7 @@ from ..types import Document
 from ._common import SENTENCE_END as _SENTENCE_END
 from ._common import NO_SENTENCE_START, iso_date, logger, normalise_metadata, runs_on, title_from_path
 from .frontmatter import canonical_key
-from .pdf_layout import analyse_pages, heading_key
+from .pdf_layout import _WIDE, analyse_pages, heading_key
 
 PDF_MODULES = ("pypdf", "pdfplumber", "pdfminer", "wordfreq")
 """The import names of the ``pdf`` extra's packages, each required before a PDF is read."""
@@ -397,8 +397,8 @@ def _pdf_metadata(reader) -> tuple[str, dict[str, object]]:
     return title, normalise_metadata({k: v for k, v in raw.items() if v is not None})
 
 
-_WIDE_CHAR = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_TITLE_TOKEN = re.compile(rf"[{_WIDE_CHAR}]|(?:(?![{_WIDE_CHAR}])[^\W\d_])+")  # a CJK character, or a run of letters
+# a CJK character (pdf_layout's wide characters), or a run of letters
+_TITLE_TOKEN = re.compile(rf"{_WIDE.pattern}|(?:(?!{_WIDE.pattern})[^\W\d_])+")
 _BORNE_OUT = 0.8  # share of the metadata title's words on the first page that keeps it over the page's own heading
 
 
